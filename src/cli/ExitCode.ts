@@ -1,0 +1,52 @@
+// The exit codes of the product contract, and the one place that decides which
+// failure maps to which code. Every error a user can act on carries a `_tag`; the
+// table below turns tags into codes. Anything else is a bug (exit 70, with a stack).
+
+export const ExitCode = {
+  /** All done. */
+  Ok: 0,
+  /** Some tasks ended failed. */
+  TasksFailed: 1,
+  /** The manifest or the command line is invalid; nothing was sent. */
+  Invalid: 2,
+  /** Stopped with work pending (time limit, interrupt): run again to continue. */
+  Pending: 3,
+  /** The budget stopped submission. */
+  Budget: 4,
+  /** The account refused (authentication, balance, permission); nothing more was submitted. */
+  Refused: 5,
+  /** A bug in omnibatch itself (EX_SOFTWARE); reported with a stack trace. */
+  Internal: 70,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/**
+ * Error tags (the `_tag` of a Data.TaggedError, or of a plain object) that a user can
+ * act on, and the exit code each ends the process with. A tag not listed here is a bug.
+ */
+const exitCodeByTag: Record<string, ExitCode> = {
+  UsageError: ExitCode.Invalid,
+  ManifestInvalid: ExitCode.Invalid,
+  LockfileInvalid: ExitCode.Invalid,
+  LockfileBusy: ExitCode.Invalid,
+  AccountRefused: ExitCode.Refused,
+  BudgetReached: ExitCode.Budget,
+  Interrupted: ExitCode.Pending,
+  TimeLimitReached: ExitCode.Pending,
+  EmulatorConfigInvalid: ExitCode.Invalid,
+  FileSystemError: ExitCode.Invalid,
+};
+
+export interface UserFacing {
+  readonly _tag: string;
+  readonly message: string;
+}
+
+export const isUserFacing = (error: unknown): error is UserFacing =>
+  typeof error === "object" &&
+  error !== null &&
+  typeof (error as { _tag?: unknown })._tag === "string" &&
+  (error as { _tag: string })._tag in exitCodeByTag;
+
+export const exitCodeFor = (error: unknown): ExitCode =>
+  isUserFacing(error) ? exitCodeByTag[error._tag]! : ExitCode.Internal;

@@ -1,0 +1,29 @@
+// Flags shared by the commands that talk to the service. Each command picks the ones it
+// uses, so help shows only what applies.
+
+import type { OptionSpec } from "./Command.js";
+
+export const commonOptions = {
+  "base-url": {
+    type: "string",
+    value: "URL",
+    description: "Address of the service (default: $OMNIBATCH_BASE_URL).",
+  },
+  emulate: {
+    type: "boolean",
+    description: "Start an in-process emulator of the service and run against it.",
+  },
+  json: { type: "boolean", description: "Print NDJSON events / data on stdout, nothing else." },
+  concurrency: {
+    type: "string",
+    value: "N",
+    description: "Tasks in flight at once per product type (overrides the manifest).",
+  },
+  "max-wait": {
+    type: "string",
+    value: "DURATION",
+    description: "Stop after this long (e.g. 90s, 25m, 2h) and exit 3; the next run continues.",
+  },
+  yes: { type: "boolean", description: "Do not ask for confirmation." },
+  quiet: { type: "boolean", description: "Print only the final summary and errors." },
+} as const satisfies Record<string, OptionSpec>;

@@ -1,0 +1,83 @@
+// The lockfile's data shape (M.lock.json beside the manifest), shared by the engine that
+// writes it and by plan/status/report that read it. schemas/lockfile.schema.json is
+// the format's definition on disk; this file must agree with it.
+
+import type { BillingEntry } from "../api/wire.js";
+
+export const LOCKFILE_VERSION = 1;
+
+/**
+ * planned -> submitting -> submitted -> processing -> succeeded -> downloaded
+ *                                                  \-> failed
+ * rejected: the service refused the create (1201, 1301, ...): nothing was created.
+ */
+export type TaskState =
+  | "planned"
+  | "submitting"
+  | "submitted"
+  | "processing"
+  | "succeeded"
+  | "downloaded"
+  | "failed"
+  | "rejected";
+
+export interface LockOutput {
+  /** Output item type as the service named it. */
+  readonly type: "video" | "image" | "audio" | "voice" | "element";
+  /** Position among the task's outputs (stable across queries). */
+  readonly index: number;
+  /** Which file of the item: main result, watermarked copy, mp3, wav. */
+  readonly variant: "main" | "watermark" | "mp3" | "wav" | "meta";
+  /** Path relative to the manifest's outputs folder, with `/` separators; absent until downloaded. */
+  readonly path?: string;
+  readonly size?: number;
+  readonly sha256?: string;
+  /** The service's id of the item, when it has one; group_id for grouped images. */
+  readonly remote_id?: string;
+  readonly group_id?: string;
+  /** Voice / element items are recorded as metadata only. */
+  readonly meta?: Record<string, unknown>;
+}
+
+export interface LockError {
+  /** Service code when the service gave one. */
+  readonly code?: number;
+  readonly message: string;
+  /** Unix ms. */
+  readonly at: number;
+}
+
+export interface LockTask {
+  readonly job: string;
+  readonly kind: "video" | "image";
+  /** Matrix / item values the task was expanded from (for names and reports). */
+  readonly vars: Record<string, unknown>;
+  /** Folder of its results, relative to the outputs folder. */
+  readonly dir: string;
+  readonly request_hash: string;
+  readonly take: number;
+  readonly attempt: number;
+  readonly state: TaskState;
+  /** System task id, once known. */
+  readonly task_id?: string;
+  /** Unix ms of each step, when it happened. */
+  readonly planned_at?: number;
+  readonly submitted_at?: number;
+  /** The service's create_time / created_at: the 30-day deletion counts from here. */
+  readonly created_at?: number;
+  readonly finished_at?: number;
+  readonly updated_at: number;
+  readonly outputs: readonly LockOutput[];
+  readonly billing: readonly BillingEntry[];
+  readonly error?: LockError;
+  /** For downstream tasks: the upstream task and output they were made from. */
+  readonly upstream?: { readonly job: string; readonly task: string; readonly output: number };
+}
+
+export interface LockFile {
+  readonly lockfile_version: typeof LOCKFILE_VERSION;
+  /** The manifest's `name`. */
+  readonly name: string;
+  /** Keyed by external_task_id. */
+  readonly tasks: Readonly<Record<string, LockTask>>;
+}
