@@ -29,12 +29,16 @@ const exitCodeByTag: Record<string, ExitCode> = {
   ManifestInvalid: ExitCode.Invalid,
   LockfileInvalid: ExitCode.Invalid,
   LockfileBusy: ExitCode.Invalid,
+  LockfileWriteError: ExitCode.Invalid,
+  LockfileMissing: ExitCode.Invalid,
   AccountRefused: ExitCode.Refused,
   BudgetReached: ExitCode.Budget,
   Interrupted: ExitCode.Pending,
   TimeLimitReached: ExitCode.Pending,
   EmulatorConfigInvalid: ExitCode.Invalid,
   FileSystemError: ExitCode.Invalid,
+  MissingApiKey: ExitCode.Invalid,
+  ClientConfigInvalid: ExitCode.Invalid,
 };
 
 export interface UserFacing {

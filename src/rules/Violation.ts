@@ -11,3 +11,11 @@ export interface Violation {
   /** The service code this answers with: 1201 invalid parameter, 1203 unknown resource. */
   readonly code: 1201 | 1203;
 }
+
+/** Builds a violation whose message starts with the field, so every message names it. */
+export const violation = (
+  field: string,
+  rule: string,
+  text: string,
+  code: 1201 | 1203 = 1201,
+): Violation => ({ field, rule, message: `${field}: ${text}`, code });

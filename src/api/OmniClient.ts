@@ -1,0 +1,559 @@
+// The client of the service's six operations, plus result downloads, as an Effect
+// service. It speaks HTTP (node-fetch over keep-alive agents), checks every answer
+// against schemas/api/, and reports failures as ApiError values. It never retries a
+// create: deciding whether a create may be sent again is the engine's job.
+
+import http from "node:http";
+import https from "node:https";
+import type { Readable } from "node:stream";
+import { Context, Effect, Either, Layer, Redacted, type Schedule } from "effect";
+import fetch, { type RequestInit, type Response } from "node-fetch";
+import {
+  ClientConfigInvalid,
+  MissingApiKey,
+  RequestTimeout,
+  ServiceError,
+  TransportError,
+  type ApiError,
+  type Operation,
+} from "./ApiError.js";
+import { loadAnswerSchemas } from "./AnswerSchemas.js";
+import { classify } from "./classify.js";
+import { fillImageCreated, fillImageTask, fillVideoTask } from "./fillDefaults.js";
+import { interpretAnswer } from "./interpretAnswer.js";
+import { withRetry } from "./retry.js";
+import {
+  paths,
+  type CursorPage,
+  type CursorQueryRequest,
+  type ImageCreated,
+  type ImageCreateRequest,
+  type ImageTask,
+  type VideoCreated,
+  type VideoCreateRequest,
+  type VideoTask,
+} from "./wire.js";
+
+export interface OmniClientConfig {
+  /** The service's address, e.g. https://api.example.com (a path prefix is kept). */
+  readonly baseUrl: string;
+  readonly apiKey: Redacted.Redacted<string>;
+  /** The service's name in the video create path (`/omni-video/{service}-o1`). Default "svc". */
+  readonly service?: string;
+  /** Limit for a whole API call (connect, send, answer). Default 30 s. */
+  readonly timeoutMs?: number;
+  /** Limit for a whole download, body included. Default 10 min; headers must still arrive within timeoutMs. */
+  readonly downloadTimeoutMs?: number;
+  /** Retry schedule for idempotent calls (queries, list, get, download); only "retry"-class errors are retried. Default: none. */
+  readonly retry?: Schedule.Schedule<unknown, ApiError>;
+  readonly userAgent?: string;
+  /** Sockets per host for API calls (and, separately, for downloads). Default 16. */
+  readonly maxSockets?: number;
+  /** Ids per `GET /tasks` call. Default 50 (known to work; the limit is undocumented). */
+  readonly queryBatchSize?: number;
+  /** `GET /tasks` batches in flight at once. Default 2. */
+  readonly queryConcurrency?: number;
+}
+
+export interface VideoQuery {
+  readonly taskIds?: readonly string[];
+  readonly externalTaskIds?: readonly string[];
+}
+
+export interface FindImageOptions {
+  /** B3 page size while searching. Default 100. */
+  readonly pageSize?: number;
+  /** Pages to search at most. Default 50 (the service allows pageNum up to 1000). */
+  readonly maxPages?: number;
+  /**
+   * Stop paging once a whole page is older than this (Unix ms): the list is newest first,
+   * so older pages cannot hold a task created later. Pass the time the create intent was
+   * recorded, minus a margin for clock skew.
+   */
+  readonly createdAfterMs?: number;
+}
+
+export interface DownloadResponse {
+  readonly status: number;
+  /** Response headers, lower-case names. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body, to be consumed (or destroyed) by the caller. Errors if the transfer fails or exceeds downloadTimeoutMs. */
+  readonly body: Readable;
+  /** From Content-Length, when the server sent it. */
+  readonly contentLength?: number;
+}
+
+export interface ClientStats {
+  /** HTTP requests sent, per operation (each batch and each retry counts). */
+  readonly requests: Record<string, number>;
+}
+
+export interface OmniClientService {
+  readonly createVideo: (req: VideoCreateRequest) => Effect.Effect<VideoCreated, ApiError>;
+  readonly createImage: (req: ImageCreateRequest) => Effect.Effect<ImageCreated, ApiError>;
+  /** A2 in batches of ≤ queryBatchSize ids; answers concatenated. An id missing from the answer is "not visible yet". */
+  readonly queryVideos: (q: VideoQuery) => Effect.Effect<VideoTask[], ApiError>;
+  readonly cursorVideos: (req: CursorQueryRequest) => Effect.Effect<CursorPage, ApiError>;
+  readonly getImage: (idOrExternalId: string) => Effect.Effect<ImageTask, ApiError>;
+  readonly listImages: (p: { readonly pageNum: number; readonly pageSize: number }) => Effect.Effect<ImageTask[], ApiError>;
+  /** The image task with this external_task_id, or undefined when none is found (see findImages). */
+  readonly findImageByExternalId: (externalId: string, opts?: FindImageOptions) => Effect.Effect<ImageTask | undefined, ApiError>;
+  /**
+   * The image tasks with these external_task_ids, found by paging B3 once for all of them
+   * (after trying B2 directly when there are few). Ids not found are absent from the map.
+   */
+  readonly findImagesByExternalIds: (
+    externalIds: readonly string[],
+    opts?: FindImageOptions,
+  ) => Effect.Effect<Map<string, ImageTask>, ApiError>;
+  /** GET a result URL, streaming. Fails on a non-2xx answer (ServiceError with the HTTP status). */
+  readonly download: (url: string) => Effect.Effect<DownloadResponse, ApiError>;
+  readonly stats: Effect.Effect<ClientStats>;
+}
+
+const defaultTimeoutMs = 30_000;
+const defaultDownloadTimeoutMs = 10 * 60_000;
+/** With this many ids or fewer, asking B2 per id is cheaper than paging B3. */
+const directLookupLimit = 3;
+
+/** Network failures that happen before any byte of the request left: nothing reached the service. */
+const connectCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
+
+const errorCode = (error: unknown): string | undefined => {
+  const code = (error as { code?: unknown; cause?: { code?: unknown } } | null)?.code ?? (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return typeof code === "string" ? code : undefined;
+};
+
+const errorText = (error: unknown): string => {
+  const code = errorCode(error);
+  const message = error instanceof Error ? error.message : String(error);
+  return code !== undefined && !message.includes(code) ? `${code}: ${message}` : message;
+};
+
+/** A URL fit for an error message: no query string (signed links carry signatures there). */
+const urlForMessage = (url: string): string => {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return "(malformed URL)";
+  }
+};
+
+const headersOf = (response: Response): Record<string, string> => {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name.toLowerCase()] = value;
+  });
+  return headers;
+};
+
+const chunk = <T>(items: readonly T[], size: number): T[][] => {
+  const batches: T[][] = [];
+  for (let i = 0; i < items.length; i += size) batches.push(items.slice(i, i + size));
+  return batches;
+};
+
+/** Builds the client; its agents are closed when the scope ends. */
+const make = (config: OmniClientConfig) =>
+  Effect.gen(function* () {
+    const base = new URL(config.baseUrl);
+    const baseText = config.baseUrl.replace(/\/+$/, "");
+    const timeoutMs = config.timeoutMs ?? defaultTimeoutMs;
+    const downloadTimeoutMs = config.downloadTimeoutMs ?? defaultDownloadTimeoutMs;
+    const service = config.service ?? "svc";
+    const userAgent = config.userAgent ?? "omnibatch";
+    const batchSize = Math.max(1, config.queryBatchSize ?? 50);
+    const queryConcurrency = Math.max(1, config.queryConcurrency ?? 2);
+    const schemas = loadAnswerSchemas();
+    const counts: Record<string, number> = {};
+
+    const scrub = (text: string): string => {
+      const key = Redacted.value(config.apiKey);
+      return key.length >= 4 ? text.split(key).join("[redacted]") : text;
+    };
+
+    // Idle keep-alive sockets are dropped after 4 s, before a typical server's 5 s,
+    // so a reused socket is rarely closed under a request by the other side.
+    const agentOptions = { keepAlive: true, maxSockets: config.maxSockets ?? 16, timeout: 4_000 };
+    const apiAgents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+    const downloadAgents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const agent of [apiAgents.http, apiAgents.https, downloadAgents.http, downloadAgents.https]) agent.destroy();
+      }),
+    );
+    const agentFor = (agents: { http: http.Agent; https: https.Agent }) => (url: URL) =>
+      url.protocol === "http:" ? agents.http : agents.https;
+
+    const count = (operation: Operation) => {
+      counts[operation] = (counts[operation] ?? 0) + 1;
+    };
+
+    /** One HTTP exchange, the whole answer read as text within timeoutMs. */
+    const exchange = (
+      operation: Exclude<Operation, "download">,
+      method: "GET" | "POST",
+      path: string,
+      body?: unknown,
+    ) =>
+      Effect.async<
+        { httpStatus: number; retryAfter: string | null; headerRequestId: string | null; body: string },
+        TransportError | RequestTimeout
+      >((resume, signal) => {
+        const controller = new AbortController();
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, timeoutMs);
+        const onInterrupt = () => controller.abort();
+        signal.addEventListener("abort", onInterrupt);
+        count(operation);
+        const init: RequestInit = {
+          method,
+          agent: agentFor(apiAgents),
+          signal: controller.signal,
+          headers: {
+            // The key leaves its Redacted wrapper only here, at the moment of sending.
+            Authorization: `Bearer ${Redacted.value(config.apiKey)}`,
+            "Content-Type": "application/json",
+            Accept: "application/json",
+            "User-Agent": userAgent,
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        };
+        fetch(`${baseText}${path}`, init)
+          .then(async (response) => ({
+            httpStatus: response.status,
+            retryAfter: response.headers.get("retry-after"),
+            headerRequestId: response.headers.get("x-request-id"),
+            body: await response.text(),
+          }))
+          .then(
+            (answer) => resume(Effect.succeed(answer)),
+            (error: unknown) => {
+              if (timedOut) {
+                resume(Effect.fail(new RequestTimeout({ operation, afterMs: timeoutMs, phase: "sent" })));
+              } else {
+                const code = errorCode(error);
+                resume(
+                  Effect.fail(
+                    new TransportError({
+                      operation,
+                      phase: code !== undefined && connectCodes.has(code) ? "connect" : "sent",
+                      reason: scrub(errorText(error)),
+                    }),
+                  ),
+                );
+              }
+            },
+          )
+          .finally(() => {
+            clearTimeout(timer);
+            signal.removeEventListener("abort", onInterrupt);
+          });
+        return Effect.sync(() => controller.abort());
+      });
+
+    /** One call: exchange, then the envelope and schema decide. */
+    const call = (operation: Exclude<Operation, "download">, method: "GET" | "POST", path: string, body?: unknown) =>
+      exchange(operation, method, path, body).pipe(
+        Effect.flatMap((answer) => Either.match(interpretAnswer(operation, answer, schemas, scrub, Date.now()), {
+          onLeft: (error) => Effect.fail(error),
+          onRight: (data) => Effect.succeed(data),
+        })),
+      );
+
+    /** Idempotent calls get the configured retry schedule, if any. */
+    const idempotent = <A>(effect: Effect.Effect<A, ApiError>): Effect.Effect<A, ApiError> =>
+      config.retry === undefined ? effect : withRetry(effect, config.retry);
+
+    const createVideo = (req: VideoCreateRequest) =>
+      call("createVideo", "POST", paths.videoCreate(service), req) as Effect.Effect<VideoCreated, ApiError>;
+
+    const createImage = (req: ImageCreateRequest) =>
+      Effect.map(call("createImage", "POST", paths.imageCreate, req), (data) => fillImageCreated(data as ImageCreated));
+
+    const queryBatch = (param: "task_ids" | "external_task_ids", ids: readonly string[]) =>
+      idempotent(
+        Effect.map(
+          call("queryVideos", "GET", `${paths.tasks}?${param}=${ids.map(encodeURIComponent).join(",")}`),
+          (data) => (data as VideoTask[]).map(fillVideoTask),
+        ),
+      );
+
+    // The batch limit of GET /tasks is undocumented: 50 is known to work. A batch answered
+    // 1201 is split in halves; if the halves pass, later calls use the smaller size.
+    // Some deployments answer 1203 for a batch holding an unknown id instead of leaving
+    // it out: the batch is then split until the unknown ids are isolated (not visible).
+    let batchLimit = batchSize;
+
+    const queryIds = (param: "task_ids" | "external_task_ids", ids: readonly string[]): Effect.Effect<VideoTask[], ApiError> =>
+      queryBatch(param, ids).pipe(
+        Effect.catchIf(
+          (error) => error._tag === "ServiceError" && (error.code === 1201 || error.code === 1203) && ids.length > 1,
+          (error) => {
+            const half = Math.ceil(ids.length / 2);
+            // A limit learnt meanwhile (by an earlier half) applies to the later halves at once.
+            const queryPart = (part: readonly string[]) =>
+              Effect.suspend(() =>
+                part.length > batchLimit
+                  ? Effect.map(Effect.forEach(chunk(part, batchLimit), (p) => queryIds(param, p)), (r) => r.flat())
+                  : queryIds(param, part),
+              );
+            return Effect.map(Effect.forEach(chunk(ids, half), queryPart), (parts) => {
+              // Halves that worked after a 1201 mean the batch was too large for the service.
+              if (error._tag === "ServiceError" && error.code === 1201) batchLimit = Math.min(batchLimit, half);
+              return parts.flat();
+            });
+          },
+        ),
+        Effect.catchIf(
+          (error) => error._tag === "ServiceError" && error.code === 1203 && ids.length === 1,
+          () => Effect.succeed([] as VideoTask[]),
+        ),
+      );
+
+    const queryVideos = (q: VideoQuery) =>
+      Effect.suspend(() => {
+        // The two id kinds must not share a call; each list is split into batches.
+        const batches = [
+          ...chunk([...new Set(q.taskIds ?? [])], batchLimit).map((ids) => ["task_ids", ids] as const),
+          ...chunk([...new Set(q.externalTaskIds ?? [])], batchLimit).map((ids) => ["external_task_ids", ids] as const),
+        ];
+        return Effect.map(
+          Effect.forEach(batches, ([param, ids]) => queryIds(param, ids), { concurrency: queryConcurrency }),
+          (answers) => answers.flat(),
+        );
+      });
+
+    const cursorVideos = (req: CursorQueryRequest) => {
+      // The service takes the time bounds as strings of Unix milliseconds.
+      const body: CursorQueryRequest = {
+        ...req,
+        ...(req.start_time !== undefined ? { start_time: String(req.start_time) } : {}),
+        ...(req.end_time !== undefined ? { end_time: String(req.end_time) } : {}),
+      };
+      return idempotent(
+        Effect.map(call("cursorVideos", "POST", paths.tasks, body), (data) => {
+          const page = data as CursorPage;
+          return {
+            ...page,
+            result: page.result.map(fillVideoTask),
+            count: page.count ?? page.result.length,
+            next_cursor: page.next_cursor ?? "",
+          };
+        }),
+      );
+    };
+
+    const getImage = (idOrExternalId: string) =>
+      idempotent(Effect.map(call("getImage", "GET", paths.imageTask(idOrExternalId)), (data) => fillImageTask(data as ImageTask)));
+
+    const listImages = (p: { readonly pageNum: number; readonly pageSize: number }) =>
+      idempotent(
+        Effect.map(
+          call("listImages", "GET", `${paths.imageList}?pageNum=${p.pageNum}&pageSize=${p.pageSize}`),
+          (data) => (data as ImageTask[]).map(fillImageTask),
+        ),
+      );
+
+    // Whether B2 accepts an external_task_id is uncertain (service-behaviour.md); once it
+    // has missed a task that B3 then found, it is not asked again.
+    let directLookupWorks: boolean | undefined;
+
+    /** B2 with an external id: the task if B2 answers one carrying that id, else undefined. */
+    const tryDirect = (externalId: string) =>
+      getImage(externalId).pipe(
+        Effect.map((task) => (task.task_info.external_task_id === externalId ? task : undefined)),
+        Effect.catchIf(
+          (error) => classify(error) === "task-rejected",
+          () => Effect.succeed(undefined),
+        ),
+      );
+
+    const findImagesByExternalIds = (externalIds: readonly string[], opts: FindImageOptions = {}) =>
+      Effect.gen(function* () {
+        const wanted = new Set(externalIds);
+        const found = new Map<string, ImageTask>();
+        if (wanted.size === 0) return found;
+        if (directLookupWorks !== false && wanted.size <= directLookupLimit) {
+          for (const id of wanted) {
+            const task = yield* tryDirect(id);
+            if (task !== undefined) found.set(id, task);
+          }
+          if (found.size > 0) directLookupWorks = true;
+          if (found.size === wanted.size) return found;
+        }
+        const missedDirectly = directLookupWorks !== false && wanted.size <= directLookupLimit;
+        const pageSize = Math.min(500, Math.max(1, opts.pageSize ?? 100));
+        const maxPages = Math.min(1000, Math.max(1, opts.maxPages ?? 50));
+        for (let pageNum = 1; pageNum <= maxPages; pageNum++) {
+          const page = yield* listImages({ pageNum, pageSize });
+          for (const task of page) {
+            const id = task.task_info.external_task_id;
+            if (id !== undefined && wanted.has(id) && !found.has(id)) {
+              found.set(id, task);
+              if (missedDirectly && directLookupWorks === undefined) directLookupWorks = false;
+            }
+          }
+          if (found.size === wanted.size || page.length < pageSize) break;
+          if (opts.createdAfterMs !== undefined && page.every((task) => task.created_at < opts.createdAfterMs!)) break;
+        }
+        return found;
+      });
+
+    const findImageByExternalId = (externalId: string, opts?: FindImageOptions) =>
+      Effect.map(findImagesByExternalIds([externalId], opts), (found) => found.get(externalId));
+
+    const downloadOnce = (url: string) =>
+      Effect.async<DownloadResponse, ApiError>((resume, signal) => {
+        let target: URL;
+        try {
+          target = new URL(url);
+        } catch {
+          resume(Effect.fail(new TransportError({ operation: "download", phase: "connect", reason: "malformed URL" })));
+          return;
+        }
+        const controller = new AbortController();
+        let timedOut: "headers" | "body" | undefined;
+        let timer = setTimeout(() => {
+          timedOut = "headers";
+          controller.abort();
+        }, Math.min(timeoutMs, downloadTimeoutMs));
+        const onInterrupt = () => controller.abort();
+        signal.addEventListener("abort", onInterrupt);
+        count("download");
+        const started = Date.now();
+        const headers: Record<string, string> = { "User-Agent": userAgent };
+        // Result links are signed; the key goes only to the service's own origin.
+        if (target.origin === base.origin) headers["Authorization"] = `Bearer ${Redacted.value(config.apiKey)}`;
+        fetch(target.href, { method: "GET", agent: agentFor(downloadAgents), signal: controller.signal, headers }).then(
+          async (response) => {
+            signal.removeEventListener("abort", onInterrupt);
+            clearTimeout(timer);
+            if (response.status < 200 || response.status >= 300) {
+              const text = await response.text().catch(() => "");
+              resume(Effect.fail(downloadFailure(url, response.status, response.headers.get("retry-after"), text)));
+              return;
+            }
+            // The body may take longer than an API answer: a separate, longer limit.
+            const body = response.body as unknown as Readable;
+            timer = setTimeout(() => {
+              timedOut = "body";
+              controller.abort();
+            }, Math.max(0, downloadTimeoutMs - (Date.now() - started)));
+            timer.unref();
+            body.once("close", () => clearTimeout(timer));
+            const length = Number(response.headers.get("content-length"));
+            resume(
+              Effect.succeed({
+                status: response.status,
+                headers: headersOf(response),
+                body,
+                ...(Number.isFinite(length) && response.headers.has("content-length") ? { contentLength: length } : {}),
+              }),
+            );
+          },
+          (error: unknown) => {
+            signal.removeEventListener("abort", onInterrupt);
+            clearTimeout(timer);
+            if (timedOut !== undefined) {
+              resume(Effect.fail(new RequestTimeout({ operation: "download", afterMs: Math.min(timeoutMs, downloadTimeoutMs), phase: "sent" })));
+            } else {
+              const code = errorCode(error);
+              resume(
+                Effect.fail(
+                  new TransportError({
+                    operation: "download",
+                    phase: code !== undefined && connectCodes.has(code) ? "connect" : "sent",
+                    reason: scrub(`${errorText(error)} (${urlForMessage(url)})`),
+                  }),
+                ),
+              );
+            }
+          },
+        );
+        return Effect.sync(() => controller.abort());
+      });
+
+    /** A non-2xx download answer: the envelope's code if the body has one, else only the status. */
+    const downloadFailure = (url: string, httpStatus: number, retryAfter: string | null, text: string): ServiceError => {
+      const answer = interpretAnswer("getImage", { httpStatus, retryAfter, body: text }, schemas, scrub, Date.now());
+      const fromEnvelope = Either.isLeft(answer) && answer.left._tag === "ServiceError" ? answer.left : undefined;
+      const retryAfterMs = fromEnvelope?.retryAfterMs;
+      return new ServiceError({
+        operation: "download",
+        code: fromEnvelope?.code,
+        httpStatus,
+        message:
+          fromEnvelope?.code !== undefined
+            ? `${fromEnvelope.message} (HTTP ${httpStatus} for ${urlForMessage(url)})`
+            : `HTTP ${httpStatus} for ${urlForMessage(url)}`,
+        requestId: fromEnvelope?.requestId ?? "",
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      });
+    };
+
+    const download = (url: string) => idempotent(downloadOnce(url));
+
+    const stats = Effect.sync((): ClientStats => ({ requests: { ...counts } }));
+
+    return OmniClient.of({
+      createVideo,
+      createImage,
+      queryVideos,
+      cursorVideos,
+      getImage,
+      listImages,
+      findImageByExternalId,
+      findImagesByExternalIds,
+      download,
+      stats,
+    });
+  });
+
+/** The configuration from the environment (OMNIBATCH_API_KEY, OMNIBATCH_BASE_URL), overrides first. */
+const configFromEnv = (
+  env: Readonly<Record<string, string | undefined>>,
+  overrides: Partial<OmniClientConfig> = {},
+): Either.Either<OmniClientConfig, MissingApiKey | ClientConfigInvalid> => {
+  const key = env["OMNIBATCH_API_KEY"]?.trim();
+  const apiKey = overrides.apiKey ?? (key ? Redacted.make(key) : undefined);
+  if (apiKey === undefined || Redacted.value(apiKey) === "") return Either.left(new MissingApiKey());
+  const baseUrl = overrides.baseUrl ?? env["OMNIBATCH_BASE_URL"]?.trim();
+  if (!baseUrl) {
+    return Either.left(new ClientConfigInvalid({ message: "no service address: set OMNIBATCH_BASE_URL or pass --base-url (or use --emulate)" }));
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(baseUrl);
+  } catch {
+    return Either.left(new ClientConfigInvalid({ message: `the service address '${baseUrl}' is not a URL (expected e.g. https://api.example.com)` }));
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    return Either.left(new ClientConfigInvalid({ message: `the service address '${baseUrl}' must start with http:// or https://` }));
+  }
+  return Either.right({ ...overrides, baseUrl, apiKey });
+};
+
+export class OmniClient extends Context.Tag("omnibatch/OmniClient")<OmniClient, OmniClientService>() {
+  /** The live client; its HTTP agents are closed when the layer is released. */
+  static layer = (config: OmniClientConfig): Layer.Layer<OmniClient> => Layer.scoped(OmniClient, make(config));
+
+  /** The client as a scoped value, for code that does not use layers. */
+  static make = make;
+
+  static configFromEnv = configFromEnv;
+
+  /** The live client configured from the environment; MissingApiKey / ClientConfigInvalid (exit 2) when it cannot be. */
+  static fromEnv = (
+    env: Readonly<Record<string, string | undefined>>,
+    overrides: Partial<OmniClientConfig> = {},
+  ): Layer.Layer<OmniClient, MissingApiKey | ClientConfigInvalid> =>
+    Either.match(configFromEnv(env, overrides), {
+      onLeft: (error) => Layer.fail(error),
+      onRight: (config) => OmniClient.layer(config),
+    });
+}

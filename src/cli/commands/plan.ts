@@ -1,0 +1,49 @@
+// `omnibatch plan M.yaml`: validate, then compare with the lockfile beside the manifest
+// and show what a run would create, what is done or in flight, what changed, what is
+// orphaned and what waits on an upstream job, with counts and an estimated cost.
+
+import { defineCommand } from "../Command.js";
+import { ExitCode } from "../ExitCode.js";
+import { commonOptions } from "../commonOptions.js";
+import { displayPath, loadManifest } from "../../manifest/loadManifest.js";
+import { ManifestInvalid } from "../../manifest/Diagnostic.js";
+import { diffPlan } from "../../manifest/diffPlan.js";
+import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";
+import { formatPlan, planJson } from "../../manifest/formatPlan.js";
+import { readLockFile } from "../../state/readLockFile.js";
+
+export const planCommand = defineCommand({
+  name: "plan",
+  summary: "Show what a run would create, compared with the lockfile, and its estimated cost",
+  usage: "omnibatch plan <manifest.yaml> [--json]",
+  description:
+    "Validates the manifest, then compares it with the lockfile beside it:\n" +
+    "  +  to create        =  done or in flight    ~  changed (old task kept, new one created)\n" +
+    "  -  no longer in the manifest                …  waiting on an upstream job\n" +
+    "Counts per job and in total, and an estimated cost from the manifest's prices.\n" +
+    "Nothing is sent. Exit 0 when the manifest is valid, 2 when not.",
+  options: { json: commonOptions.json },
+  positionals: { min: 1, max: 1, name: "manifest" },
+  run: async (args, io) => {
+    const file = args.positionals[0]!;
+    const json = args.values.json === true;
+    try {
+      const m = await loadManifest(file, { cwd: io.cwd });
+      const lock = await readLockFile(m.lockfilePath);
+      const plan = diffPlan(m, lock);
+      if (json) {
+        io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), diagnostics: m.warnings })}\n`);
+        return ExitCode.Ok;
+      }
+      if (m.warnings.length) io.stderr.write(`${formatDiagnostics(m.warnings)}\n\n`);
+      io.stdout.write(formatPlan(plan, { manifest: displayPath(m.file, io.cwd), lockfile: displayPath(m.lockfilePath, io.cwd) }));
+      return ExitCode.Ok;
+    } catch (error) {
+      if (json && error instanceof ManifestInvalid) {
+        io.stdout.write(`${JSON.stringify({ valid: false, manifest: file, diagnostics: error.diagnostics })}\n`);
+        return ExitCode.Invalid;
+      }
+      throw error;
+    }
+  },
+});

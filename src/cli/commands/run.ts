@@ -1,0 +1,112 @@
+// `omnibatch run M.yaml`: turns flags into a call of the engine (runManifest), wires
+// SIGINT/SIGTERM to a clean stop, shows progress, and returns the run's exit code.
+
+import { resolve } from "node:path";
+import { makePolicy } from "../../engine/Policy.js";
+import { Progress, type ProgressMode } from "../../engine/Progress.js";
+import { runManifest } from "../../engine/runManifest.js";
+import { defineCommand } from "../Command.js";
+import { commonOptions } from "../commonOptions.js";
+import type { ExitCode } from "../ExitCode.js";
+import { UsageError } from "../UsageError.js";
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `90s`, `25m`, `2h`, `1.5h`, `500ms`; a bare number is seconds. */
+export const parseDuration = (text: string): number | undefined => {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text);
+  if (!m) return undefined;
+  return Math.round(Number(m[1]) * units[(m[2] ?? "s").toLowerCase()]!);
+};
+
+/**
+ * OMNIBATCH_TIME_SCALE multiplies every wait and polling interval (1 = real service
+ * speed). Only useful against an emulator whose clock runs faster, as the tests do.
+ */
+const policyScale = (env: NodeJS.ProcessEnv): number | undefined => {
+  const n = Number(env["OMNIBATCH_TIME_SCALE"]);
+  return Number.isFinite(n) && n > 0 && n <= 1 ? n : undefined;
+};
+
+export const runCommand = defineCommand({
+  name: "run",
+  summary: "Submit, follow, download and report until done, the time limit or the budget.",
+  usage: "omnibatch run <manifest.yaml> [--emulate | --base-url URL] [--max-wait D] [--json] [options]",
+  description:
+    "Validates the manifest, then creates the tasks the lockfile does not have yet, follows them,\n" +
+    "downloads every result into the outputs folder and writes results.jsonl and the billing reports.\n" +
+    "Every step is recorded in the lockfile beside the manifest, so a run that is stopped or killed\n" +
+    "is simply run again: nothing is created twice, finished results are not downloaded again.\n" +
+    "The API key is read from OMNIBATCH_API_KEY only. With --emulate, an emulator of the service runs\n" +
+    "in-process (no key needed, nothing is charged).\n\n" +
+    "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
+    "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
+    "4 the budget stopped submission; 5 the account refused (authentication, balance, permission).",
+  options: {
+    "base-url": commonOptions["base-url"],
+    emulate: commonOptions.emulate,
+    json: { ...commonOptions.json, description: "Print NDJSON events (one per state change, then a summary) on stdout, nothing else." },
+    concurrency: commonOptions.concurrency,
+    "max-wait": commonOptions["max-wait"],
+    yes: commonOptions.yes,
+    quiet: commonOptions.quiet,
+  },
+  positionals: { min: 1, max: 1, name: "manifest" },
+  run: async (args, io) => {
+    const file = resolve(io.cwd, args.positionals[0]!);
+    const v = args.values;
+    let maxWaitMs: number | undefined;
+    if (typeof v["max-wait"] === "string") {
+      maxWaitMs = parseDuration(v["max-wait"]);
+      if (maxWaitMs === undefined || maxWaitMs <= 0) {
+        throw new UsageError({ command: "run", message: `--max-wait '${v["max-wait"]}' is not a duration: use e.g. 90s, 25m or 2h` });
+      }
+    }
+    let concurrency: number | undefined;
+    if (typeof v.concurrency === "string") {
+      concurrency = Number(v.concurrency);
+      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
+        throw new UsageError({ command: "run", message: `--concurrency '${v.concurrency}' must be a whole number from 1 to 1000` });
+      }
+    }
+    if (v.emulate && typeof v["base-url"] === "string") {
+      throw new UsageError({ command: "run", message: "--emulate and --base-url exclude each other: --emulate runs against an in-process emulator" });
+    }
+
+    const mode: ProgressMode = v.json ? "json" : v.quiet ? "quiet" : io.stdout.isTTY ? "tty" : "plain";
+    const progress = new Progress({ mode, stdout: io.stdout, stderr: io.stderr });
+
+    // First signal: stop cleanly (exit 3, lockfile written). Second: leave at once; the
+    // lockfile is still valid because every write is atomic or journaled.
+    const abort = new AbortController();
+    let signals = 0;
+    const onSignal = (name: NodeJS.Signals) => {
+      signals++;
+      if (signals === 1) {
+        if (mode !== "json") io.stderr.write(`\nomnibatch: ${name}: stopping (again to quit at once); run the same command to continue\n`);
+        abort.abort();
+      } else {
+        process.exit(130);
+      }
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    try {
+      const summary = await runManifest(file, {
+        env: io.env,
+        ...(policyScale(io.env) !== undefined ? { policy: makePolicy(policyScale(io.env)) } : {}),
+        ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
+        ...(v.emulate ? { emulate: true } : {}),
+        ...(concurrency !== undefined ? { concurrency } : {}),
+        ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
+        signal: abort.signal,
+        onEvent: progress.onEvent,
+      });
+      return summary.exitCode as ExitCode;
+    } finally {
+      progress.close();
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+  },
+});

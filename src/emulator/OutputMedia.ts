@@ -1,0 +1,208 @@
+// The emulator's result files: real, small, decodable media. PNG images and WAV / MP3
+// audio are generated here in pure JavaScript; MP4 videos are committed assets in
+// ./media (made once by ffmpeg with media/make.sh), read on first use and cached.
+// Returned arrays may be shared between calls: treat them as read-only.
+
+import { readFileSync } from "node:fs";
+import { deflateSync } from "node:zlib";
+
+export type OutputVideoRatio = "16:9" | "9:16" | "1:1";
+
+// ---------------------------------------------------------------- images
+
+/**
+ * Pixel sizes per ratio: exact ratios with the short side at least 320 px, so a result
+ * passes the service's image input rules (>= 300 px) when a later job uses it as input.
+ */
+export const IMAGE_OUTPUT_SIZES: Readonly<Record<string, readonly [number, number]>> = {
+  "16:9": [576, 324],
+  "9:16": [324, 576],
+  "1:1": [320, 320],
+  "4:3": [428, 321],
+  "3:4": [321, 428],
+  "3:2": [480, 320],
+  "2:3": [320, 480],
+  "21:9": [756, 324],
+};
+
+/** Colours a seed picks from: mid-tones, so the white watermark band stands out. */
+const PALETTE: ReadonlyArray<readonly [number, number, number]> = [
+  [42, 77, 143], [160, 60, 60], [60, 140, 80], [150, 110, 40], [110, 60, 150], [40, 130, 140],
+  [170, 90, 120], [90, 90, 90], [120, 140, 50], [60, 60, 130], [140, 70, 30], [30, 100, 60],
+];
+
+/** Compressed pixel data (IDAT payload) per size, colour and watermark: at most 8 x 12 x 2. */
+const idatCache = new Map<string, Uint8Array>();
+
+/**
+ * A PNG of the requested aspect ratio ("auto" and unknown ratios give 1:1), one colour
+ * picked by `seed`, with a white band across the lower part when `watermark`. The seed
+ * is also written into a text chunk, so two results never have the same bytes.
+ */
+export function imageOutput(opts: { aspectRatio: string; watermark: boolean; seed: number }): Uint8Array {
+  const [width, height] = IMAGE_OUTPUT_SIZES[opts.aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
+  const colourIndex = Math.abs(Math.trunc(opts.seed)) % PALETTE.length || 0;
+  const key = `${width}x${height}:${colourIndex}:${opts.watermark}`;
+  let idat = idatCache.get(key);
+  if (idat === undefined) {
+    idat = pixels(width, height, PALETTE[colourIndex]!, opts.watermark);
+    idatCache.set(key, idat);
+  }
+  const ihdr = new Uint8Array(13);
+  const view = new DataView(ihdr.buffer);
+  view.setUint32(0, width);
+  view.setUint32(4, height);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB, deflate, no filter method, no interlace
+  const text = new TextEncoder().encode(`Comment\0omnibatch emulator result, seed ${opts.seed}`);
+  return concat([
+    Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a),
+    chunk("IHDR", ihdr),
+    chunk("tEXt", text),
+    chunk("IDAT", idat),
+    chunk("IEND", new Uint8Array(0)),
+  ]);
+}
+
+function pixels(width: number, height: number, rgb: readonly [number, number, number], watermark: boolean): Uint8Array {
+  const stride = 1 + width * 3;
+  const raw = new Uint8Array(stride * height);
+  const bandTop = Math.floor(height * 0.78);
+  const bandBottom = Math.floor(height * 0.92);
+  for (let y = 0; y < height; y++) {
+    const white = watermark && y >= bandTop && y < bandBottom;
+    const row = y * stride;
+    raw[row] = 0; // filter: none
+    for (let x = 0; x < width; x++) {
+      const p = row + 1 + x * 3;
+      raw[p] = white ? 255 : rgb[0];
+      raw[p + 1] = white ? 255 : rgb[1];
+      raw[p + 2] = white ? 255 : rgb[2];
+    }
+  }
+  return new Uint8Array(deflateSync(raw, { level: 9 }));
+}
+
+function chunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, data.length);
+  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
+  out.set(data, 8);
+  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
+  return out;
+}
+
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+function crc32(data: Uint8Array): number {
+  let c = 0xffffffff;
+  for (const b of data) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- videos
+
+/**
+ * Two levels below the package root both as src/emulator/OutputMedia.ts and as the
+ * compiled dist/emulator/OutputMedia.js, so this finds the shipped assets from either.
+ */
+const MEDIA_DIR = new URL("../../src/emulator/media/", import.meta.url);
+export const VIDEO_OUTPUT_SIZES: Readonly<Record<OutputVideoRatio, readonly [number, number]>> = {
+  "16:9": [1280, 720],
+  "9:16": [720, 1280],
+  "1:1": [720, 720],
+};
+export const VIDEO_OUTPUT_FPS = 24;
+const videoCache = new Map<string, Uint8Array>();
+
+/**
+ * An MP4 (H.264, 24 fps, one colour) of the requested ratio and duration; durations
+ * are rounded and held to the service's 3..10 s. The watermarked copy has a white band.
+ */
+export function videoOutput(opts: { aspectRatio: OutputVideoRatio; durationSec: number; watermark: boolean }): Uint8Array {
+  const ratio = opts.aspectRatio in VIDEO_OUTPUT_SIZES ? opts.aspectRatio : "16:9";
+  const seconds = Math.min(10, Math.max(3, Math.round(Number.isFinite(opts.durationSec) ? opts.durationSec : 5)));
+  const name = `video_${ratio.replace(":", "x")}_${seconds}s${opts.watermark ? "_wm" : ""}.mp4`;
+  let data = videoCache.get(name);
+  if (data === undefined) {
+    data = new Uint8Array(readFileSync(new URL(name, MEDIA_DIR)));
+    videoCache.set(name, data);
+  }
+  return data;
+}
+
+// ---------------------------------------------------------------- audio
+
+const audioCache = new Map<string, Uint8Array>();
+const AUDIO_CACHE_LIMIT = 64;
+
+/**
+ * Silent audio of about `durationSec` (held to 0..600 s): WAV as 8 kHz 8-bit mono PCM;
+ * MP3 as MPEG-1 Layer III frames at 48 kHz, 32 kbit/s mono, whose side information is all
+ * zero (a frame every decoder reads as 24 ms of silence).
+ */
+export function audioOutput(kind: "mp3" | "wav", durationSec: number): Uint8Array {
+  const seconds = Math.min(600, Math.max(0, Number.isFinite(durationSec) ? durationSec : 0));
+  const key = `${kind}:${seconds}`;
+  let data = audioCache.get(key);
+  if (data === undefined) {
+    data = kind === "wav" ? silentWav(seconds) : silentMp3(seconds);
+    if (audioCache.size >= AUDIO_CACHE_LIMIT) audioCache.clear();
+    audioCache.set(key, data);
+  }
+  return data;
+}
+
+function silentWav(seconds: number): Uint8Array {
+  const rate = 8000;
+  const samples = Math.round(seconds * rate);
+  const out = new Uint8Array(44 + samples);
+  const v = new DataView(out.buffer);
+  const ascii = (o: number, s: string) => [...s].forEach((c, i) => (out[o + i] = c.charCodeAt(0)));
+  ascii(0, "RIFF");
+  v.setUint32(4, 36 + samples, true);
+  ascii(8, "WAVE");
+  ascii(12, "fmt ");
+  v.setUint32(16, 16, true);
+  v.setUint16(20, 1, true); // PCM
+  v.setUint16(22, 1, true); // mono
+  v.setUint32(24, rate, true);
+  v.setUint32(28, rate, true); // bytes per second
+  v.setUint16(32, 1, true); // block align
+  v.setUint16(34, 8, true); // bits per sample
+  ascii(36, "data");
+  v.setUint32(40, samples, true);
+  out.fill(0x80, 44); // 8-bit PCM is unsigned: 128 is silence
+  return out;
+}
+
+const MP3_FRAME_BYTES = 96; // 144 * 32000 / 48000
+const MP3_FRAME_SEC = 1152 / 48000;
+
+function silentMp3(seconds: number): Uint8Array {
+  const frames = Math.max(1, Math.round(seconds / MP3_FRAME_SEC));
+  const out = new Uint8Array(frames * MP3_FRAME_BYTES);
+  for (let f = 0; f < frames; f++) {
+    // sync + MPEG-1 + Layer III + no CRC; 32 kbit/s, 48 kHz, no padding; mono.
+    out.set([0xff, 0xfb, 0x14, 0xc0], f * MP3_FRAME_BYTES);
+  }
+  return out;
+}

@@ -1,0 +1,231 @@
+// All tasks of the emulated account, their indexes (id, external id, creation order
+// per kind), the concurrency slots and the balance. Transitions are settled in time
+// order whenever the clock is read, so slot accounting and callbacks follow the clock
+// exactly, including when a test moves it forward by days.
+
+import { costOf, priceOf } from "./Pricing.js";
+import { EventQueue } from "./EventQueue.js";
+import type { EmulatorConfig } from "./EmulatorConfig.js";
+import { parseDecimal } from "./Decimal.js";
+import { Prng } from "./Prng.js";
+import { SlotPool, type ProductKind } from "./SlotPool.js";
+import { contentRiskMessage, type ImageRequest, type Phase, type Task, type VideoRequest } from "./Task.js";
+
+export interface NewTask {
+  readonly kind: ProductKind;
+  readonly prompt: string;
+  readonly externalId?: string;
+  readonly callbackUrl?: string;
+  readonly watermark: boolean;
+  readonly video?: VideoRequest;
+  /** For `auto` series the count is drawn here; pass count 0 and autoCount true. */
+  readonly image?: ImageRequest;
+  /** Ends failed with this reason whatever the dice say (media refused after create). */
+  readonly failWith?: string;
+}
+
+export type CreateOutcome =
+  | { readonly kind: "created"; readonly task: Task }
+  | { readonly kind: "existing"; readonly task: Task }
+  | { readonly kind: "refused"; readonly http: number; readonly code: number; readonly message: string };
+
+export interface Transition {
+  readonly task: Task;
+  readonly phase: Phase;
+  readonly at: number;
+}
+
+const autoRatios = ["1:1", "16:9", "9:16", "4:3", "3:4"] as const;
+
+export class TaskStore {
+  /** Every task in creation order. */
+  readonly all: Task[] = [];
+  readonly videos: Task[] = [];
+  readonly images: Task[] = [];
+  private readonly byId = new Map<string, Task>();
+  private readonly byExternal = new Map<string, Task>();
+  private readonly events = new EventQueue();
+  slots = new SlotPool();
+  private prng: Prng;
+  private epoch = 0;
+  /** Charges of tasks in flight, held against the balance. */
+  private reserved = 0n;
+  /** Charges taken from the balance by succeeded tasks. */
+  private spent = 0n;
+  readonly byStatus: Record<Phase, number> = { submitted: 0, processing: 0, succeeded: 0, failed: 0 };
+  readonly createsByExternal = new Map<string, number>();
+  firstCreateAt: number | undefined;
+  lastFinishAt: number | undefined;
+  /** Called for every status change, in time order. */
+  onTransition: (t: Transition) => void = () => {};
+
+  constructor(private readonly config: () => EmulatorConfig) {
+    this.prng = new Prng(config().seed);
+  }
+
+  reset(): void {
+    this.all.length = 0;
+    this.videos.length = 0;
+    this.images.length = 0;
+    this.byId.clear();
+    this.byExternal.clear();
+    this.events.clear();
+    this.slots = new SlotPool();
+    this.prng = new Prng(this.config().seed);
+    this.epoch += 1;
+    this.reserved = 0n;
+    this.spent = 0n;
+    for (const k of Object.keys(this.byStatus) as Phase[]) this.byStatus[k] = 0;
+    this.createsByExternal.clear();
+    this.firstCreateAt = undefined;
+    this.lastFinishAt = undefined;
+  }
+
+  get(id: string): Task | undefined {
+    return this.byId.get(id);
+  }
+
+  getByExternal(externalId: string): Task | undefined {
+    return this.byExternal.get(externalId);
+  }
+
+  /** Processes every transition due at `now`, in time order. */
+  settle(now: number): void {
+    for (let e = this.events.peek(); e !== undefined && e.at <= now; e = this.events.peek()) {
+      this.events.pop();
+      // seq is 1-based creation order: the task's place in `all`.
+      const task = this.all[e.seq - 1]!;
+      if (e.phase === "processing") {
+        this.byStatus.submitted -= 1;
+        this.byStatus.processing += 1;
+        this.events.push({ at: task.endAt, seq: task.seq, phase: "end" });
+        this.onTransition({ task, phase: "processing", at: e.at });
+      } else {
+        this.byStatus.processing -= 1;
+        this.byStatus[task.outcome] += 1;
+        this.slots.release(task.kind, task.slots, task.createdAt, task.endAt);
+        const cost = costOf(task.charge);
+        this.reserved -= cost;
+        if (task.outcome === "succeeded") this.spent += cost;
+        if (this.lastFinishAt === undefined || task.endAt > this.lastFinishAt) this.lastFinishAt = task.endAt;
+        this.onTransition({ task, phase: task.outcome, at: e.at });
+      }
+    }
+  }
+
+  /** Creates a task at `now`, or says why not (duplicate, balance, slots). Nothing is kept on refusal. */
+  create(req: NewTask, now: number): CreateOutcome {
+    const cfg = this.config();
+    this.settle(now);
+    if (req.externalId !== undefined) {
+      const existing = this.byExternal.get(req.externalId);
+      if (existing) {
+        if (cfg.faults.duplicateExternalId === "return-existing" && existing.kind === req.kind) {
+          return { kind: "existing", task: existing };
+        }
+        const field = req.kind === "video" ? "options.external_task_id" : "external_task_id";
+        return {
+          kind: "refused",
+          http: 400,
+          code: 1201,
+          message: `${field}: '${req.externalId}' is already used by task ${existing.id}; custom task ids are unique within the account`,
+        };
+      }
+    }
+    // Draws happen in a fixed order so a seed replays the same schedule.
+    let image = req.image;
+    if (image?.autoCount) image = { ...image, count: this.prng.int(2, 9) };
+    if (image && image.aspectRatio === "auto") image = { ...image, aspectRatio: autoRatios[this.prng.int(0, autoRatios.length - 1)]! };
+    const slots = req.kind === "video" ? 1 : image!.count;
+    const limit = cfg.slots[req.kind];
+    const inUse = this.slots.inUse(req.kind);
+    if (inUse + slots > limit) {
+      return {
+        kind: "refused",
+        http: 429,
+        code: 1303,
+        message: `parallel task over resource pack limit: ${req.kind} slots in use ${inUse} of ${limit}, this task needs ${slots}`,
+      };
+    }
+    const charge = priceOf(
+      req.kind === "video"
+        ? { kind: "video", resolution: req.video!.resolution, durationSec: req.video!.durationSec }
+        : { kind: "image", resolution: image!.resolution, count: image!.count },
+      cfg.billing,
+    );
+    if (cfg.billing.balance !== undefined) {
+      const balance = parseDecimal(cfg.billing.balance) ?? 0n;
+      if (balance - this.spent - this.reserved < costOf(charge)) {
+        return {
+          kind: "refused",
+          http: 429,
+          code: 1102,
+          message: "resource package used up or expired, or balance not enough",
+        };
+      }
+    }
+    const timing = cfg.timing[req.kind];
+    const scale = cfg.timing.scale;
+    // At least 1 ms per state, so every state is observable and each callback shows its own status.
+    const queued = Math.max(1, Math.round(this.prng.between(timing.queuedMs[0], timing.queuedMs[1]) * scale));
+    const processing = Math.max(1, Math.round(this.prng.between(timing.processingMs[0], timing.processingMs[1]) * scale));
+    const randomFailure = this.prng.chance(cfg.failure.rate);
+    const flagged = cfg.failure.marker !== "" && req.prompt.includes(cfg.failure.marker);
+    const seq = this.all.length + 1;
+    const task: Task = {
+      seq,
+      id: `7${String(this.epoch % 1000).padStart(3, "0")}${String(seq).padStart(12, "0")}`,
+      kind: req.kind,
+      ...(req.externalId !== undefined ? { externalId: req.externalId } : {}),
+      ...(req.callbackUrl !== undefined ? { callbackUrl: req.callbackUrl } : {}),
+      watermark: req.watermark,
+      createdAt: now,
+      processingAt: now + queued,
+      endAt: now + queued + processing,
+      outcome: req.failWith !== undefined || flagged || randomFailure ? "failed" : "succeeded",
+      failMessage: req.failWith !== undefined ? `Task failed: ${req.failWith}` : flagged || randomFailure ? contentRiskMessage : "",
+      slots,
+      charge,
+      ...(req.video ? { video: req.video } : {}),
+      ...(image ? { image } : {}),
+    };
+    this.all.push(task);
+    (task.kind === "video" ? this.videos : this.images).push(task);
+    this.byId.set(task.id, task);
+    if (task.externalId !== undefined) {
+      this.byExternal.set(task.externalId, task);
+      this.createsByExternal.set(task.externalId, (this.createsByExternal.get(task.externalId) ?? 0) + 1);
+    }
+    this.slots.take(task.kind, slots, now);
+    this.reserved += costOf(charge);
+    this.byStatus.submitted += 1;
+    if (this.firstCreateAt === undefined) this.firstCreateAt = now;
+    this.events.push({ at: task.processingAt, seq, phase: "processing" });
+    this.onTransition({ task, phase: "submitted", at: now });
+    return { kind: "created", task };
+  }
+
+  /** Index of the first task in `list` (creation order) with seq greater than `seq`. */
+  static indexAfterSeq(list: readonly Task[], seq: number): number {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]!.seq <= seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Index of the first task in `list` created at or after `time`. */
+  static indexAtTime(list: readonly Task[], time: number): number {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]!.createdAt < time) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}

@@ -1,0 +1,95 @@
+// Every retry, wait and polling rhythm of the engine, as named values in one place, so a
+// reader finds them and a test can swap them (RunPolicy.layer(makePolicy(0.01))).
+// Durations are given at the real service's speed and multiplied by `scale`.
+
+import { Context, Duration, Layer, Schedule } from "effect";
+
+export type ProductKind = "video" | "image";
+
+export interface Policy {
+  /** Multiplier applied to every duration below (1 = real service speed). */
+  readonly scale: number;
+  /** Retrying a request whose error class is "retry" (1302, 5xx, network) when resending is safe. */
+  readonly requestRetry: Schedule.Schedule<unknown, unknown>;
+  /** Retrying a download (truncated body, reset, expired link refreshed). */
+  readonly downloadRetry: Schedule.Schedule<unknown, unknown>;
+  /** Lookups of an unknown-outcome create before it is sent again (count and spacing). */
+  readonly lookupBeforeRecreate: Schedule.Schedule<unknown, unknown>;
+  /** How long a task waits after a 1303 ("no slot") before it may be sent again. */
+  readonly noSlotWait: Duration.Duration;
+  /** Polling interval for in-flight tasks of a kind, from the age of the youngest one. */
+  readonly pollInterval: (kind: ProductKind, youngestAgeMs: number) => Duration.Duration;
+  /** A task in flight that no answer has shown for this long is left for a later run. */
+  readonly missingAfter: Duration.Duration;
+  /** A result URL older than this is refreshed by querying its task before it is used. */
+  readonly urlFreshFor: Duration.Duration;
+  /** At most this many creates on the wire at once. */
+  readonly createConcurrency: number;
+  /** At most this many files downloading at once. */
+  readonly downloadConcurrency: number;
+  /** With this many image tasks in flight or fewer, follow them one by one (B2) instead of listing pages (B3). */
+  readonly imageSingleQueryMax: number;
+  /** Page size of the image list when following or looking up. */
+  readonly imagePageSize: number;
+  /** Upper bound on pages read in one image listing pass (B3 allows pageNum <= 1000). */
+  readonly imageMaxPages: number;
+  /** AIMD: on a 1303 the limit drops to the slots then in flight times this ... */
+  readonly slotDecrease: number;
+  /** ... and grows by one after this many tasks finished without a 1303. */
+  readonly slotIncreaseAfter: number;
+  /** Plain (non-TTY) progress: a summary line at least this often. */
+  readonly summaryEvery: Duration.Duration;
+}
+
+const ms = (n: number): Duration.Duration => Duration.millis(Math.max(1, Math.round(n)));
+
+/** Exponential from `base`, jittered, each wait capped at `cap`, at most `times` retries. */
+const backoff = (base: number, cap: number, times: number): Schedule.Schedule<unknown, unknown> =>
+  Schedule.exponential(ms(base), 2).pipe(
+    Schedule.modifyDelay((d) => Duration.min(d, ms(cap))),
+    Schedule.jittered,
+    Schedule.intersect(Schedule.recurs(times)),
+  );
+
+/**
+ * Polling grows with age: a task that has run a minute is not going to finish in the
+ * next second, and asking less often costs the account nothing. Images finish in tens of
+ * seconds, videos in minutes, so they start and cap at different rhythms.
+ */
+const pollRhythm = {
+  image: { startMs: 1_000, growth: 0.1, capMs: 5_000 },
+  video: { startMs: 3_000, growth: 0.1, capMs: 15_000 },
+} as const;
+
+export const makePolicy = (scale = 1): Policy => ({
+  scale,
+  requestRetry: backoff(500 * scale, 20_000 * scale, 8),
+  downloadRetry: backoff(500 * scale, 10_000 * scale, 6),
+  lookupBeforeRecreate: Schedule.spaced(ms(1_500 * scale)).pipe(Schedule.intersect(Schedule.recurs(2))),
+  noSlotWait: ms(2_000 * scale),
+  pollInterval: (kind, ageMs) => {
+    const r = pollRhythm[kind];
+    return ms(Math.min(r.capMs, r.startMs + (ageMs / scale) * r.growth) * scale);
+  },
+  urlFreshFor: ms(5 * 60_000 * scale),
+  missingAfter: ms(10 * 60_000 * scale),
+  createConcurrency: 4,
+  downloadConcurrency: 4,
+  imageSingleQueryMax: 5,
+  imagePageSize: 100,
+  imageMaxPages: 1000,
+  slotDecrease: 1,
+  slotIncreaseAfter: 1,
+  summaryEvery: Duration.seconds(30),
+});
+
+/** Real service speed. */
+export const livePolicy: Policy = makePolicy(1);
+
+/** For the in-process emulator (`--emulate`): everything twenty times quicker. */
+export const fastPolicy: Policy = makePolicy(0.05);
+
+export class RunPolicy extends Context.Tag("omnibatch/RunPolicy")<RunPolicy, Policy>() {
+  static readonly layer = (policy: Policy): Layer.Layer<RunPolicy> => Layer.succeed(RunPolicy, policy);
+  static readonly live = RunPolicy.layer(livePolicy);
+}

@@ -1,0 +1,73 @@
+// What a run tells the outside while it works (events) and when it ends (the summary).
+// The CLI renders these (src/engine/Progress.ts); a library user gets them through
+// `onEvent`. Plain data, JSON-serialisable, never holding a secret.
+
+import type { BillingEntry } from "../api/wire.js";
+import type { TaskState } from "../state/LockFile.js";
+
+export type RunOutcome = "done" | "failed" | "pending" | "budget" | "refused";
+
+export type RunEvent =
+  | {
+      readonly type: "start";
+      readonly manifest: string;
+      readonly name: string;
+      readonly lockfile: string;
+      readonly outputs: string;
+      readonly tasks: number;
+      readonly jobs: readonly string[];
+      readonly concurrency: number;
+    }
+  | {
+      /** One task changed state. */
+      readonly type: "task";
+      readonly id: string;
+      readonly job: string;
+      readonly state: TaskState;
+      readonly task_id?: string;
+      readonly error?: { readonly code?: number; readonly message: string };
+      readonly files?: number;
+      /** What the service charged, on the step where the task finished. */
+      readonly billing?: readonly BillingEntry[];
+    }
+  | {
+      /** Something worth a line: a lowered slot limit, a stop reason, a recovered create. */
+      readonly type: "notice";
+      readonly level: "info" | "warn";
+      readonly message: string;
+    }
+  | ({ readonly type: "summary" } & RunSummary);
+
+export interface JobCounts {
+  readonly total: number;
+  readonly done: number;
+  readonly inFlight: number;
+  readonly queued: number;
+  readonly failed: number;
+  readonly rejected: number;
+}
+
+export interface RunSummary {
+  readonly exitCode: 0 | 1 | 3 | 4 | 5;
+  readonly outcome: RunOutcome;
+  /** Why the run stopped early, in words, when it did. */
+  readonly reason?: string;
+  readonly manifest: string;
+  readonly lockfile: string;
+  readonly outputs: string;
+  /** Report files written (absolute paths). */
+  readonly reports: readonly string[];
+  readonly jobs: Readonly<Record<string, JobCounts>>;
+  /** Cash charged so far, per currency (decimal strings), from the lockfile. */
+  readonly spend: Readonly<Record<string, string>>;
+  /** Creates sent (and confirmed) by this run. */
+  readonly created: number;
+  /** Tasks found at the service and adopted instead of created again. */
+  readonly adopted: number;
+  /** Files written by this run. */
+  readonly downloaded: number;
+  readonly failures: ReadonlyArray<{ readonly id: string; readonly job: string; readonly state: TaskState; readonly code?: number; readonly message: string }>;
+  readonly elapsedMs: number;
+  /** Answers 1303 seen (each cost a request, nothing else). */
+  readonly noSlotAnswers: number;
+}

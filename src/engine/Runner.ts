@@ -1,0 +1,944 @@
+// The run itself: one controller fiber owns every task's in-memory state and decides what
+// happens next (submit, poll, download, expand downstream, stop); creates and downloads
+// run in worker fibers that report back through a queue. Every step is written to the
+// LockStore before it matters: a create's intent is flushed before it is sent, so a kill
+// at any point leaves a lockfile from which the next run resumes without paying twice.
+
+import { Duration, Effect, FiberSet, Option, Queue } from "effect";
+import type { ApiError } from "../api/ApiError.js";
+import { classify } from "../api/classify.js";
+import type { OmniClientService } from "../api/OmniClient.js";
+import { withRetry } from "../api/retry.js";
+import type { BillingEntry, ImageCreateRequest, VideoCreateRequest } from "../api/wire.js";
+import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
+import type { DownloaderService } from "../outputs/Downloader.js";
+import type { LockOutput, LockTask, TaskState } from "../state/LockFile.js";
+import type { LockfileWriteError } from "../state/LockfileError.js";
+import type { LockStoreService } from "../state/LockStore.js";
+import { chargedIn, formatMoney, isExhausted, spending, wouldExceed } from "./Budget.js";
+import { findImagesByExternalId, findImagesById, findVideosByExternalId, findVideosById } from "./Lookup.js";
+import type { Policy, ProductKind } from "./Policy.js";
+import type { JobCounts, RunEvent, RunOutcome, RunSummary } from "./RunEvent.js";
+import type { RunnableManifest } from "./RunnableManifest.js";
+import { SlotLimiter } from "./SlotLimiter.js";
+import { fromImage, fromVideo, isContentRisk, type RemoteOutput, type TaskView } from "./TaskView.js";
+
+export interface RunnerDeps {
+  readonly client: OmniClientService;
+  readonly store: LockStoreService;
+  readonly downloader: DownloaderService;
+  readonly policy: Policy;
+}
+
+export interface RunnerOptions {
+  readonly manifest: RunnableManifest;
+  /** Overrides the manifest's concurrency. */
+  readonly concurrency?: number;
+  /** Stop submitting and waiting after this long (exit 3). */
+  readonly maxWaitMs?: number;
+  /** Aborting it stops the run at once (exit 3), as SIGINT does. */
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: RunEvent) => void;
+}
+
+/** What the run did, before reports are written (RunSummary minus reports). */
+export type RunnerResult = Omit<RunSummary, "reports">;
+
+type Phase = "waiting" | "creating" | "inflight" | "fetching" | "done" | "failed" | "rejected" | "stuck";
+
+interface Entry {
+  task: PlannedTask;
+  /** The attempt the chain started from: retries used = task.attempt - firstAttempt. */
+  readonly firstAttempt: number;
+  phase: Phase;
+  taskId?: string;
+  /** When it was sent (or adopted): its age drives the polling rhythm. */
+  sentAt: number;
+  createdAt?: number;
+  /** Must be looked up by external_task_id before any create. */
+  lookupFirst: boolean;
+  /** Not to be sent before this time (after a 1303 or a failed send). */
+  notBefore: number;
+  /** Slots held at the service, by our count. */
+  holding: number;
+  /** Failed download rounds. */
+  fetchRounds: number;
+  /** Creates that ended without an answer to act on. */
+  sendFailures: number;
+  /** Polls in a row whose answer did not include the task. */
+  missingPolls: number;
+}
+
+type Msg =
+  | { readonly _tag: "Created"; readonly id: string; readonly taskId: string; readonly createdAt: number }
+  | { readonly _tag: "Adopted"; readonly id: string; readonly view: TaskView }
+  | { readonly _tag: "NoSlot"; readonly id: string }
+  | { readonly _tag: "Rejected"; readonly id: string; readonly code?: number; readonly message: string }
+  | { readonly _tag: "Refused"; readonly id: string; readonly code?: number; readonly message: string }
+  | { readonly _tag: "SendFailed"; readonly id: string; readonly message: string; readonly lookupFirst: boolean }
+  | { readonly _tag: "Fetched"; readonly id: string; readonly outputs: readonly LockOutput[]; readonly urls: readonly RemoteOutput[] }
+  | { readonly _tag: "FetchFailed"; readonly id: string; readonly message: string }
+  | { readonly _tag: "Stop"; readonly reason: "time" | "signal" };
+
+const TERMINAL: ReadonlySet<Phase> = new Set(["done", "failed", "rejected", "stuck"]);
+
+const errorText = (e: ApiError): string => e.message;
+const errorCode = (e: ApiError): number | undefined => (e._tag === "ServiceError" ? e.code : undefined);
+
+/** A 1201 about the external id: the task exists already; adopt it instead of failing. */
+const isDuplicateId = (e: ApiError, id: string): boolean =>
+  e._tag === "ServiceError" &&
+  e.code === 1201 &&
+  (e.message.includes(id) || (/external/i.test(e.message) && /exist|duplicate|already|unique|used/i.test(e.message)));
+
+const watermarkOf = (task: PlannedTask | undefined): boolean =>
+  task?.kind === "video"
+    ? task.request.options?.watermark_info?.enabled === true
+    : task?.request?.watermark_info?.enabled === true;
+
+export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effect<RunnerResult, LockfileWriteError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { client, store, downloader, policy } = deps;
+      const manifest = options.manifest;
+      const started = Date.now();
+      const emit = (event: RunEvent) => options.onEvent?.(event);
+      const concurrency = Math.max(1, options.concurrency ?? manifest.concurrency);
+      // Image tasks report cash charges without a currency: they are in the account's
+      // currency, which the budget or prices name, or which video charges show.
+      let currency: string | undefined = manifest.budget?.currency ?? manifest.prices?.currency;
+      const jobById = new Map(manifest.jobs.map((j) => [j.id, j] as const));
+      const downstreamOf = (job: string) => manifest.jobs.filter((j) => j.upstream?.job === job);
+
+      const limiters: Record<ProductKind, SlotLimiter> = {
+        video: new SlotLimiter(concurrency, policy.slotDecrease, policy.slotIncreaseAfter),
+        image: new SlotLimiter(concurrency, policy.slotDecrease, policy.slotIncreaseAfter),
+      };
+
+      const inbox = yield* Queue.unbounded<Msg>();
+      const workers = yield* FiberSet.make<void, never>();
+      const entries = new Map<string, Entry>();
+      const order: string[] = [];
+      /** Fresh result URLs of finished tasks, for downstream requests. */
+      const upstreamUrls = new Map<string, { at: number; outputs: readonly RemoteOutput[] }>();
+      const lock = new Map<string, LockTask>(yield* store.all);
+      if (currency === undefined) {
+        for (const t of lock.values()) currency ??= t.billing.find((b) => b.currency !== undefined)?.currency;
+      }
+      const lostLockfile = lock.size === 0 && manifest.tasks.length > 0;
+
+      let stopReason: "time" | "signal" | "refused" | undefined;
+      let refusal: string | undefined;
+      let budgetStopped = false;
+      let creating = 0;
+      let created = 0;
+      let adopted = 0;
+      let downloaded = 0;
+      let noSlotAnswers = 0;
+      const lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
+
+      // ------------------------------------------------------------ lockfile writes
+
+      const write = (id: string, task: LockTask) =>
+        Effect.suspend(() => {
+          lock.set(id, task);
+          return store.put(id, task);
+        });
+
+      const baseRecord = (task: PlannedTask, state: TaskState, now: number): LockTask => ({
+        job: task.job,
+        kind: task.kind,
+        vars: task.vars,
+        dir: task.dir,
+        request_hash: task.requestHash,
+        take: task.take,
+        attempt: task.attempt,
+        state,
+        planned_at: now,
+        updated_at: now,
+        outputs: [],
+        billing: [],
+        ...(task.upstream ? { upstream: task.upstream } : {}),
+      });
+
+      const record = (task: PlannedTask, patch: Partial<LockTask> & { state: TaskState }) =>
+        Effect.suspend(() => {
+          const now = Date.now();
+          const current = lock.get(task.id) ?? baseRecord(task, "planned", now);
+          const next: LockTask = { ...current, ...patch, updated_at: now };
+          const changed = current.state !== next.state;
+          return write(task.id, next).pipe(
+            Effect.tap(() =>
+              Effect.sync(() => {
+                if (changed) {
+                  emit({
+                    type: "task",
+                    id: task.id,
+                    job: task.job,
+                    state: next.state,
+                    ...(next.task_id ? { task_id: next.task_id } : {}),
+                    ...(next.error ? { error: { ...(next.error.code !== undefined ? { code: next.error.code } : {}), message: next.error.message } } : {}),
+                    ...(next.state === "downloaded" ? { files: next.outputs.filter((o) => o.path).length } : {}),
+                    ...((next.state === "succeeded" || next.state === "failed") && next.billing.length > 0 ? { billing: next.billing } : {}),
+                  });
+                }
+              }),
+            ),
+          );
+        });
+
+      // ------------------------------------------------------------ planning
+
+      /** Adds a task (following its retry chain through the lockfile) in the phase the lockfile says. */
+      const admit = (planned: PlannedTask, front: boolean): Effect.Effect<void> =>
+        Effect.gen(function* () {
+          let task = planned;
+          const firstAttempt = planned.attempt;
+          // Walk the attempts already made: a failed attempt with retries left leads to the next.
+          for (;;) {
+            const rec = lock.get(task.id);
+            if (rec?.state !== "failed") break;
+            if (!retryAllowed(task, firstAttempt, rec.error?.code, rec.error?.message ?? "")) break;
+            task = manifest.withAttempt(task, task.attempt + 1);
+          }
+          if (entries.has(task.id)) return;
+          const rec = lock.get(task.id);
+          const entry: Entry = {
+            task,
+            firstAttempt,
+            phase: "waiting",
+            sentAt: Date.now(),
+            lookupFirst: lostLockfile,
+            notBefore: 0,
+            holding: 0,
+            fetchRounds: 0,
+            sendFailures: 0,
+            missingPolls: 0,
+            ...(rec?.task_id ? { taskId: rec.task_id } : {}),
+            ...(rec?.created_at !== undefined ? { createdAt: rec.created_at } : {}),
+          };
+          entries.set(task.id, entry);
+          if (front) order.unshift(task.id);
+          else order.push(task.id);
+          switch (rec?.state) {
+            case undefined:
+              yield* record(task, { state: "planned", planned_at: Date.now() });
+              break;
+            case "planned":
+              break;
+            case "submitting":
+              entry.lookupFirst = true;
+              break;
+            case "submitted":
+            case "processing":
+              if (entry.taskId === undefined) {
+                entry.lookupFirst = true;
+              } else {
+                entry.phase = "inflight";
+                entry.holding = task.slots;
+                limiters[task.kind].take(task.slots);
+              }
+              break;
+            case "succeeded":
+              // Finished but not (all) downloaded: a query gives fresh links.
+              entry.phase = entry.taskId === undefined ? "waiting" : "inflight";
+              if (entry.taskId === undefined) entry.lookupFirst = true;
+              break;
+            case "downloaded": {
+              const ok = yield* downloader.verify(rec.outputs);
+              if (ok) {
+                entry.phase = "done";
+                yield* expandFrom(entry);
+              } else if (entry.taskId !== undefined) {
+                entry.phase = "inflight"; // files missing or changed: fetch again
+                emit({ type: "notice", level: "warn", message: `${task.id}: files missing or changed on disk, downloading again` });
+              } else {
+                entry.phase = "waiting";
+                entry.lookupFirst = true;
+              }
+              break;
+            }
+            case "failed":
+              entry.phase = "failed";
+              break;
+            case "rejected":
+              entry.phase = "rejected";
+              break;
+          }
+        });
+
+      const retryAllowed = (task: PlannedTask, firstAttempt: number, code: number | undefined, message: string): boolean => {
+        const retryFailed = jobById.get(task.job)?.retryFailed ?? task.retryFailed;
+        if (task.attempt - firstAttempt >= retryFailed) return false;
+        return !isContentRisk(code, message) || task.retryContentRisk;
+      };
+
+      /** Downstream tasks of a task whose outputs are on disk. */
+      const expandFrom = (entry: Entry): Effect.Effect<void> =>
+        Effect.gen(function* () {
+          const jobs = downstreamOf(entry.task.job);
+          if (jobs.length === 0) return;
+          const items = upstreamItems(entry);
+          if (items.length === 0) return;
+          for (const job of jobs) {
+            let tasks: PlannedTask[];
+            try {
+              tasks = manifest.expandDownstream(job.id, items);
+            } catch (error) {
+              emit({ type: "notice", level: "warn", message: `${job.id}: cannot expand from ${entry.task.id}: ${(error as Error).message}` });
+              continue;
+            }
+            for (const t of tasks) yield* admit(t, true);
+          }
+        });
+
+      const upstreamItems = (entry: Entry): UpstreamItem[] => {
+        const rec = lock.get(entry.task.id);
+        if (!rec) return [];
+        const urls = upstreamUrls.get(entry.task.id)?.outputs ?? [];
+        return rec.outputs
+          .filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video") && o.path && o.sha256)
+          .map((o) => ({
+            job: entry.task.job,
+            task: entry.task.id,
+            index: o.index,
+            type: o.type as "image" | "video",
+            // Without a known link (a result from an earlier run) the id is still right, since
+            // identity uses the content hash; the link is refreshed before any create uses it.
+            url:
+              urls.find((u) => u.type === o.type && u.index === o.index && u.variant === "main")?.url ??
+              `https://omnibatch.invalid/stale/${o.sha256}`,
+            file: downloader.absolutePath(o.path!),
+            sha256: o.sha256!,
+            vars: entry.task.vars,
+          }));
+      };
+
+      // ------------------------------------------------------------ talking to the service
+
+      const viewsByExternalId = (kind: ProductKind, ids: readonly string[]): Effect.Effect<Map<string, TaskView>, ApiError> =>
+        kind === "video"
+          ? Effect.map(findVideosByExternalId(client, policy, ids), (m) => {
+              const out = new Map<string, TaskView>();
+              for (const [id, t] of m) out.set(id, fromVideo(t, watermarkOf(entries.get(id)?.task)));
+              return out;
+            })
+          : Effect.map(findImagesByExternalId(client, policy, ids), (m) => {
+              const out = new Map<string, TaskView>();
+              for (const [id, t] of m) out.set(id, fromImage(t, watermarkOf(entries.get(id)?.task), currency));
+              return out;
+            });
+
+      /** The current view of one task by its system id (fresh links). */
+      const viewById = (kind: ProductKind, taskId: string, watermark: boolean): Effect.Effect<TaskView | undefined, ApiError> =>
+        kind === "video"
+          ? Effect.map(findVideosById(client, policy, [taskId]), (m) => {
+              const t = m.get(taskId);
+              return t ? fromVideo(t, watermark) : undefined;
+            })
+          : Effect.map(findImagesById(client, policy, [{ taskId, createdAt: undefined }]), (m) => {
+              const t = m.get(taskId);
+              return t ? fromImage(t, watermark, currency) : undefined;
+            });
+
+      /** A downstream request carries an upstream result URL; send it only while fresh. */
+      const freshRequest = (task: PlannedTask): Effect.Effect<PlannedTask, ApiError | string> =>
+        Effect.gen(function* () {
+          if (!task.upstream) return task;
+          const up = entries.get(task.upstream.task);
+          const known = upstreamUrls.get(task.upstream.task);
+          if (known && Date.now() - known.at < Duration.toMillis(policy.urlFreshFor)) return task;
+          if (!up?.taskId) return yield* Effect.fail(`its upstream task ${task.upstream.task} is not known at the service`);
+          const view = yield* viewById(up.task.kind, up.taskId, false);
+          if (!view || view.status !== "succeeded") {
+            return yield* Effect.fail(`its upstream task ${task.upstream.task} has no results at the service any more`);
+          }
+          upstreamUrls.set(up.task.id, { at: Date.now(), outputs: view.outputs });
+          const again = manifest.expandDownstream(task.job, upstreamItems(up)).find((t) => t.id === task.id);
+          if (!again) return yield* Effect.fail(`its upstream outputs changed since it was planned`);
+          return again.attempt === task.attempt ? again : manifest.withAttempt(again, task.attempt);
+        });
+
+      const sendCreate = (task: PlannedTask) =>
+        task.kind === "video"
+          ? Effect.map(withRetry(client.createVideo(task.request as VideoCreateRequest), policy.requestRetry), (d) => ({
+              taskId: d.id,
+              createdAt: d.create_time,
+            }))
+          : Effect.map(withRetry(client.createImage(task.request as ImageCreateRequest), policy.requestRetry), (d) => ({
+              taskId: d.task_id,
+              createdAt: d.created_at,
+            }));
+
+      /** Looks one task up by external id, a few times apart (a create may take a moment to show). */
+      const lookupOne = (task: PlannedTask, patient: boolean): Effect.Effect<TaskView | undefined, ApiError> => {
+        const once = Effect.map(viewsByExternalId(task.kind, [task.id]), (m) => m.get(task.id));
+        if (!patient) return once;
+        return once.pipe(
+          Effect.flatMap((v) => (v === undefined ? Effect.fail("absent" as const) : Effect.succeed(v))),
+          Effect.retry(policy.lookupBeforeRecreate),
+          Effect.catchIf(
+            (e): e is "absent" => e === "absent",
+            () => Effect.succeed(undefined),
+          ),
+        );
+      };
+
+      /** The create worker: lookup when unsure, record the intent durably, send, classify. */
+      const createWorker = (entry: Entry): Effect.Effect<Msg> =>
+        Effect.gen(function* () {
+          let task = entry.task;
+          const id = task.id;
+          if (entry.lookupFirst) {
+            const found = yield* lookupOne(task, false);
+            if (found) return { _tag: "Adopted", id, view: found } as const;
+          }
+          const fresh = yield* Effect.either(freshRequest(task));
+          if (fresh._tag === "Left") {
+            const why = typeof fresh.left === "string" ? fresh.left : errorText(fresh.left);
+            return { _tag: "Rejected", id, message: `not sent: ${why}` } as const;
+          }
+          task = fresh.right;
+          // The intent is durable before the request leaves: a kill after this point is
+          // resolved by a lookup, never by a second create.
+          yield* record(task, { state: "submitting", submitted_at: Date.now() });
+          yield* store.flush;
+          let linkRefreshes = 0;
+          for (let sends = 0; sends < 4; sends++) {
+            if (sends > 0 || linkRefreshes > 0) {
+              // Time has passed (retries, lookups) or a link was refused: refresh when stale.
+              const again = yield* Effect.either(freshRequest(task));
+              if (again._tag === "Right") task = again.right;
+            }
+            const result = yield* Effect.either(sendCreate(task));
+            if (result._tag === "Right") return { _tag: "Created", id, ...result.right } as const;
+            const error = result.left;
+            const kind = classify(error);
+            if (kind === "no-slot") return { _tag: "NoSlot", id } as const;
+            if (kind === "refused") return { _tag: "Refused", id, code: errorCode(error), message: errorText(error) } as const;
+            if (kind === "task-rejected") {
+              if (isDuplicateId(error, id)) {
+                const found = yield* lookupOne(task, true);
+                if (found) return { _tag: "Adopted", id, view: found } as const;
+              }
+              // A downstream request whose upstream link expired on the way: nothing was
+              // created (1xxx), so fresh links and one more send are safe.
+              if (task.upstream && /fetch|403|expired|download|aborted/i.test(error.message)) {
+                if (linkRefreshes < 3) {
+                  linkRefreshes++;
+                  upstreamUrls.delete(task.upstream.task);
+                  sends--; // not a send whose outcome was in doubt
+                  continue;
+                }
+                if (entry.sendFailures < 5) {
+                  return { _tag: "SendFailed", id, message: errorText(error), lookupFirst: false } as const;
+                }
+              }
+              return { _tag: "Rejected", id, code: errorCode(error), message: errorText(error) } as const;
+            }
+            if (kind === "retry") {
+              // The retry schedule ran out on an answer that proves nothing was created.
+              return { _tag: "SendFailed", id, message: errorText(error), lookupFirst: false } as const;
+            }
+            // Unknown outcome: the task may exist. Find it before sending again.
+            const found = yield* lookupOne(task, true);
+            if (found) return { _tag: "Adopted", id, view: found } as const;
+          }
+          return { _tag: "SendFailed", id, message: "the service did not confirm the create after several tries", lookupFirst: true } as const;
+        }).pipe(
+          Effect.catchAll((error: ApiError | LockfileWriteError) => {
+            if (error._tag === "LockfileWriteError") {
+              return Effect.succeed<Msg>({ _tag: "Refused", id: entry.task.id, message: error.message });
+            }
+            const kind = classify(error);
+            if (kind === "refused") {
+              return Effect.succeed<Msg>({ _tag: "Refused", id: entry.task.id, code: errorCode(error), message: errorText(error) });
+            }
+            return Effect.succeed<Msg>({ _tag: "SendFailed", id: entry.task.id, message: errorText(error), lookupFirst: true });
+          }),
+        );
+
+      const downloadWorker = (entry: Entry, view: TaskView): Effect.Effect<Msg> => {
+        const rec = lock.get(entry.task.id);
+        const refresh = Effect.flatMap(viewById(entry.task.kind, view.taskId, watermarkOf(entry.task)), (v) =>
+          Effect.succeed(v?.outputs ?? []),
+        );
+        return downloader.fetchAll({ dir: entry.task.dir, outputs: view.outputs, previous: rec?.outputs ?? [], refresh }).pipe(
+          Effect.map((r): Msg => ({ _tag: "Fetched", id: entry.task.id, outputs: r.outputs, urls: r.urls })),
+          Effect.catchAll((e) => Effect.succeed<Msg>({ _tag: "FetchFailed", id: entry.task.id, message: e.message })),
+        );
+      };
+
+      const fork = (worker: Effect.Effect<Msg>) =>
+        FiberSet.run(workers, Effect.flatMap(worker, (m) => Queue.offer(inbox, m)).pipe(Effect.asVoid));
+
+      // ------------------------------------------------------------ applying what the service says
+
+      const release = (entry: Entry) => {
+        if (entry.holding > 0) limiters[entry.task.kind].release(entry.holding);
+        entry.holding = 0;
+      };
+
+      const apply = (entry: Entry, view: TaskView): Effect.Effect<void> =>
+        Effect.gen(function* () {
+          const task = entry.task;
+          entry.taskId = view.taskId;
+          entry.createdAt = view.createdAt;
+          const base = { task_id: view.taskId, created_at: view.createdAt };
+          if (view.status === "submitted" || view.status === "processing") {
+            if (entry.phase !== "inflight") {
+              entry.phase = "inflight";
+              if (entry.holding === 0) {
+                entry.holding = task.slots;
+                limiters[task.kind].take(task.slots);
+              }
+            }
+            const prev = lock.get(task.id);
+            if (prev?.state !== view.status || prev.task_id !== view.taskId) yield* record(task, { state: view.status, ...base });
+            return;
+          }
+          if (entry.holding > 0) limiters[task.kind].onFinished();
+          release(entry);
+          currency ??= view.billing.find((b) => b.currency !== undefined)?.currency;
+          if (view.status === "succeeded") {
+            const prev = lock.get(task.id);
+            if (prev?.state !== "succeeded") {
+              yield* record(task, { state: "succeeded", ...base, finished_at: view.updatedAt, billing: view.billing as BillingEntry[] });
+            }
+            upstreamUrls.set(task.id, { at: Date.now(), outputs: view.outputs });
+            entry.phase = "fetching";
+            yield* fork(downloadWorker(entry, view));
+            return;
+          }
+          // failed: keep the service's reason; maybe try again as a new attempt
+          const code = /\b(1[0-9]{3}|5[0-9]{3})\b/.exec(view.message)?.[1];
+          const error = { ...(code ? { code: Number(code) } : {}), message: view.message || "failed (no reason given)", at: Date.now() };
+          yield* record(task, { state: "failed", ...base, finished_at: view.updatedAt, billing: view.billing as BillingEntry[], error });
+          entry.phase = "failed";
+          if (retryAllowed(task, entry.firstAttempt, error.code, error.message)) {
+            const next = manifest.withAttempt(task, task.attempt + 1);
+            entries.delete(task.id);
+            const index = order.indexOf(task.id);
+            if (index >= 0) order.splice(index, 1);
+            emit({ type: "notice", level: "info", message: `${task.id} failed (${error.message}); trying again as ${next.id}` });
+            yield* admitRetry(next, entry.firstAttempt);
+          }
+        });
+
+      const admitRetry = (task: PlannedTask, firstAttempt: number) =>
+        Effect.gen(function* () {
+          const entry: Entry = {
+            task,
+            firstAttempt,
+            phase: "waiting",
+            sentAt: Date.now(),
+            lookupFirst: lostLockfile,
+            notBefore: 0,
+            holding: 0,
+            fetchRounds: 0,
+            sendFailures: 0,
+            missingPolls: 0,
+          };
+          entries.set(task.id, entry);
+          order.unshift(task.id);
+          if (!lock.has(task.id)) yield* record(task, { state: "planned", planned_at: Date.now() });
+        });
+
+      const handle = (msg: Msg): Effect.Effect<void> =>
+        Effect.gen(function* () {
+          if (msg._tag === "Stop") {
+            if (!stopReason) {
+              stopReason = msg.reason;
+              emit({
+                type: "notice",
+                level: "warn",
+                message: msg.reason === "time" ? "time limit reached: stopping, tasks in flight continue at the service" : "interrupted: stopping",
+              });
+            }
+            return;
+          }
+          const entry = entries.get(msg.id);
+          if (!entry) return;
+          const task = entry.task;
+          switch (msg._tag) {
+            case "Created":
+              creating--;
+              created++;
+              entry.phase = "inflight";
+              entry.taskId = msg.taskId;
+              entry.createdAt = msg.createdAt;
+              entry.sentAt = Date.now();
+              entry.lookupFirst = false;
+              yield* record(task, { state: "submitted", task_id: msg.taskId, created_at: msg.createdAt });
+              return;
+            case "Adopted":
+              creating--;
+              adopted++;
+              entry.lookupFirst = false;
+              entry.sentAt = Date.now();
+              emit({ type: "notice", level: "info", message: `${task.id}: found at the service (${msg.view.taskId}), not created again` });
+              yield* apply(entry, msg.view);
+              return;
+            case "NoSlot": {
+              creating--;
+              noSlotAnswers++;
+              const limiter = limiters[task.kind];
+              const before = limiter.limit;
+              release(entry);
+              limiter.onNoSlot(limiter.used);
+              entry.phase = "waiting";
+              entry.lookupFirst = false; // 1303: nothing was created
+              entry.notBefore = Date.now() + Duration.toMillis(policy.noSlotWait);
+              yield* record(task, { state: "planned" });
+              if (limiter.limit < before) {
+                emit({ type: "notice", level: "info", message: `${task.kind} slots: the service is full at ${limiter.used + task.slots}; using ${limiter.limit}` });
+              }
+              return;
+            }
+            case "Rejected":
+              creating--;
+              release(entry);
+              entry.phase = "rejected";
+              yield* record(task, { state: "rejected", error: { ...(msg.code !== undefined ? { code: msg.code } : {}), message: msg.message, at: Date.now() } });
+              return;
+            case "Refused":
+              creating--;
+              release(entry);
+              entry.phase = "waiting";
+              // Nothing was created (a 1xxx answer); the next run sends it again.
+              if (lock.get(task.id)?.state === "submitting") yield* record(task, { state: "planned" });
+              if (!stopReason) {
+                stopReason = "refused";
+                refusal = msg.message;
+                emit({ type: "notice", level: "warn", message: `the account refused: ${msg.message}. Nothing more is submitted.` });
+              }
+              return;
+            case "SendFailed":
+              creating--;
+              entry.sendFailures++;
+              release(entry);
+              entry.phase = entry.sendFailures >= 8 ? "stuck" : "waiting";
+              entry.lookupFirst = msg.lookupFirst;
+              entry.notBefore = Date.now() + Duration.toMillis(policy.noSlotWait) * 5;
+              emit({ type: "notice", level: "warn", message: `${task.id}: create not confirmed (${msg.message}); will try again` });
+              return;
+            case "Fetched": {
+              downloaded += msg.outputs.filter((o) => o.path).length;
+              upstreamUrls.set(task.id, { at: Date.now(), outputs: msg.urls });
+              yield* record(task, { state: "downloaded", outputs: msg.outputs as LockOutput[] });
+              entry.phase = "done";
+              yield* expandFrom(entry);
+              return;
+            }
+            case "FetchFailed":
+              entry.fetchRounds++;
+              emit({ type: "notice", level: "warn", message: `${task.id}: download failed: ${msg.message}` });
+              if (entry.fetchRounds >= 3) {
+                entry.phase = "stuck";
+              } else {
+                entry.phase = "inflight"; // the next poll brings fresh links and tries again
+              }
+              return;
+          }
+        });
+
+      // ------------------------------------------------------------ following
+
+      const poll = (kind: ProductKind): Effect.Effect<void> =>
+        Effect.gen(function* () {
+          const flying = [...entries.values()].filter((e) => e.phase === "inflight" && e.task.kind === kind && e.taskId);
+          lastPoll[kind] = Date.now();
+          if (flying.length === 0) return;
+          const byTaskId = new Map(flying.map((e) => [e.taskId!, e] as const));
+          const result =
+            kind === "video"
+              ? yield* Effect.either(
+                  Effect.map(findVideosById(client, policy, [...byTaskId.keys()]), (m) =>
+                    [...m.values()].map((t) => fromVideo(t, watermarkOf(byTaskId.get(t.id)!.task))),
+                  ),
+                )
+              : yield* Effect.either(
+                  Effect.map(
+                    findImagesById(
+                      client,
+                      policy,
+                      flying.map((e) => ({ taskId: e.taskId!, createdAt: e.createdAt })),
+                    ),
+                    (m) => [...m.values()].map((t) => fromImage(t, watermarkOf(byTaskId.get(t.task_id)!.task), currency)),
+                  ),
+                );
+          if (result._tag === "Left") {
+            const error = result.left;
+            if (classify(error) === "refused" && !stopReason) {
+              stopReason = "refused";
+              refusal = errorText(error);
+              emit({ type: "notice", level: "warn", message: `the account refused: ${refusal}` });
+            } else {
+              emit({ type: "notice", level: "warn", message: `following ${kind} tasks: ${errorText(error)}; asking again later` });
+            }
+            return;
+          }
+          const seen = new Set<string>();
+          for (const view of result.right) {
+            const entry = byTaskId.get(view.taskId);
+            seen.add(view.taskId);
+            if (entry && entry.phase === "inflight") {
+              entry.missingPolls = 0;
+              yield* apply(entry, view);
+            }
+          }
+          // Missing means "not visible yet"; missing for very long means the service does
+          // not know the task (deleted, another account, a restarted emulator). Leave it
+          // for a later run rather than wait forever; never create it again.
+          for (const entry of flying) {
+            if (seen.has(entry.taskId!)) continue;
+            entry.missingPolls++;
+            if (entry.missingPolls >= 5 && Date.now() - entry.sentAt > Duration.toMillis(policy.missingAfter)) {
+              release(entry);
+              entry.phase = "stuck";
+              emit({
+                type: "notice",
+                level: "warn",
+                message: `${entry.task.id}: task ${entry.taskId} is not visible at the service; left as it is for a later run (not created again)`,
+              });
+            }
+          }
+        });
+
+      const pollDueAt = (kind: ProductKind): number | undefined => {
+        let youngest = Number.POSITIVE_INFINITY;
+        let any = false;
+        for (const e of entries.values()) {
+          if (e.phase === "inflight" && e.task.kind === kind) {
+            any = true;
+            youngest = Math.min(youngest, Date.now() - e.sentAt);
+          }
+        }
+        if (!any) return undefined;
+        return lastPoll[kind] + Duration.toMillis(policy.pollInterval(kind, youngest));
+      };
+
+      // ------------------------------------------------------------ submitting
+
+      const inFlightEstimates = () =>
+        [...entries.values()]
+          .filter((e) => e.phase === "creating" || (e.phase === "inflight" && e.holding > 0))
+          .map((e) => e.task.estimate);
+
+      const spent = () =>
+        spending(
+          [...lock.values()].map((t) => t.billing),
+          inFlightEstimates(),
+          manifest.budget?.currency ?? "",
+        );
+
+      /** Starts every task that fits now; returns the earliest time a waiting task may become sendable. */
+      const submit = (): Effect.Effect<number | undefined> =>
+        Effect.gen(function* () {
+          let wakeAt: number | undefined;
+          if (stopReason || budgetStopped) return undefined;
+          const now = Date.now();
+          for (const id of order) {
+            if (creating >= policy.createConcurrency) break;
+            const entry = entries.get(id);
+            if (!entry || entry.phase !== "waiting") continue;
+            if (entry.notBefore > now) {
+              wakeAt = Math.min(wakeAt ?? Infinity, entry.notBefore);
+              continue;
+            }
+            const limiter = limiters[entry.task.kind];
+            if (!limiter.fits(entry.task.slots)) continue;
+            if (manifest.budget && !entry.lookupFirst) {
+              const s = spent();
+              const over = entry.task.estimate ? wouldExceed(manifest.budget, s, entry.task.estimate) : isExhausted(manifest.budget, s);
+              if (over) {
+                budgetStopped = true;
+                emit({
+                  type: "notice",
+                  level: "warn",
+                  message: `budget: ${formatMoney(s.charged)} ${manifest.budget.currency} charged and ${formatMoney(s.inFlight)} in flight; the next task would pass ${manifest.budget.max}. Nothing more is submitted.`,
+                });
+                return undefined;
+              }
+            }
+            limiter.take(entry.task.slots);
+            entry.holding = entry.task.slots;
+            entry.phase = "creating";
+            creating++;
+            yield* fork(createWorker(entry));
+          }
+          return wakeAt;
+        });
+
+      // ------------------------------------------------------------ start-up
+
+      emit({
+        type: "start",
+        manifest: manifest.file,
+        name: manifest.name,
+        lockfile: manifest.lockfilePath,
+        outputs: manifest.outputsDir,
+        tasks: manifest.tasks.length,
+        jobs: manifest.jobs.map((j) => j.id),
+        concurrency,
+      });
+
+      for (const t of manifest.tasks) yield* admit(t, false);
+
+      // Every task whose create may have landed is looked up in batches now, rather than
+      // one by one before its create: with a lost lockfile, that is all of them.
+      for (const kind of ["video", "image"] as const) {
+        const unsure = [...entries.values()].filter((e) => e.lookupFirst && e.phase === "waiting" && e.task.kind === kind);
+        if (unsure.length === 0) continue;
+        const found = yield* Effect.either(viewsByExternalId(kind, unsure.map((e) => e.task.id)));
+        if (found._tag === "Left") {
+          emit({ type: "notice", level: "warn", message: `looking up ${kind} tasks: ${errorText(found.left)}; each is looked up again before its create` });
+          if (classify(found.left) === "refused") {
+            stopReason = "refused";
+            refusal = errorText(found.left);
+          }
+          continue;
+        }
+        for (const e of unsure) {
+          const view = found.right.get(e.task.id);
+          e.lookupFirst = false;
+          if (view) {
+            adopted++;
+            e.sentAt = Date.now();
+            yield* apply(e, view);
+          } else if (lock.get(e.task.id)?.state === "submitting") {
+            yield* record(e.task, { state: "planned" });
+          }
+        }
+      }
+      if (lostLockfile && adopted > 0) {
+        emit({ type: "notice", level: "info", message: `no lockfile: found ${adopted} task(s) already at the service; they are followed, not created again` });
+      }
+      yield* store.flush;
+
+      // ------------------------------------------------------------ the loop
+
+      const deadline = options.maxWaitMs !== undefined ? started + options.maxWaitMs : undefined;
+      const onAbort = () => Queue.unsafeOffer(inbox, { _tag: "Stop", reason: "signal" });
+      if (options.signal?.aborted) onAbort();
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      yield* Effect.addFinalizer(() => Effect.sync(() => options.signal?.removeEventListener("abort", onAbort)));
+
+      const busy = () => {
+        for (const e of entries.values()) if (!TERMINAL.has(e.phase) && e.phase !== "waiting") return true;
+        return false;
+      };
+      const anyWaiting = () => [...entries.values()].some((e) => e.phase === "waiting");
+
+      for (;;) {
+        // Take in everything the workers said, without waiting.
+        for (;;) {
+          const msg = yield* Queue.poll(inbox);
+          if (Option.isNone(msg)) break;
+          yield* handle(msg.value);
+        }
+        if (deadline !== undefined && Date.now() >= deadline && !stopReason) yield* handle({ _tag: "Stop", reason: "time" });
+        if (stopReason) break;
+        const wakeForWaiting = yield* submit();
+        if (!busy() && (!anyWaiting() || budgetStopped)) break;
+
+        const now = Date.now();
+        let next = wakeForWaiting ?? Infinity;
+        for (const kind of ["video", "image"] as const) {
+          const due = pollDueAt(kind);
+          if (due === undefined) continue;
+          if (due <= now) {
+            yield* poll(kind);
+            next = Math.min(next, now);
+          } else next = Math.min(next, due);
+        }
+        if (deadline !== undefined) next = Math.min(next, deadline);
+        const waitMs = Math.max(0, Math.min(next, now + 60_000) - Date.now());
+        if (next <= Date.now()) continue;
+        const msg = yield* Queue.take(inbox).pipe(Effect.timeoutOption(Duration.millis(waitMs)));
+        if (Option.isSome(msg)) yield* handle(msg.value);
+      }
+
+      // ------------------------------------------------------------ stopping
+
+      // Workers still running are interrupted: a create cut off stays `submitting` and is
+      // looked up by the next run; a download cut off leaves only a temp file.
+      yield* FiberSet.clear(workers);
+      yield* store.flush;
+
+      const counts: Record<string, { total: number; done: number; inFlight: number; queued: number; failed: number; rejected: number }> = {};
+      for (const j of manifest.jobs) counts[j.id] = { total: 0, done: 0, inFlight: 0, queued: 0, failed: 0, rejected: 0 };
+      const failures: RunSummary["failures"][number][] = [];
+      let pending = 0;
+      for (const e of entries.values()) {
+        const c = (counts[e.task.job] ??= { total: 0, done: 0, inFlight: 0, queued: 0, failed: 0, rejected: 0 });
+        c.total++;
+        const rec = lock.get(e.task.id);
+        switch (e.phase) {
+          case "done":
+            c.done++;
+            break;
+          case "failed":
+          case "rejected":
+            if (e.phase === "failed") c.failed++;
+            else c.rejected++;
+            failures.push({
+              id: e.task.id,
+              job: e.task.job,
+              state: e.phase,
+              ...(rec?.error?.code !== undefined ? { code: rec.error.code } : {}),
+              message: rec?.error?.message ?? "",
+            });
+            break;
+          case "waiting":
+            c.queued++;
+            pending++;
+            break;
+          default:
+            c.inFlight++;
+            pending++;
+        }
+      }
+      const spend: Record<string, string> = {};
+      const currencies = new Set<string>();
+      for (const t of lock.values()) for (const b of t.billing) if (b.charge_type === "cash" && b.currency) currencies.add(b.currency);
+      if (currency) currencies.add(currency);
+      for (const c of currencies) spend[c] = formatMoney(chargedIn([...lock.values()].flatMap((t) => t.billing), c));
+
+      let outcome: RunOutcome;
+      let reason: string | undefined;
+      if (stopReason === "refused") {
+        outcome = "refused";
+        reason = `the account refused: ${refusal}`;
+      } else if (budgetStopped && pending > 0) {
+        outcome = "budget";
+        reason = `budget ${manifest.budget?.max} ${manifest.budget?.currency} reached`;
+      } else if (pending > 0) {
+        outcome = "pending";
+        reason =
+          stopReason === "time" ? "time limit reached" : stopReason === "signal" ? "interrupted" : "some results could not be downloaded yet";
+      } else if (failures.length > 0) {
+        outcome = "failed";
+      } else {
+        outcome = "done";
+      }
+      const exitCode = ({ done: 0, failed: 1, pending: 3, budget: 4, refused: 5 } as const)[outcome];
+      const jobs: Record<string, JobCounts> = counts;
+      return {
+        exitCode,
+        outcome,
+        ...(reason ? { reason } : {}),
+        manifest: manifest.file,
+        lockfile: manifest.lockfilePath,
+        outputs: manifest.outputsDir,
+        jobs,
+        spend,
+        created,
+        adopted,
+        downloaded,
+        failures,
+        elapsedMs: Date.now() - started,
+        noSlotAnswers,
+      } satisfies RunnerResult;
+    }),
+  );

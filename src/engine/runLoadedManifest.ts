@@ -1,0 +1,103 @@
+// Runs an already loaded manifest to the end and writes its reports, as a Promise.
+// Builds the layers the engine needs: the client (from the environment, an explicit
+// address, or an in-process emulator), the lockfile store, the downloader and the policy. The CLI's `run` command is a thin wrapper around this.
+
+import { Cause, Effect, Either, Exit, Layer, Redacted } from "effect";
+import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
+import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
+import { Downloader } from "../outputs/Downloader.js";
+import { writeReports } from "../report/writeReports.js";
+import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
+import { Engine } from "./Engine.js";
+import { fastPolicy, livePolicy, RunPolicy, type Policy } from "./Policy.js";
+import type { RunEvent, RunSummary } from "./RunEvent.js";
+import type { RunnableManifest } from "./RunnableManifest.js";
+
+/** `--emulate` timing: tasks finish in roughly 0.2 to 1 s. */
+export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
+
+export interface RunManifestOptions {
+  /** Where OMNIBATCH_API_KEY and OMNIBATCH_BASE_URL are read from. Default: process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The service's address (overrides OMNIBATCH_BASE_URL). */
+  readonly baseUrl?: string;
+  /** Run against an in-process emulator (true: quick timing; an object: that configuration). */
+  readonly emulate?: boolean | DeepPartial<EmulatorConfig>;
+  /** Overrides the manifest's concurrency. */
+  readonly concurrency?: number;
+  /** Stop after this long (exit 3); the next run continues. */
+  readonly maxWaitMs?: number;
+  /** Aborting stops the run at once (exit 3), as SIGINT does. */
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: RunEvent) => void;
+  /** Retry and polling rhythms. Default: live speed, or quick with `emulate`. */
+  readonly policy?: Policy;
+  /** Client settings beyond address and key (timeouts, batch size). */
+  readonly client?: Partial<Omit<OmniClientConfig, "baseUrl" | "apiKey">>;
+  readonly lockStore?: LockStoreOptions;
+  /** Write results.jsonl and the billing reports at the end. Default true. */
+  readonly reports?: boolean;
+  /** Called with the in-process emulator once it listens (tests look at its figures). */
+  readonly onEmulator?: (emulator: RunningEmulator) => void;
+}
+
+const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
+  if (Exit.isSuccess(exit)) return exit.value;
+  throw Cause.squash(exit.cause);
+};
+
+/** Runs an already loaded manifest. Rejects with a tagged error (LockfileBusy, MissingApiKey...) when it cannot start. */
+export const runLoadedManifest = async (manifest: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
+  let emulator: RunningEmulator | undefined;
+  try {
+    const env = options.env ?? process.env;
+    let clientLayer: Layer.Layer<OmniClient, unknown>;
+    if (options.emulate) {
+      emulator = await startEmulator(options.emulate === true ? emulateConfig : options.emulate, { port: 0 });
+      options.onEmulator?.(emulator);
+      clientLayer = OmniClient.layer({ ...options.client, baseUrl: emulator.url, apiKey: Redacted.make(emulator.apiKey) });
+    } else {
+      // Checked before the lockfile is touched: a missing key must leave no trace.
+      const config = OmniClient.configFromEnv(env, { ...options.client, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) });
+      if (Either.isLeft(config)) throw config.left;
+      clientLayer = OmniClient.layer(config.right);
+    }
+    const policy = options.policy ?? (options.emulate ? fastPolicy : livePolicy);
+    const policyLayer = RunPolicy.layer(policy);
+    const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, options.lockStore);
+    const downloaderLayer = Downloader.layer(manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
+    const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
+
+    const program = Effect.gen(function* () {
+      const engine = yield* Engine;
+      const store = yield* LockStore;
+      const result = yield* engine.run({
+        manifest,
+        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      });
+      let reports: string[] = [];
+      if (options.reports !== false) {
+        const lock = yield* store.snapshot;
+        const written = yield* Effect.either(
+          Effect.tryPromise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env } })),
+        );
+        if (written._tag === "Right") reports = written.right.files;
+        else {
+          options.onEvent?.({ type: "notice", level: "warn", message: `could not write the reports: ${String(written.left.error)}` });
+        }
+      }
+      return { ...result, reports } satisfies RunSummary;
+    });
+
+    const exit = await Effect.runPromiseExit(Effect.provide(program, engineLayer));
+    const summary = squash(exit);
+    options.onEvent?.({ type: "summary", ...summary });
+    return summary;
+  } finally {
+    await emulator?.close();
+  }
+};
+

@@ -1,0 +1,68 @@
+// Task identity: the external_task_id `<name>-<job>-<hash>`, where the hash covers the
+// exact request that will be sent (file inputs by content, upstream results by content,
+// never by path or URL), the take and the attempt. Canonical JSON (sorted keys, no
+// spaces) makes it the same on every machine, path, OS and YAML key order. Pure.
+
+import * as crypto from "node:crypto";
+import { createHash } from "node:crypto";
+
+/** JSON with object keys sorted at every level; `undefined` members are left out. */
+export const canonicalJson = (value: unknown): string => {
+  if (value === null || typeof value !== "object") {
+    if (typeof value === "number" && !Number.isFinite(value)) return "null";
+    return value === undefined ? "null" : JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const keys = Object.keys(value).sort();
+  let out = "{";
+  let first = true;
+  for (const k of keys) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined) continue;
+    out += `${first ? "" : ","}${JSON.stringify(k)}:${canonicalJson(v)}`;
+    first = false;
+  }
+  return `${out}}`;
+};
+
+// The one-shot crypto.hash (Node >= 20.12) is much cheaper than a Hash object per call.
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: "hex") => string }).hash;
+const sha256Hex = (text: string): string =>
+  oneShot ? oneShot("sha256", text, "hex") : createHash("sha256").update(text).digest("hex");
+
+/**
+ * Digest of what a task asks for: the request as the service will see it, without
+ * `external_task_id` (which is derived from this) and with content hashes standing in
+ * for base64 files and upstream URLs (see identityRequest in buildRequest.ts).
+ */
+export const intentDigest = (identityRequest: unknown): string => sha256Hex(canonicalJson(identityRequest));
+
+/** The request hash recorded in the lockfile: intent, take and attempt. */
+export const requestHash = (intent: string, take: number, attempt: number): string =>
+  // canonicalJson({ attempt, intent, take }), written out: this runs once per task.
+  sha256Hex(`{"attempt":${attempt},"intent":"${intent}","take":${take}}`);
+
+const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
+
+/** 20 base32 characters (100 bits) of a hex digest: short, only [a-z2-7]. */
+export const shortHash = (hex: string): string => {
+  let bits = 0;
+  let acc = 0;
+  let out = "";
+  for (let i = 0; i < hex.length && out.length < 20; i += 2) {
+    acc = (acc << 8) | parseInt(hex.slice(i, i + 2), 16);
+    bits += 8;
+    while (bits >= 5 && out.length < 20) {
+      out += BASE32[(acc >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    acc &= 0xff;
+  }
+  return out;
+};
+
+/**
+ * `<name>-<job>-<hash>`. Name and job are limited by the schema to [a-z0-9_-] and 32
+ * characters each, so an id is at most 86 characters of [a-z0-9_-].
+ */
+export const taskId = (name: string, job: string, hash: string): string => `${name}-${job}-${shortHash(hash)}`;

@@ -1,0 +1,238 @@
+// The plan: what the manifest asks for against what the lockfile already records.
+// `+` to create, `=` done or in flight, `~` changed (the old task stays in the
+// lockfile; a new one is created), `-` in the lockfile but no longer in the manifest,
+// `…` downstream tasks waiting on their upstream job. Pure: the engine uses the same
+// answer to decide what to create.
+
+import type { LockFile, LockTask, TaskState } from "../state/LockFile.js";
+import type { LoadedManifest } from "./LoadedManifest.js";
+import { formatMicros, toMicros } from "./Money.js";
+import { join } from "node:path";
+import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
+
+export type PlanMark = "+" | "=" | "~" | "-" | "…";
+
+export interface PlanEntry {
+  readonly mark: PlanMark;
+  /** The task to create or the task recorded; for `…`, the job id. */
+  readonly id: string;
+  readonly job: string;
+  readonly vars: Readonly<Record<string, unknown>>;
+  readonly dir?: string;
+  /** State in the lockfile, for `=`, `~` (of the old task) and `-`. */
+  readonly state?: TaskState;
+  /** `=` only: submitted and not finished yet. */
+  readonly inFlight?: boolean;
+  /** `~`: the lockfile task(s) of the same job and matrix position this one replaces. */
+  readonly replaces?: readonly string[];
+  /** `+` for a retry: the attempt to create. */
+  readonly attempt?: number;
+  /** `+`/`~`: the PlannedTask to create (its id is `id`). */
+  readonly task?: PlannedTask;
+  readonly estimate?: { readonly currency: string; readonly amount: string };
+  /** `…`: number of tasks expected once the upstream job has its results. */
+  readonly count?: number;
+  /** Why, in a few words (e.g. "retry 2 of 3", "failed, no retries left"). */
+  readonly note?: string;
+}
+
+export interface PlanCounts {
+  "+": number;
+  "=": number;
+  "~": number;
+  "-": number;
+  "…": number;
+  /** Of `=`: tasks in flight. */
+  inFlight: number;
+}
+
+export interface PlanResult {
+  readonly manifest: string;
+  readonly lockfile: string;
+  readonly lockfileFound: boolean;
+  readonly entries: readonly PlanEntry[];
+  readonly jobs: Readonly<Record<string, PlanCounts>>;
+  readonly total: PlanCounts;
+  /** Estimated cost of the tasks to create (`+` and `~`), per currency; decimal strings. */
+  readonly estimate: Readonly<Record<string, string>>;
+}
+
+const IN_FLIGHT: ReadonlySet<TaskState> = new Set(["submitting", "submitted", "processing"]);
+const DONE: ReadonlySet<TaskState> = new Set(["succeeded", "downloaded"]);
+
+const emptyCounts = (): PlanCounts => ({ "+": 0, "=": 0, "~": 0, "-": 0, "…": 0, inFlight: 0 });
+
+const outputCount = (t: LockTask): number =>
+  t.outputs.filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video")).length;
+
+export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): PlanResult => {
+  const entries: PlanEntry[] = [];
+  const lockTasks = lock?.tasks ?? {};
+  const slots = new Map<string, [string, LockTask][]>();
+  for (const [id, t] of Object.entries(lockTasks)) {
+    const key = `${t.job}\u0000${t.dir}`;
+    const list = slots.get(key);
+    if (list) list.push([id, t]);
+    else slots.set(key, [[id, t]]);
+  }
+  const accounted = new Set<string>();
+  /** Manifest id -> outputs of its latest finished attempt (for the downstream estimate). */
+  const outputsOf = new Map<string, number>();
+  /** Manifest id -> its latest finished attempt in the lockfile (the source of downstream items). */
+  const finished = new Map<string, [string, LockTask]>();
+  // Without a lockfile nothing can match: the per-task bookkeeping is skipped.
+  const anyLocked = Object.keys(lockTasks).length > 0;
+
+  const classify = (task: PlannedTask): void => {
+    const found = slots.size === 0 ? undefined : slots.get(`${task.job}\u0000${task.dir}`);
+    const direct = anyLocked ? lockTasks[task.id] : undefined;
+    if (found === undefined && direct === undefined) {
+      // Nothing recorded at this matrix position: the common case of a first run.
+      entries.push(
+        task.estimate
+          ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, estimate: task.estimate }
+          : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task },
+      );
+      return;
+    }
+    const slot = found ?? [];
+    // The task's attempts: attempt 1 by id, later ones by the hash of that attempt.
+    const chain = slot.filter(([id, t]) =>
+      t.attempt <= 1 ? id === task.id : manifest.withAttempt(task, t.attempt).requestHash === t.request_hash,
+    );
+    if (direct && !chain.some(([id]) => id === task.id)) chain.push([task.id, direct]);
+    if (chain.length > 0) {
+      for (const [id] of chain) accounted.add(id);
+      const [latestId, latest] = chain.reduce((a, b) => (b[1].attempt > a[1].attempt ? b : a));
+      const base = { job: task.job, vars: task.vars, dir: task.dir, state: latest.state };
+      if (DONE.has(latest.state)) {
+        outputsOf.set(task.id, outputCount(latest));
+        finished.set(task.id, [latestId, latest]);
+        entries.push({ mark: "=", id: latestId, ...base });
+      } else if (IN_FLIGHT.has(latest.state)) {
+        entries.push({ mark: "=", id: latestId, ...base, inFlight: true });
+      } else if (latest.state === "failed") {
+        const attempts = 1 + task.retryFailed;
+        if (latest.attempt < attempts) {
+          const next = manifest.withAttempt(task, latest.attempt + 1);
+          entries.push({
+            mark: "+",
+            id: next.id,
+            ...base,
+            attempt: next.attempt,
+            task: next,
+            ...(next.estimate ? { estimate: next.estimate } : {}),
+            note: `retry: attempt ${next.attempt} of ${attempts}`,
+          });
+        } else {
+          entries.push({ mark: "=", id: latestId, ...base, note: attempts > 1 ? "failed, no retries left" : "failed" });
+        }
+      } else {
+        // planned (never sent) or rejected (the service refused it): create it (again).
+        const again = latest.attempt === task.attempt ? task : manifest.withAttempt(task, latest.attempt);
+        entries.push({
+          mark: "+",
+          id: again.id,
+          ...base,
+          task: again,
+          ...(again.estimate ? { estimate: again.estimate } : {}),
+          ...(latest.state === "rejected" ? { note: "the service rejected it before" } : {}),
+        });
+      }
+      return;
+    }
+    const older = slot.filter(([id]) => !accounted.has(id));
+    for (const [id] of older) accounted.add(id);
+    entries.push({
+      mark: older.length > 0 ? "~" : "+",
+      id: task.id,
+      job: task.job,
+      vars: task.vars,
+      dir: task.dir,
+      ...(older.length > 0 ? { replaces: older.map(([id]) => id).sort() } : {}),
+      task,
+      ...(task.estimate ? { estimate: task.estimate } : {}),
+    });
+  };
+
+  const tasksOf = new Map<string, PlannedTask[]>();
+  for (const task of manifest.tasks) {
+    classify(task);
+    const list = tasksOf.get(task.job);
+    if (list) list.push(task);
+    else tasksOf.set(task.job, [task]);
+  }
+
+  // Downstream jobs: their tasks exist for the upstream results the lockfile records.
+  // Identity uses content hashes, not URLs, so they can be expanded here exactly; the
+  // rest wait for their upstream tasks.
+  for (const job of manifest.jobs) {
+    if (!job.upstream) continue;
+    const items: UpstreamItem[] = [];
+    for (const up of tasksOf.get(job.upstream.job) ?? []) {
+      const done = finished.get(up.id);
+      if (!done) continue;
+      for (const o of done[1].outputs) {
+        if (o.variant !== "main" || (o.type !== "image" && o.type !== "video") || !o.sha256) continue;
+        items.push({
+          job: up.job,
+          task: done[0],
+          index: o.index,
+          type: o.type,
+          // Not a real address: identity never uses it (the engine sends a fresh one).
+          url: `https://upstream.invalid/${o.sha256}`,
+          file: o.path ? join(manifest.outputsDir, o.path) : "",
+          sha256: o.sha256,
+          vars: up.vars,
+        });
+      }
+    }
+    let made: PlannedTask[] = [];
+    let note = `waiting on ${job.upstream.job} (${job.upstream.mode === "outputs" ? "one task per output" : "one task per task"})`;
+    if (items.length > 0) {
+      try {
+        made = manifest.expandDownstream(job.id, items);
+      } catch (error) {
+        note = `cannot be expanded yet: ${(error as Error).message.split("\n").find((l) => l.includes("error:")) ?? "invalid"}`;
+      }
+    }
+    for (const t of made) classify(t);
+    tasksOf.set(job.id, made);
+    const waiting = Math.max(0, manifest.expectedDownstreamCount(job.id, outputsOf) - made.length);
+    if (waiting > 0) entries.push({ mark: "…", id: job.id, job: job.id, vars: {}, count: waiting, note });
+  }
+
+  for (const [id, t] of Object.entries(lockTasks)) {
+    if (accounted.has(id)) continue;
+    entries.push({ mark: "-", id, job: t.job, vars: t.vars, dir: t.dir, state: t.state });
+  }
+
+  const jobs: Record<string, PlanCounts> = {};
+  for (const j of manifest.jobs) jobs[j.id] = emptyCounts();
+  const total = emptyCounts();
+  const micros = new Map<string, number>();
+  for (const e of entries) {
+    const c = (jobs[e.job] ??= emptyCounts());
+    const n = e.mark === "…" ? (e.count ?? 0) : 1;
+    c[e.mark] += n;
+    total[e.mark] += n;
+    if (e.inFlight) {
+      c.inFlight++;
+      total.inFlight++;
+    }
+    if ((e.mark === "+" || e.mark === "~") && e.estimate) {
+      micros.set(e.estimate.currency, (micros.get(e.estimate.currency) ?? 0) + toMicros(e.estimate.amount));
+    }
+  }
+  const estimate: Record<string, string> = {};
+  for (const [currency, m] of micros) estimate[currency] = formatMicros(m);
+  return {
+    manifest: manifest.file,
+    lockfile: manifest.lockfilePath,
+    lockfileFound: lock !== undefined,
+    entries,
+    jobs,
+    total,
+    estimate,
+  };
+};

@@ -1,0 +1,450 @@
+// Expansion of one job into PlannedTasks: each matrix combination (times each take, and
+// for a downstream job each upstream item) becomes the exact request to send, its
+// identity, its folder and its estimate; then every spec rule runs on it (preflight)
+// and each violation is pointed back at the manifest value that produced the field.
+// Pure apart from the injected image reader (which caches file reads).
+
+import type { ImageCreateRequest, VideoContent, VideoCreateRequest } from "../api/wire.js";
+import {
+  checkImageCreate,
+  checkImageMedia,
+  checkVideoCreate,
+  describeProbeFailure,
+  type ImageInfo,
+  type ProbeFailure,
+  type RuleContext,
+  type Violation,
+} from "../rules/index.js";
+import { axisIndices, expandMatrix, productSize, type Combination } from "./expandMatrix.js";
+import { declarationPlace, type DiagnosticSink, type Place } from "./Locator.js";
+import type { JobSpec, ManifestSpec, Value } from "./ManifestSpec.js";
+import { formatMicros, toMicros } from "./Money.js";
+import { comboFolder, describeVars, folderPath, folderSegment } from "./outputFolder.js";
+import type { PlannedTask, SourcePos } from "./PlannedTask.js";
+import { intentDigest, requestHash, taskId } from "./TaskIdentity.js";
+import { render, type Scope } from "./Template.js";
+
+/** A local image as read once per file: content hash, base64 and what probing found. */
+export interface LocalImage {
+  readonly sha256: string;
+  readonly base64: string;
+  readonly probe: ImageInfo | ProbeFailure;
+}
+
+/** Reads a local image (path relative to the manifest); a reason when it cannot. */
+export type ReadImage = (src: string) => LocalImage | { readonly error: string };
+
+/** One upstream thing a downstream task is made from, as templates see it. */
+export interface ItemSource {
+  /** What `{{ item... }}` resolves to. */
+  readonly item: Record<string, unknown>;
+  /** What the task's vars record about the item (no URLs: they expire). */
+  readonly vars: Record<string, unknown>;
+  /** URL -> `sha256:<hex>`: identity uses content, never the signed, expiring URL. */
+  readonly urlToContent: ReadonlyMap<string, string>;
+  readonly folder: string;
+  readonly upstream: { readonly job: string; readonly task: string; readonly output: number };
+}
+
+export interface ExpandState {
+  readonly spec: ManifestSpec;
+  readonly sink: DiagnosticSink;
+  readonly readImage: ReadImage;
+  readonly pos: (place: Place) => SourcePos;
+  /** Every id made so far, for the duplicate check. */
+  /** Ids include the job, so a duplicate always comes from the same job's combinations. */
+  readonly ids: Map<string, { readonly vars: Record<string, unknown>; readonly combo: Combination }>;
+  /** id -> intent digest, so a later attempt can be derived from any task. */
+  readonly intents: Map<string, string>;
+  /** Folders used per job. */
+  readonly dirs: Map<string, Set<string>>;
+  /** Per job: request field -> manifest place (for checks made after expansion). */
+  readonly fieldPlaces: Map<string, FieldPlaces>;
+  /** Tasks made so far across jobs, for max_tasks. */
+  count: number;
+}
+
+const URL_RE = /^https?:\/\//i;
+const VIDEO_REF = /(^|[^A-Za-z0-9_.@-])@([A-Za-z][A-Za-z0-9_-]*)/g;
+const IMAGE_LABEL = /<<<([^<>]*)>>>/g;
+const VIDEO_ROLES = new Set(["feature_video", "base_video"]);
+
+const asInteger = (v: unknown): unknown => (typeof v === "string" && /^\d+$/.test(v.trim()) ? Number(v) : v);
+
+/** Field path of the rules (`contents[2].url`) -> where in the manifest it came from. */
+export class FieldPlaces {
+  private readonly map = new Map<string, Place>();
+  constructor(private readonly fallback: Place) {}
+  set(field: string, place: Place): void {
+    this.map.set(field, place);
+  }
+  get(field: string): Place {
+    let f = field;
+    for (;;) {
+      const p = this.map.get(f);
+      if (p) return p;
+      const cut = Math.max(f.lastIndexOf("."), f.lastIndexOf("["));
+      if (cut <= 0) return this.fallback;
+      f = f.slice(0, cut);
+    }
+  }
+}
+
+const replaceUrls = (text: string, urlToContent: ReadonlyMap<string, string>): string => {
+  let out = text;
+  for (const [url, content] of urlToContent) if (out.includes(url)) out = out.split(url).join(content);
+  return out;
+};
+
+/** The request as identity sees it: base64 files and upstream URLs replaced by content hashes. */
+const identityView = (value: unknown, exact: ReadonlyMap<string, string>, urls: ReadonlyMap<string, string>): unknown => {
+  if (typeof value === "string") return exact.get(value) ?? (urls.size ? replaceUrls(value, urls) : value);
+  if (Array.isArray(value)) return value.map((v) => identityView(v, exact, urls));
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = identityView(v, exact, urls);
+    return out;
+  }
+  return value;
+};
+
+export const expandJob = (
+  state: ExpandState,
+  job: JobSpec,
+  items: readonly ItemSource[] | undefined,
+  options: { readonly dropDuplicates?: boolean } = {},
+): PlannedTask[] => {
+  const { spec, sink } = state;
+  const jobPlace: Place = { path: ["jobs"], key: job.id };
+  const source = state.pos(jobPlace);
+  const product = productSize(job.axes);
+  const perItem = job.axes.length ? product : 1;
+  const planned = perItem * (items ? items.length : 1) * job.take + state.count;
+  if (planned > spec.maxTasks) {
+    sink.add(
+      jobPlace,
+      `job '${job.id}' would expand to about ${perItem * (items ? items.length : 1) * job.take} tasks, which brings the manifest to ${planned}, over max_tasks (${spec.maxTasks}); raise max_tasks if you mean it`,
+    );
+    return [];
+  }
+  const combos = expandMatrix(job.axes, job.include, job.exclude);
+  const ruleContext: RuleContext = spec.elements ? { elements: spec.elements } : {};
+  const dirs = state.dirs.get(job.id) ?? new Set<string>();
+  state.dirs.set(job.id, dirs);
+  const tasks: PlannedTask[] = [];
+  // Many tasks cost the same: one estimate object per amount keeps 100k tasks light.
+  const estimates = new Map<number, { currency: string; amount: string }>();
+  const estimateOf = (micros: number) => {
+    let e = estimates.get(micros);
+    if (!e) {
+      e = { currency: spec.prices!.currency, amount: formatMicros(micros) };
+      estimates.set(micros, e);
+    }
+    return e;
+  };
+  const usedNames = new Set<string>();
+  const declaredNames = new Map(job.inputs.filter((i) => i.name !== undefined).map((i) => [i.name!, i]));
+  const imageChecks = new Map<string, Violation[]>();
+  let fields: FieldPlaces | undefined;
+
+  const comboPlace = (c: Combination, other?: Combination): Place => {
+    if ("include" in c.origin) return { path: [...job.path, "matrix", "include", c.origin.include] };
+    if (job.axes.length === 0) return jobPlace;
+    const idx = axisIndices(job.axes, c.origin.product);
+    let a = idx.length - 1;
+    if (other && "product" in other.origin) {
+      const o = axisIndices(job.axes, other.origin.product);
+      const differing = idx.findIndex((v, i) => v !== o[i]);
+      if (differing >= 0) a = differing;
+    }
+    return job.axes[a]!.places[idx[a]!] ?? jobPlace;
+  };
+
+  for (const item of items ?? [undefined]) {
+    for (const combo of combos) {
+      const values = combo.values;
+      const scope: Scope = (n) =>
+        n in values ? values[n] : n === "item" ? item?.item : n === "vars" ? spec.vars : spec.vars[n];
+      const names = () => [...new Set(["vars", ...Object.keys(spec.vars), ...Object.keys(values), ...(item ? ["item"] : [])])];
+      const taskVars: Record<string, unknown> = item ? { ...values, item: item.vars } : values;
+      // Shown with a problem found in one task; a job without a matrix has nothing to show.
+      const label = (): string | undefined => (Object.keys(taskVars).length ? describeVars(taskVars) : undefined);
+      let failed = false;
+      const get = (v: Value | undefined): unknown => {
+        if (!v) return undefined;
+        if (!v.template) return v.literal;
+        const r = render(v.template, scope, names);
+        if (r.ok) return r.value;
+        sink.add({ path: v.path, textOffset: r.offset }, r.message, "error", label);
+        failed = true;
+        return undefined;
+      };
+      const exact = new Map<string, string>(); // base64 -> sha256:<hex>, for identity
+      const places = fields ? undefined : new FieldPlaces(jobPlace);
+
+      // Sources: URL as is; a local image read once, checked, sent as raw base64.
+      const image = (v: Value, field: string, side: "video" | "image"): string | undefined => {
+        const src = get(v);
+        if (typeof src !== "string") return undefined;
+        if (URL_RE.test(src)) return src;
+        const read = state.readImage(src);
+        if ("error" in read) {
+          sink.add({ path: v.path }, `image '${src}' ${read.error}`, "error", label);
+          failed = true;
+          return undefined;
+        }
+        const key = `${side}\u0000${src}`;
+        let problems = imageChecks.get(key);
+        if (!problems) {
+          problems = "kind" in read.probe && read.probe.kind === "unreadable"
+            ? [describeProbeFailure(read.probe as ProbeFailure, field)]
+            : checkImageMedia(read.probe as ImageInfo, side, field);
+          imageChecks.set(key, problems);
+        }
+        for (const p of problems) {
+          sink.add({ path: v.path }, `image '${src}': ${p.message.replace(`${field}: `, "")}`, "error", label);
+          failed = true;
+        }
+        exact.set(read.base64, `sha256:${read.sha256}`);
+        return read.base64;
+      };
+
+      let body: VideoCreateRequest | ImageCreateRequest;
+      let slots = 1;
+      let estimateMicros: number | undefined;
+      const promptRaw = get(job.prompt);
+      const prompt = typeof promptRaw === "string" ? promptRaw : "";
+
+      if (job.kind === "video") {
+        places?.set("contents[0].text", { path: job.prompt.path });
+        places?.set("contents[0]", { path: job.prompt.path });
+        // Count rules name the whole list: point at the first input section the job has.
+        const section = ["contents", "images", "videos", "elements"].find((k) => job.inputs.some((i) => i.path[2] === k));
+        places?.set("contents", section ? { path: job.path, key: section } : jobPlace);
+        const contents: VideoContent[] = [{ type: "prompt", text: prompt }];
+        let hasFrameOrVideo = false;
+        for (const input of job.inputs) {
+          const i = contents.length;
+          places?.set(`contents[${i}]`, declarationPlace(input.path));
+          if (input.name !== undefined) places?.set(`contents[${i}].id`, declarationPlace(input.path));
+          if (input.role === "element") {
+            places?.set(`contents[${i}].element_id`, { path: input.path });
+            contents.push({ type: "element", element_id: input.elementId!, id: input.name! });
+            continue;
+          }
+          places?.set(`contents[${i}].url`, { path: input.src!.path });
+          if (VIDEO_ROLES.has(input.role)) {
+            const url = get(input.src);
+            if (typeof url !== "string") continue;
+            if (!URL_RE.test(url)) {
+              sink.add(
+                { path: input.src!.path },
+                `video '${url}' is not a URL: the service takes no uploaded video; put the file where the service can fetch it and give its http(s) URL`,
+                "error",
+                label,
+              );
+              failed = true;
+              continue;
+            }
+            hasFrameOrVideo = true;
+            contents.push({ type: input.role as "feature_video" | "base_video", url, ...(input.name !== undefined ? { id: input.name } : {}) });
+            continue;
+          }
+          const url = image(input.src!, `contents[${i}].url`, "video");
+          if (url === undefined) continue;
+          if (input.role === "first_frame") hasFrameOrVideo = true;
+          contents.push({ type: input.role as "first_frame" | "last_frame" | "refer_image", url, ...(input.name !== undefined ? { id: input.name } : {}) });
+        }
+        // Prompt references: `@name` must be a declared input.
+        for (const m of prompt.matchAll(VIDEO_REF)) {
+          const name = m[2]!;
+          if (declaredNames.has(name)) usedNames.add(name);
+          else {
+            sink.add(
+              { path: job.prompt.path, textOffset: job.prompt.template ? undefined : m.index! + m[1]!.length },
+              `the prompt refers to '@${name}', but no image, video or element of job '${job.id}' has that name${declaredNames.size ? `; names: ${[...declaredNames.keys()].join(", ")}` : ""}`,
+              "error",
+              label,
+            );
+            failed = true;
+          }
+        }
+        const settings: Record<string, unknown> = {};
+        for (const k of ["audio", "resolution", "aspect_ratio", "duration"]) {
+          const v = job.fields.get(`settings.${k}`);
+          if (v) places?.set(`settings.${k}`, { path: v.path });
+          const got = get(v);
+          if (got !== undefined) settings[k] = k === "duration" ? asInteger(got) : got;
+        }
+        settings.audio ??= "off";
+        settings.resolution ??= "720p";
+        settings.duration ??= 5;
+        // The service needs a ratio when nothing else gives one; 16:9 is its default.
+        if (settings.aspect_ratio === undefined && !hasFrameOrVideo) settings.aspect_ratio = "16:9";
+        places?.set("settings", { path: job.path, key: "settings" });
+        const watermark = get(job.watermark) === true;
+        if (job.watermark) places?.set("options.watermark_info", { path: job.watermark.path });
+        body = {
+          contents,
+          settings: settings as VideoCreateRequest["settings"],
+          ...(watermark ? { options: { watermark_info: { enabled: true } } } : {}),
+        };
+        const perSecond = spec.prices?.video?.[String(settings.resolution)];
+        if (perSecond !== undefined && typeof settings.duration === "number") {
+          estimateMicros = toMicros(perSecond) * settings.duration;
+        }
+      } else {
+        places?.set("prompt", { path: job.prompt.path });
+        const imageList: { image: string }[] = [];
+        const elementList: { element_id: number }[] = [];
+        const labels = new Map<string, string>();
+        for (const input of job.inputs) {
+          if (input.role === "element") {
+            places?.set(`element_list[${elementList.length}]`, declarationPlace(input.path));
+            places?.set(`element_list[${elementList.length}].element_id`, { path: input.path });
+            elementList.push({ element_id: Number(input.elementId) });
+            labels.set(input.name!, `<<<element_${elementList.length}>>>`);
+            continue;
+          }
+          const n = imageList.length;
+          places?.set(`image_list[${n}]`, declarationPlace(input.path));
+          places?.set(`image_list[${n}].image`, { path: input.src!.path });
+          const img = image(input.src!, `image_list[${n}].image`, "image");
+          imageList.push({ image: img ?? "" });
+          labels.set(input.name!, `<<<image_${n + 1}>>>`);
+        }
+        places?.set("image_list", { path: job.path, key: "images" });
+        places?.set("element_list", { path: job.path, key: "elements" });
+        // `<<<name>>>` -> the positional label the service expects.
+        const text = prompt.replace(IMAGE_LABEL, (whole, name: string, offset: number) => {
+          const trimmed = name.trim();
+          const found = labels.get(trimmed);
+          if (found) {
+            usedNames.add(trimmed);
+            return found;
+          }
+          if (/^(image|element)_\d+$/.test(trimmed)) return whole;
+          sink.add(
+            { path: job.prompt.path, textOffset: job.prompt.template ? undefined : offset },
+            `the prompt refers to '<<<${trimmed}>>>', but job '${job.id}' has no image or element of that name${labels.size ? `; names: ${[...labels.keys()].join(", ")}` : ""}`,
+            "error",
+            label,
+          );
+          failed = true;
+          return whole;
+        });
+        const f = (wire: string): unknown => {
+          const v = job.fields.get(wire);
+          if (v) places?.set(wire, { path: v.path });
+          return get(v);
+        };
+        const model = f("model_name");
+        const resolution = f("resolution") ?? "1k";
+        const resultType = f("result_type") ?? "single";
+        const n = asInteger(f("n") ?? 1);
+        const seriesAmount = asInteger(f("series_amount") ?? 4);
+        const aspect = f("aspect_ratio") ?? "auto";
+        const watermark = get(job.watermark) === true;
+        if (job.watermark) places?.set("watermark_info", { path: job.watermark.path });
+        const imageBody: ImageCreateRequest = { prompt: text };
+        if (model !== undefined) imageBody.model_name = model as string;
+        if (imageList.length) imageBody.image_list = imageList;
+        if (elementList.length) imageBody.element_list = elementList;
+        imageBody.resolution = resolution as ImageCreateRequest["resolution"];
+        imageBody.result_type = resultType as ImageCreateRequest["result_type"];
+        if (resultType === "series") imageBody.series_amount = seriesAmount as number | "auto";
+        else imageBody.n = n as number;
+        imageBody.aspect_ratio = aspect as string;
+        if (watermark) imageBody.watermark_info = { enabled: true };
+        body = imageBody;
+        const count = resultType === "series" ? (seriesAmount === "auto" ? 9 : Number(seriesAmount)) : Number(n);
+        slots = Number.isFinite(count) && count > 0 ? count : 1;
+        const perImage = spec.prices?.image?.[String(resolution)];
+        if (perImage !== undefined) {
+          // `auto` series: the service picks the count; estimate with the default 4.
+          estimateMicros = toMicros(perImage) * (seriesAmount === "auto" && resultType === "series" ? 4 : slots);
+        }
+      }
+      if (places && !failed) {
+        fields = places;
+        state.fieldPlaces.set(job.id, places);
+      }
+      if (failed) continue;
+
+      // Preflight: every rule of the spec, on the exact body.
+      const violations = job.kind === "video" ? checkVideoCreate(body, ruleContext) : checkImageCreate(body, ruleContext);
+      if (violations.length) {
+        for (const v of violations) sink.add(fields!.get(v.field), v.message, "error", label);
+        continue;
+      }
+
+      const urls = item?.urlToContent;
+      // Most tasks have nothing to substitute: hash the body itself, no copy.
+      const intent = intentDigest(exact.size === 0 && !urls?.size ? body : identityView(body, exact, urls ?? new Map()));
+      const base = item ? `${item.folder}${Object.keys(values).length ? `_${comboFolder(values)}` : ""}` : comboFolder(values);
+      let folder: string;
+      if (job.output) {
+        const out = get(job.output);
+        if (failed || typeof out !== "string") continue;
+        folder = folderPath(out);
+      } else folder = folderSegment(base);
+
+      for (let take = 1; take <= job.take; take++) {
+        const hash = requestHash(intent, take, 1);
+        const id = taskId(spec.name, job.id, hash);
+        const seen = state.ids.get(id);
+        if (seen) {
+          if (options.dropDuplicates) continue;
+          const here = comboPlace(combo, seen.combo);
+          const there = state.pos(comboPlace(seen.combo, combo));
+          sink.add(
+            here,
+            `this task (${label() ?? "no matrix"}) sends exactly the same request as the task (${describeVars(seen.vars)}) at ${there.file}:${there.line}:${there.col}: both would be the same paid work (id ${id}); use the differing value in the request, or 'take' for deliberate variations`,
+          );
+          continue;
+        }
+        state.ids.set(id, { vars: taskVars, combo });
+        state.intents.set(id, intent);
+        let dir = `${job.id}/${folder}${job.take > 1 ? `/take-${take}` : ""}`;
+        if (dirs.has(dir)) dir = `${dir}-${id.slice(-6)}`;
+        dirs.add(dir);
+        // The body is this task's own object: with one take it is completed in place.
+        const own = job.take === 1 ? body : { ...body };
+        if (job.kind === "video") (own as VideoCreateRequest).options = { ...(own as VideoCreateRequest).options, external_task_id: id };
+        else (own as ImageCreateRequest).external_task_id = id;
+        const request = own;
+        const task = {
+          id,
+          job: job.id,
+          kind: job.kind,
+          vars: taskVars,
+          dir,
+          requestHash: hash,
+          take,
+          attempt: 1,
+          retryFailed: job.retryFailed,
+          retryContentRisk: job.retryContentRisk,
+          slots,
+          source,
+          request,
+        } as PlannedTask & { estimate?: unknown; upstream?: unknown };
+        if (estimateMicros !== undefined) task.estimate = estimateOf(estimateMicros);
+        if (item) task.upstream = item.upstream;
+        tasks.push(task);
+      }
+    }
+  }
+  state.count += tasks.length;
+
+  // An input the prompt never names is probably a mistake (only first/last frames need no name).
+  if (tasks.length > 0) {
+    for (const input of job.inputs) {
+      if (input.name === undefined || input.role === "first_frame" || input.role === "last_frame") continue;
+      if (!usedNames.has(input.name)) {
+        const ref = job.kind === "video" ? `@${input.name}` : `<<<${input.name}>>>`;
+        sink.add({ path: input.path }, `the prompt never refers to '${input.name}' (write ${ref} where it should be used)`, "warning");
+      }
+    }
+  }
+  return tasks;
+};

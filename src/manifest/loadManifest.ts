@@ -1,0 +1,292 @@
+// The shell around the manifest core: reads the manifest, its data files and local
+// images (each file once), runs parse -> schema -> compile -> expand -> preflight, and
+// either returns a LoadedManifest or rejects with ManifestInvalid listing every problem.
+
+import { createHash } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { probeImage } from "../rules/index.js";
+import { checkSchema } from "./checkSchema.js";
+import { compileManifest, type LoadRows } from "./compileManifest.js";
+import { ManifestInvalid, type Diagnostic } from "./Diagnostic.js";
+import { expandJob, type ExpandState, type ItemSource, type LocalImage, type ReadImage } from "./expandJob.js";
+import { expandMatrix } from "./expandMatrix.js";
+import { formatDiagnostics } from "./formatDiagnostics.js";
+import type { JobInfo, LoadedManifest } from "./LoadedManifest.js";
+import { DiagnosticSink, Locator, type Place } from "./Locator.js";
+import type { JobSpec, ManifestSpec } from "./ManifestSpec.js";
+import { comboFolder } from "./outputFolder.js";
+import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
+import { readDataFile } from "./readDataFile.js";
+import { SourceFile } from "./SourceFile.js";
+import { requestHash, taskId } from "./TaskIdentity.js";
+import { checkUrls } from "./checkUrls.js";
+import { contentStart, parseYaml } from "./YamlDocument.js";
+
+export interface LoadOptions {
+  /** Check remote inputs with HEAD / ranged GET requests (bounded in time). */
+  readonly checkUrls?: boolean;
+  /** Overrides the manifest's max_tasks. */
+  readonly maxTasks?: number;
+  /** Base for relative display names (default: the working directory). */
+  readonly cwd?: string;
+}
+
+/** Largest local image read (the spec allows 50 MB on the video side). */
+const MAX_IMAGE_BYTES = 64 * 1024 * 1024;
+
+export const displayPath = (absolute: string, cwd: string): string => {
+  const rel = relative(cwd, absolute);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel.split(sep).join("/") : absolute;
+};
+
+export const lockfilePathFor = (manifest: string): string => manifest.replace(/\.ya?ml$/i, "") + ".lock.json";
+
+const invalid = (diagnostics: readonly Diagnostic[]): ManifestInvalid =>
+  new ManifestInvalid({ diagnostics, message: `the manifest is invalid:\n\n${formatDiagnostics(diagnostics)}` });
+
+/** Reads local images once each, however many tasks use them. */
+const imageReader = (baseDir: string): ReadImage => {
+  const cache = new Map<string, LocalImage | { error: string }>();
+  return (src) => {
+    const file = resolve(baseDir, src);
+    const cached = cache.get(file);
+    if (cached) return cached;
+    let result: LocalImage | { error: string };
+    try {
+      const size = statSync(file).size;
+      if (size > MAX_IMAGE_BYTES) result = { error: `is ${Math.round(size / 1048576)} MB, far over the service's limit` };
+      else {
+        const bytes = readFileSync(file);
+        result = {
+          sha256: createHash("sha256").update(bytes).digest("hex"),
+          base64: bytes.toString("base64"),
+          probe: probeImage(bytes),
+        };
+      }
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      result = {
+        error:
+          code === "ENOENT"
+            ? `does not exist (looked for ${file}); give a path relative to the manifest, or an http(s) URL`
+            : code === "EISDIR"
+              ? "is a folder, not an image file"
+              : `cannot be read (${code ?? (error as Error).message})`,
+      };
+    }
+    cache.set(file, result);
+    return result;
+  };
+};
+
+export const loadManifest = async (file: string, options: LoadOptions = {}): Promise<LoadedManifest> => {
+  const cwd = options.cwd ?? process.cwd();
+  const absolute = resolve(cwd, file);
+  const display = displayPath(absolute, cwd);
+  const dir = dirname(absolute);
+  let text: string;
+  try {
+    text = await readFile(absolute, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "does not exist" : code === "EISDIR" ? "is a folder" : `cannot be read (${code})`;
+    throw invalid([{ severity: "error", file: display, line: 1, col: 1, message: `the manifest ${why}` }]);
+  }
+  const source = new SourceFile(display, text);
+  const parsed = parseYaml(source);
+  if (parsed.diagnostics.some((d) => d.severity === "error")) throw invalid(parsed.diagnostics);
+  if (parsed.value === null || typeof parsed.value !== "object" || Array.isArray(parsed.value)) {
+    throw invalid([source.at(contentStart(parsed.doc), "a manifest is a mapping with version, name and jobs at the top level")]);
+  }
+  const schemaProblems = checkSchema(parsed.value, parsed.doc, source);
+  if (schemaProblems.length) throw invalid([...parsed.diagnostics, ...schemaProblems]);
+
+  const locator = new Locator(source, parsed.doc);
+  const sink = new DiagnosticSink(locator);
+  for (const d of parsed.diagnostics) sink.push(d);
+  const loadRows: LoadRows = (rel, place) => {
+    const abs = resolve(dir, rel);
+    const result = readDataFile(abs, displayPath(abs, cwd));
+    if (result.ok) {
+      const data = result.data;
+      return { rows: data.rows, places: data.lines.map((line): Place => ({ data: data.source, line })) };
+    }
+    if (result.reason) sink.add(place, `the data file '${rel}' ${result.reason}`);
+    for (const d of result.diagnostics) sink.push(d);
+    return undefined;
+  };
+  const spec = compileManifest(parsed.value as Record<string, unknown>, sink, loadRows, {
+    ...(options.maxTasks !== undefined ? { maxTasks: options.maxTasks } : {}),
+  });
+  const state: ExpandState = {
+    spec,
+    sink,
+    readImage: imageReader(dir),
+    pos: (place) => locator.pos(place),
+    ids: new Map(),
+    intents: new Map(),
+    dirs: new Map(),
+    fieldPlaces: new Map(),
+    count: 0,
+  };
+  const tasks: PlannedTask[] = [];
+  for (const job of spec.jobs) {
+    if (job.forEach || spec.invalidJobs.has(job.id)) continue;
+    for (const t of expandJob(state, job, undefined)) tasks.push(t);
+  }
+  if (options.checkUrls && !sink.hasErrors) {
+    for (const d of await checkUrls(tasks, state.fieldPlaces, locator)) sink.push(d);
+  }
+  if (sink.hasErrors) throw invalid(sink.list());
+
+  return makeLoaded({
+    spec,
+    absolute,
+    dir,
+    tasks,
+    warnings: sink.list(),
+    state,
+    locator,
+  });
+};
+
+const makeLoaded = (args: {
+  spec: ManifestSpec;
+  absolute: string;
+  dir: string;
+  tasks: PlannedTask[];
+  warnings: Diagnostic[];
+  state: ExpandState;
+  locator: Locator;
+}): LoadedManifest => {
+  const { spec, state, locator } = args;
+  const byId = new Map(spec.jobs.map((j) => [j.id, j]));
+  const jobs: JobInfo[] = spec.jobs.map((j) => ({
+    id: j.id,
+    kind: j.kind,
+    ...(j.forEach ? { upstream: { job: j.forEach.job, mode: j.forEach.mode } } : {}),
+    retryFailed: j.retryFailed,
+    source: locator.pos({ path: ["jobs"], key: j.id }),
+  }));
+  const jobSpec = (id: string): JobSpec => {
+    const j = byId.get(id);
+    if (!j) throw new Error(`no job '${id}' in the manifest`);
+    return j;
+  };
+
+  const expandDownstream = (jobId: string, items: readonly UpstreamItem[]): PlannedTask[] => {
+    const job = jobSpec(jobId);
+    if (!job.forEach) throw new Error(`job '${jobId}' has no for_each`);
+    const sources: ItemSource[] = [];
+    const contentOf = (it: UpstreamItem): [string, string][] => [
+      [it.url, `sha256:${it.sha256}`],
+      [it.file, `sha256:${it.sha256}`],
+    ];
+    if (job.forEach.mode === "outputs") {
+      for (const it of items) {
+        sources.push({
+          item: { url: it.url, file: it.file, sha256: it.sha256, index: it.index, type: it.type, task: it.task, job: it.job, vars: it.vars },
+          vars: { job: it.job, task: it.task, index: it.index, vars: it.vars },
+          urlToContent: new Map(contentOf(it).filter(([k]) => k !== "")),
+          folder: `${comboFolder(it.vars)}-${it.index + 1}`,
+          upstream: { job: it.job, task: it.task, output: it.index },
+        });
+      }
+    } else {
+      const groups = new Map<string, UpstreamItem[]>();
+      for (const it of items) {
+        const list = groups.get(it.task);
+        if (list) list.push(it);
+        else groups.set(it.task, [it]);
+      }
+      for (const [task, outs] of groups) {
+        const sorted = [...outs].sort((a, b) => a.index - b.index);
+        const first = sorted[0]!;
+        sources.push({
+          item: {
+            task,
+            job: first.job,
+            vars: first.vars,
+            outputs: sorted.map((o) => ({ url: o.url, file: o.file, sha256: o.sha256, index: o.index, type: o.type })),
+          },
+          vars: { job: first.job, task, vars: first.vars },
+          urlToContent: new Map(sorted.flatMap(contentOf).filter(([k]) => k !== "")),
+          folder: comboFolder(first.vars),
+          upstream: { job: first.job, task, output: -1 },
+        });
+      }
+    }
+    const sink = new DiagnosticSink(locator);
+    const local: ExpandState = { ...state, sink, ids: new Map(), dirs: new Map(), count: 0 };
+    const made = expandJob(local, job, sources, { dropDuplicates: true });
+    if (sink.hasErrors) throw invalid(sink.list().filter((d) => d.severity === "error"));
+    return made;
+  };
+
+  const withAttempt = (task: PlannedTask, attempt: number): PlannedTask => {
+    const intent = state.intents.get(task.id);
+    if (intent === undefined) throw new Error(`task ${task.id} was not made by this manifest`);
+    const hash = requestHash(intent, task.take, attempt);
+    const id = taskId(spec.name, task.job, hash);
+    state.intents.set(id, intent);
+    if (task.kind === "video") {
+      return { ...task, id, requestHash: hash, attempt, request: { ...task.request, options: { ...task.request.options, external_task_id: id } } };
+    }
+    return { ...task, id, requestHash: hash, attempt, request: { ...task.request, external_task_id: id } };
+  };
+
+  const tasksByJob = new Map<string, PlannedTask[]>();
+  for (const t of args.tasks) {
+    const list = tasksByJob.get(t.job);
+    if (list) list.push(t);
+    else tasksByJob.set(t.job, [t]);
+  }
+
+  const outputsPerTask = (job: JobSpec): number => {
+    if (job.kind === "video") return 1;
+    const lit = (wire: string) => job.fields.get(wire)?.literal;
+    if ((lit("result_type") ?? "single") === "series") {
+      const amount = lit("series_amount") ?? 4;
+      return typeof amount === "number" ? amount : 4;
+    }
+    const n = lit("n") ?? 1;
+    return typeof n === "number" ? n : 1;
+  };
+  const expectedTaskCount = (job: JobSpec, counts?: ReadonlyMap<string, number>): number => {
+    const combos = expandMatrix(job.axes, job.include, job.exclude).length * job.take;
+    if (!job.forEach) return combos;
+    const up = jobSpec(job.forEach.job);
+    if (!up.forEach) {
+      const upTasks = (tasksByJob.get(up.id) ?? []).filter((t) => t.attempt === 1);
+      if (job.forEach.mode === "tasks") return upTasks.length * combos;
+      let outputs = 0;
+      for (const t of upTasks) outputs += counts?.get(t.id) ?? t.slots;
+      return outputs * combos;
+    }
+    const upCount = expectedTaskCount(up);
+    return (job.forEach.mode === "tasks" ? upCount : upCount * outputsPerTask(up)) * combos;
+  };
+  const expectedDownstreamCount: LoadedManifest["expectedDownstreamCount"] = (jobId, counts) => {
+    const map = counts === undefined ? undefined : counts instanceof Map ? counts : new Map(Object.entries(counts));
+    return expectedTaskCount(jobSpec(jobId), map as ReadonlyMap<string, number> | undefined);
+  };
+
+  return {
+    file: args.absolute,
+    dir: args.dir,
+    name: spec.name,
+    outputsDir: resolve(args.dir, spec.outputs),
+    lockfilePath: lockfilePathFor(args.absolute),
+    concurrency: spec.concurrency,
+    ...(spec.budget ? { budget: spec.budget } : {}),
+    ...(spec.prices ? { prices: spec.prices } : {}),
+    jobs,
+    tasks: args.tasks,
+    warnings: args.warnings,
+    expandDownstream,
+    withAttempt,
+    expectedDownstreamCount,
+  };
+};

@@ -1,0 +1,70 @@
+// Reads the rows of a matrix axis from a data file beside the manifest (CSV, JSON,
+// JSONL or YAML). Every problem points into the data file itself, at the line of the
+// bad row.
+
+import { readFileSync } from "node:fs";
+import { isSeq } from "yaml";
+import type { Diagnostic } from "./Diagnostic.js";
+import { parseCsv } from "./parseCsv.js";
+import { SourceFile } from "./SourceFile.js";
+import { parseYaml } from "./YamlDocument.js";
+
+export interface DataRows {
+  readonly source: SourceFile;
+  readonly rows: unknown[];
+  /** 1-based line of each row in the data file. */
+  readonly lines: number[];
+}
+
+/** Largest data file read (a guard, far above any real catalogue). */
+const MAX_BYTES = 256 * 1024 * 1024;
+
+export const readDataFile = (
+  absolute: string,
+  display: string,
+): { ok: true; data: DataRows } | { ok: false; diagnostics: Diagnostic[]; reason?: string } => {
+  let text: string;
+  try {
+    const bytes = readFileSync(absolute);
+    if (bytes.length > MAX_BYTES) return { ok: false, diagnostics: [], reason: `is larger than ${MAX_BYTES >> 20} MB` };
+    text = bytes.toString("utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === "ENOENT" ? "does not exist" : code === "EISDIR" ? "is a folder, not a file" : `cannot be read (${code ?? (error as Error).message})`;
+    return { ok: false, diagnostics: [], reason };
+  }
+  const source = new SourceFile(display, text);
+  const lower = absolute.toLowerCase();
+  if (lower.endsWith(".csv")) {
+    const parsed = parseCsv(text);
+    if (Array.isArray(parsed)) return { ok: false, diagnostics: parsed.map((p) => source.atLine(p.line, p.col, p.message)) };
+    return { ok: true, data: { source, rows: parsed.rows, lines: parsed.lines } };
+  }
+  if (lower.endsWith(".jsonl") || lower.endsWith(".ndjson")) {
+    const rows: unknown[] = [];
+    const lines: number[] = [];
+    const diagnostics: Diagnostic[] = [];
+    const all = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).split("\n");
+    all.forEach((raw, i) => {
+      const l = raw.replace(/\r$/, "");
+      if (l.trim() === "") return;
+      try {
+        rows.push(JSON.parse(l));
+        lines.push(i + 1);
+      } catch (error) {
+        diagnostics.push(source.atLine(i + 1, 1, `not valid JSON: ${(error as Error).message.replace(/ in JSON at position \d+.*$/s, "")}`));
+      }
+    });
+    return diagnostics.length ? { ok: false, diagnostics } : { ok: true, data: { source, rows, lines } };
+  }
+  // JSON is a subset of YAML, and the YAML reader keeps positions: one reader for both.
+  const parsed = parseYaml(source);
+  if (parsed.diagnostics.some((d) => d.severity === "error")) return { ok: false, diagnostics: parsed.diagnostics };
+  const contents = parsed.doc.contents;
+  if (!isSeq(contents) || !Array.isArray(parsed.value)) {
+    return { ok: false, diagnostics: [source.at(0, "expected a list of rows at the top of the file")] };
+  }
+  const lines = contents.items.map((item) => source.position((item as unknown as { range?: [number] }).range?.[0] ?? 0).line);
+  return { ok: true, data: { source, rows: parsed.value as unknown[], lines } };
+};

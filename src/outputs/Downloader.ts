@@ -1,0 +1,249 @@
+// Fetches a finished task's results into outputs/<task dir>/: each file is streamed to a
+// temp file beside its target while hashed and counted, checked against Content-Length,
+// fsynced and renamed into place, so a file under its final name is always complete.
+// An expired or refused link (403/410/404) is refreshed by querying the task again; a
+// truncated or failed transfer is retried. Files already present with the recorded
+// size are not fetched again.
+
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { Context, Data, Effect, Layer, Schedule } from "effect";
+import type { ApiError } from "../api/ApiError.js";
+import { classify } from "../api/classify.js";
+import { OmniClient, type OmniClientService } from "../api/OmniClient.js";
+import { RunPolicy, type Policy } from "../engine/Policy.js";
+import { outputKey, type RemoteOutput } from "../engine/TaskView.js";
+import type { LockOutput } from "../state/LockFile.js";
+import { extensionFor, fileNameFor, relativePath, resolveInside, UnsafeOutputPath } from "./OutputPaths.js";
+
+/** A task's results could not all be fetched; the task stays `succeeded` and is tried again. */
+export class DownloadFailed extends Data.TaggedError("DownloadFailed")<{
+  readonly message: string;
+}> {}
+
+export interface FetchRequest {
+  /** The task's results folder, relative to the outputs folder. */
+  readonly dir: string;
+  /** What the service offers now (fresh links). */
+  readonly outputs: readonly RemoteOutput[];
+  /** What the lockfile already records (files present are kept). */
+  readonly previous: readonly LockOutput[];
+  /** Queries the task again for fresh links. */
+  readonly refresh: Effect.Effect<readonly RemoteOutput[], ApiError>;
+}
+
+export interface FetchResult {
+  readonly outputs: LockOutput[];
+  /** The links last used (fresh), for downstream requests. */
+  readonly urls: readonly RemoteOutput[];
+}
+
+export interface DownloaderService {
+  readonly fetchAll: (request: FetchRequest) => Effect.Effect<FetchResult, DownloadFailed>;
+  /** True when every recorded file is on disk with its recorded size (cheap: no hashing). */
+  readonly verify: (outputs: readonly LockOutput[]) => Effect.Effect<boolean>;
+  /** Absolute path of a lockfile-relative output path. */
+  readonly absolutePath: (rel: string) => string;
+}
+
+/** Why one attempt at one file failed, and what to do about it. */
+class Attempt extends Data.TaggedError("Attempt")<{
+  readonly message: string;
+  /** Query the task for a fresh link before the next attempt. */
+  readonly refresh: boolean;
+  /** No attempt can succeed (the result is gone, the path is unsafe). */
+  readonly fatal: boolean;
+}> {}
+
+const sizeOf = (path: string): Promise<number | undefined> =>
+  stat(path).then(
+    (s) => (s.isFile() ? s.size : undefined),
+    () => undefined,
+  );
+
+const fsyncDir = async (dir: string): Promise<void> => {
+  const handle = await open(dir, "r").catch(() => undefined);
+  if (!handle) return;
+  try {
+    await handle.sync();
+  } catch {
+    // some file systems refuse fsync on directories; the rename is still atomic
+  } finally {
+    await handle.close();
+  }
+};
+
+const attemptFromApi = (error: ApiError): Attempt => {
+  if (error._tag === "ServiceError" && (error.httpStatus === 403 || error.httpStatus === 410 || error.httpStatus === 401)) {
+    return new Attempt({ message: `${error.message} (link expired or refused; asking for a fresh one)`, refresh: true, fatal: false });
+  }
+  if (error._tag === "ServiceError" && error.httpStatus === 404) {
+    return new Attempt({ message: `${error.message} (the result is no longer at the service?)`, refresh: true, fatal: false });
+  }
+  const kind = classify(error);
+  return new Attempt({ message: error.message, refresh: false, fatal: kind === "refused" });
+};
+
+const make = (outputsDir: string, client: OmniClientService, policy: Policy): DownloaderService => {
+  const absolutePath = (rel: string) => resolveInside(outputsDir, rel);
+  // One bound for the whole run, not per task: many tasks finish at once.
+  const transfers = Effect.unsafeMakeSemaphore(policy.downloadConcurrency);
+
+  /** One transfer into place: temp file, hash while writing, length check, fsync, rename. */
+  const transfer = (ref: RemoteOutput, dir: string, url: string): Effect.Effect<LockOutput, Attempt> =>
+    Effect.flatMap(
+      Effect.mapError(client.download(url), attemptFromApi),
+      (response) =>
+        Effect.tryPromise({
+          try: async (signal) => {
+            const name = fileNameFor(ref, extensionFor(ref, url, response.headers["content-type"]));
+            const rel = relativePath(dir, name);
+            const target = absolutePath(rel);
+            await mkdir(dirname(target), { recursive: true });
+            const temp = join(dirname(target), `.${name}.${process.pid}.${randomBytes(4).toString("hex")}.part`);
+            const hash = createHash("sha256");
+            let bytes = 0;
+            const handle = await open(temp, "w");
+            try {
+              for await (const chunk of response.body) {
+                if (signal.aborted) throw new Error("interrupted");
+                const data = chunk as Buffer;
+                hash.update(data);
+                bytes += data.byteLength;
+                await handle.write(data);
+              }
+              if (response.contentLength !== undefined && bytes !== response.contentLength) {
+                throw new Attempt({
+                  message: `truncated download: ${bytes} of ${response.contentLength} bytes`,
+                  refresh: false,
+                  fatal: false,
+                });
+              }
+              await handle.sync();
+            } catch (error) {
+              response.body.destroy();
+              await handle.close().catch(() => undefined);
+              await unlink(temp).catch(() => undefined);
+              throw error;
+            }
+            await handle.close();
+            await rename(temp, target);
+            await fsyncDir(dirname(target));
+            return {
+              type: ref.type,
+              index: ref.index,
+              variant: ref.variant,
+              path: rel,
+              size: bytes,
+              sha256: hash.digest("hex"),
+              ...(ref.remote_id !== undefined ? { remote_id: ref.remote_id } : {}),
+              ...(ref.group_id !== undefined ? { group_id: ref.group_id } : {}),
+            } satisfies LockOutput;
+          },
+          catch: (error) =>
+            error instanceof Attempt
+              ? error
+              : error instanceof UnsafeOutputPath
+                ? new Attempt({ message: error.message, refresh: false, fatal: true })
+                : new Attempt({ message: `download failed: ${(error as Error)?.message ?? String(error)}`, refresh: false, fatal: false }),
+        }),
+    );
+
+  /** One file, with retries; `links` is shared by the task's files so one refresh serves all. */
+  const fetchOne = (
+    ref: RemoteOutput,
+    request: FetchRequest,
+    links: { current: readonly RemoteOutput[] },
+  ): Effect.Effect<LockOutput, DownloadFailed> => {
+    const key = outputKey(ref);
+    let needsRefresh = false;
+    const attempt = Effect.suspend(() => {
+      const refreshed = needsRefresh
+        ? Effect.map(
+            Effect.mapError(request.refresh, attemptFromApi),
+            (fresh) => {
+              needsRefresh = false;
+              if (fresh.length > 0) links.current = fresh;
+              return fresh;
+            },
+          )
+        : Effect.succeed(links.current);
+      return Effect.flatMap(refreshed, (current) => {
+        const url = current.find((o) => outputKey(o) === key)?.url ?? ref.url;
+        if (url === undefined) {
+          return Effect.fail(new Attempt({ message: "the service no longer lists this result", refresh: false, fatal: true }));
+        }
+        return transfers.withPermits(1)(transfer(ref, request.dir, url));
+      });
+    }).pipe(Effect.tapError((e) => Effect.sync(() => (needsRefresh = e.refresh))));
+    return attempt.pipe(
+      Effect.retry(policy.downloadRetry.pipe(Schedule.whileInput((e: Attempt) => !e.fatal))),
+      Effect.mapError((e) => new DownloadFailed({ message: `${request.dir}: ${e.message}` })),
+    );
+  };
+
+  /** A recorded file still on disk with its recorded size: keep it, fetch nothing. */
+  const kept = (ref: RemoteOutput, previous: readonly LockOutput[]): Effect.Effect<LockOutput | undefined> =>
+    Effect.promise(async () => {
+      const old = previous.find((p) => outputKey(p) === outputKey(ref));
+      if (!old?.path || old.sha256 === undefined || old.size === undefined) return undefined;
+      let path: string;
+      try {
+        path = absolutePath(old.path);
+      } catch {
+        return undefined;
+      }
+      return (await sizeOf(path)) === old.size ? old : undefined;
+    });
+
+  const fetchAll = (request: FetchRequest): Effect.Effect<FetchResult, DownloadFailed> =>
+    Effect.gen(function* () {
+      const links = { current: request.outputs };
+      const outputs = yield* Effect.forEach(
+        request.outputs,
+        (ref) => {
+          if (ref.variant === "meta" || ref.url === undefined) {
+            return Effect.succeed<LockOutput>({
+              type: ref.type,
+              index: ref.index,
+              variant: ref.variant,
+              ...(ref.remote_id !== undefined ? { remote_id: ref.remote_id } : {}),
+              ...(ref.meta !== undefined ? { meta: ref.meta } : {}),
+            });
+          }
+          return Effect.flatMap(kept(ref, request.previous), (old) => (old ? Effect.succeed(old) : fetchOne(ref, request, links)));
+        },
+        { concurrency: policy.downloadConcurrency },
+      );
+      return { outputs, urls: links.current };
+    });
+
+  const verify = (outputs: readonly LockOutput[]) =>
+    Effect.promise(async () => {
+      for (const o of outputs) {
+        if (o.path === undefined) continue;
+        let path: string;
+        try {
+          path = absolutePath(o.path);
+        } catch {
+          return false;
+        }
+        if ((await sizeOf(path)) !== o.size) return false;
+      }
+      return true;
+    });
+
+  return { fetchAll, verify, absolutePath };
+};
+
+export class Downloader extends Context.Tag("omnibatch/Downloader")<Downloader, DownloaderService>() {
+  /** Downloads into `outputsDir` with the client and policy of the run. */
+  static readonly layer = (outputsDir: string): Layer.Layer<Downloader, never, OmniClient | RunPolicy> =>
+    Layer.effect(
+      Downloader,
+      Effect.map(Effect.all([OmniClient, RunPolicy]), ([client, policy]) => make(outputsDir, client, policy)),
+    );
+
+  static readonly make = make;
+}

@@ -1,0 +1,72 @@
+// Where a task's result files go, and the one check that keeps every write inside the
+// outputs folder whatever a manifest or the service says. Pure path arithmetic.
+
+import { isAbsolute, posix, relative, resolve, sep } from "node:path";
+
+export interface OutputRef {
+  readonly type: "video" | "image" | "audio" | "voice" | "element";
+  readonly index: number;
+  readonly variant: "main" | "watermark" | "mp3" | "wav" | "meta";
+}
+
+const knownExtensions = new Set(["png", "jpg", "jpeg", "webp", "gif", "mp4", "mov", "webm", "mp3", "wav", "m4a"]);
+
+const byContentType: Readonly<Record<string, string>> = {
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/webp": "webp",
+  "image/gif": "gif",
+  "video/mp4": "mp4",
+  "video/quicktime": "mov",
+  "video/webm": "webm",
+  "audio/mpeg": "mp3",
+  "audio/mp3": "mp3",
+  "audio/wav": "wav",
+  "audio/x-wav": "wav",
+  "audio/wave": "wav",
+};
+
+const fallback = (o: OutputRef): string =>
+  o.variant === "mp3" ? "mp3" : o.variant === "wav" ? "wav" : o.type === "video" ? "mp4" : o.type === "image" ? "png" : "bin";
+
+/** The file extension: the link's own, else the Content-Type's, else what the item type implies. */
+export const extensionFor = (o: OutputRef, url: string, contentType: string | undefined): string => {
+  try {
+    const match = /\.([A-Za-z0-9]{2,5})$/.exec(new URL(url).pathname);
+    const ext = match?.[1]?.toLowerCase();
+    if (ext && knownExtensions.has(ext)) return ext;
+  } catch {
+    // not a URL: fall through
+  }
+  const type = contentType?.split(";")[0]?.trim().toLowerCase();
+  return (type && byContentType[type]) ?? fallback(o);
+};
+
+/** `video-1.mp4`, `video-1.watermark.mp4`, `image-3.png`, `audio-1.wav`: 1-based, stable. */
+export const fileNameFor = (o: OutputRef, ext: string): string =>
+  `${o.type}-${o.index + 1}${o.variant === "watermark" ? ".watermark" : ""}.${ext}`;
+
+/** Thrown (as a value) when a path would leave the outputs folder. */
+export class UnsafeOutputPath extends Error {
+  readonly _tag = "UnsafeOutputPath";
+}
+
+/**
+ * The absolute path of `rel` (a `/`-separated path relative to the outputs folder),
+ * refusing anything that would resolve outside it (`..`, absolute paths, drive letters).
+ */
+export const resolveInside = (outputsDir: string, rel: string): string => {
+  const root = resolve(outputsDir);
+  if (rel.includes("\0") || isAbsolute(rel) || /^[A-Za-z]:/.test(rel)) {
+    throw new UnsafeOutputPath(`refusing to write outside the outputs folder: ${JSON.stringify(rel)}`);
+  }
+  const target = resolve(root, ...rel.split("/"));
+  const back = relative(root, target);
+  if (back === "" || back.startsWith("..") || isAbsolute(back) || back.split(sep).includes("..")) {
+    throw new UnsafeOutputPath(`refusing to write outside the outputs folder: ${JSON.stringify(rel)}`);
+  }
+  return target;
+};
+
+/** The lockfile's form of a file's place: relative to the outputs folder, `/` separators. */
+export const relativePath = (dir: string, name: string): string => posix.join(dir.split(sep).join("/"), name);

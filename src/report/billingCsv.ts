@@ -1,0 +1,42 @@
+// billing.csv: one row per billing entry of each task (a task without entries gets one
+// row with empty charge columns, so every task appears), RFC 4180 quoting.
+
+import type { LockFile } from "../state/LockFile.js";
+
+const COLUMNS = [
+  "external_task_id",
+  "job",
+  "state",
+  "task_id",
+  "charge_type",
+  "cash_type",
+  "currency",
+  "package_type",
+  "amount",
+  "list_price",
+  "vars",
+] as const;
+
+/** A CSV field: quoted when it holds a comma, quote or line break; quotes doubled. */
+export const csvField = (value: string | number | undefined): string => {
+  const text = value === undefined ? "" : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+};
+
+export const formatBillingCsv = (lock: LockFile): string => {
+  const rows: string[] = [COLUMNS.join(",")];
+  for (const id of Object.keys(lock.tasks).sort()) {
+    const task = lock.tasks[id]!;
+    const base = [id, task.job, task.state, task.task_id];
+    const vars = JSON.stringify(task.vars);
+    const entries = task.billing.length > 0 ? task.billing : [undefined];
+    for (const e of entries) {
+      rows.push(
+        [...base, e?.charge_type, e?.cash_type, e?.currency, e?.package_type, e?.amount, e?.list_price, vars]
+          .map(csvField)
+          .join(","),
+      );
+    }
+  }
+  return `${rows.join("\r\n")}\r\n`;
+};

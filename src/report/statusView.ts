@@ -1,0 +1,141 @@
+// The lockfile's view for `omnibatch status`: counts per job and state, what is in flight
+// and for how long, what failed and why, what is about to be deleted at the service, what
+// was spent, and whether a run holds the lock. Pure data in, data and text out.
+
+import type { LockFile, TaskState } from "../state/LockFile.js";
+import type { RunLockStatus } from "../state/RunLock.js";
+import { chargesLabel } from "./billingMarkdown.js";
+import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
+import { type Charges, summarizeBilling, TASK_STATES } from "./summarizeBilling.js";
+
+export interface StatusView {
+  readonly name: string;
+  readonly lockfile: string;
+  readonly outputs: string;
+  readonly tasks: number;
+  readonly states: Readonly<Record<TaskState, number>>;
+  readonly jobs: readonly { job: string; tasks: number; states: Readonly<Record<TaskState, number>> }[];
+  /** Oldest first. age_ms counts from the create (or the last change when not sent yet). */
+  readonly in_flight: readonly { id: string; job: string; state: TaskState; task_id?: string; age_ms: number }[];
+  readonly failed: readonly { id: string; job: string; state: TaskState; code?: number; reason: string }[];
+  readonly nearing_deletion: readonly { id: string; job: string; deletes_at: string }[];
+  readonly spent: Charges;
+  readonly run: { pid?: number; host?: string; started?: string; heartbeat: string; stale: boolean } | null;
+}
+
+const IN_FLIGHT = new Set<TaskState>(["submitting", "submitted", "processing", "succeeded"]);
+
+export const statusView = (
+  lock: LockFile,
+  where: { lockfile: string; outputs: string },
+  runLock: RunLockStatus | undefined,
+  now: number,
+): StatusView => {
+  const billing = summarizeBilling(lock);
+  const ids = Object.keys(lock.tasks).sort();
+  const in_flight = ids
+    .filter((id) => IN_FLIGHT.has(lock.tasks[id]!.state))
+    .map((id) => {
+      const t = lock.tasks[id]!;
+      return {
+        id,
+        job: t.job,
+        state: t.state,
+        ...(t.task_id !== undefined ? { task_id: t.task_id } : {}),
+        age_ms: Math.max(0, now - (t.created_at ?? t.submitted_at ?? t.updated_at)),
+      };
+    })
+    .sort((a, b) => b.age_ms - a.age_ms || (a.id < b.id ? -1 : 1));
+  return {
+    name: lock.name,
+    lockfile: where.lockfile,
+    outputs: where.outputs,
+    tasks: billing.tasks,
+    states: billing.states,
+    jobs: billing.jobs.map((j) => ({ job: j.job, tasks: j.tasks, states: j.states })),
+    in_flight,
+    failed: billing.failed.map((f) => ({ id: f.id, job: f.job, state: f.state, ...(f.code !== undefined ? { code: f.code } : {}), reason: f.reason })),
+    nearing_deletion: ids
+      .filter((id) => nearingDeletion(lock.tasks[id]!, now))
+      .map((id) => ({ id, job: lock.tasks[id]!.job, deletes_at: new Date(deletionTime(lock.tasks[id]!)!).toISOString() })),
+    spent: { cash: billing.cash, units: billing.units },
+    run: runLock
+      ? {
+          ...(runLock.holder
+            ? { pid: runLock.holder.pid, host: runLock.holder.host, started: new Date(runLock.holder.started).toISOString() }
+            : {}),
+          heartbeat: new Date(runLock.heartbeat).toISOString(),
+          stale: runLock.stale,
+        }
+      : null,
+  };
+};
+
+/** "2h 05m", "3m 07s", "12s". */
+export const formatAge = (ms: number): string => {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h ${String(m % 60).padStart(2, "0")}m`;
+  return `${Math.floor(h / 24)}d ${String(h % 24).padStart(2, "0")}h`;
+};
+
+const table = (rows: readonly (readonly string[])[]): string[] => {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ").trimEnd());
+};
+
+const LIST_LIMIT = 20;
+
+/** The status as text for a terminal or a CI log. `manifest` is how the user named it. */
+export const formatStatus = (view: StatusView, manifest: string, now: number): string => {
+  const out: string[] = [`${view.name}: ${view.tasks} task${view.tasks === 1 ? "" : "s"} in ${view.lockfile}`];
+  if (view.run === null) out.push("No run in progress.");
+  else {
+    const who = view.run.pid !== undefined ? `pid ${view.run.pid} on ${view.run.host}, since ${view.run.started}` : "a run that is starting";
+    const beat = formatAge(Math.max(0, now - Date.parse(view.run.heartbeat)));
+    out.push(
+      view.run.stale
+        ? `A stale run lock is left by a stopped run (${who}; last heartbeat ${beat} ago): the next run takes it over.`
+        : `A run is in progress (${who}; last heartbeat ${beat} ago).`,
+    );
+  }
+  out.push("");
+  const inFlight = (s: Readonly<Record<TaskState, number>>) => s.submitting + s.submitted + s.processing + s.succeeded;
+  const rows: string[][] = [["job", "tasks", "downloaded", "in flight", "queued", "failed"]];
+  for (const j of view.jobs) {
+    rows.push([j.job, String(j.tasks), String(j.states.downloaded), String(inFlight(j.states)), String(j.states.planned), String(j.states.failed + j.states.rejected)]);
+  }
+  const s = view.states;
+  rows.push(["total", String(view.tasks), String(s.downloaded), String(inFlight(s)), String(s.planned), String(s.failed + s.rejected)]);
+  out.push(...table(rows));
+  const detail = TASK_STATES.filter((st) => s[st] > 0).map((st) => `${s[st]} ${st}`);
+  if (detail.length > 0) out.push(`(${detail.join(", ")})`);
+
+  if (view.in_flight.length > 0) {
+    out.push("", `In flight (${view.in_flight.length}), oldest first:`);
+    for (const t of view.in_flight.slice(0, LIST_LIMIT)) {
+      out.push(`  ${t.id}  ${t.state}${t.task_id ? `  ${t.task_id}` : ""}  ${formatAge(t.age_ms)}`);
+    }
+    if (view.in_flight.length > LIST_LIMIT) out.push(`  ... and ${view.in_flight.length - LIST_LIMIT} more (--json lists all)`);
+  }
+  if (view.failed.length > 0) {
+    out.push("", `Failed (${view.failed.length}):`);
+    for (const f of view.failed.slice(0, LIST_LIMIT)) {
+      out.push(`  ${f.id}  ${f.state}${f.code !== undefined ? ` ${f.code}` : ""}: ${f.reason.replace(/\s*\n\s*/g, " ")}`);
+    }
+    if (view.failed.length > LIST_LIMIT) out.push(`  ... and ${view.failed.length - LIST_LIMIT} more (--json lists all)`);
+  }
+  if (view.nearing_deletion.length > 0) {
+    out.push(
+      "",
+      `WARNING: ${view.nearing_deletion.length} result(s) not downloaded yet are deleted at the service within days. Run 'omnibatch run ${manifest}' now:`,
+    );
+    for (const d of view.nearing_deletion.slice(0, LIST_LIMIT)) out.push(`  ${d.id}  deleted at ${d.deletes_at}`);
+    if (view.nearing_deletion.length > LIST_LIMIT) out.push(`  ... and ${view.nearing_deletion.length - LIST_LIMIT} more`);
+  }
+  out.push("", `Spent: ${chargesLabel(view.spent)}`, `Outputs: ${view.outputs}`);
+  return `${out.join("\n")}\n`;
+};

@@ -1,0 +1,20 @@
+// What the rules need to know beyond the request body: the service's name (part of
+// model identifiers) and the element library. Both are optional so preflight can run
+// the structural rules without knowing the account's elements.
+
+export interface ElementInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly element_type: "multi_image_elements" | "video_character_elements";
+}
+
+export interface RuleContext {
+  /** The service's own name, `svc` in the spec; used in model names. Default "svc". */
+  readonly service?: string;
+  /**
+   * Looks an element up by its id. When absent, element existence, type and name rules
+   * are skipped (the caller cannot know the library); when present, an unknown id is a
+   * 1203 violation.
+   */
+  readonly elements?: (id: string) => ElementInfo | undefined;
+}

@@ -1,0 +1,343 @@
+// The lockfile store the engine writes through: the whole lockfile in memory, every
+// change made durable by appending the changed task records to a journal (group commit:
+// many puts, one write, one fsync), and the full file rewritten atomically only when the
+// journal has grown past the file's size and at close. So the bytes written stay
+// proportional to the changes, and a kill at any moment leaves a valid lockfile that
+// holds every flushed change. One run at a time per lockfile (RunLock).
+
+import { type FileHandle, open, readFile, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
+import { Context, Effect, Fiber, Layer, Queue, type Scope } from "effect";
+import { type LockFile, type LockTask, LOCKFILE_VERSION } from "./LockFile.js";
+import { LockfileBusy, LockfileInvalid, LockfileWriteError } from "./LockfileError.js";
+import { encodeJournalHeader, encodeJournalRecord, journalPathOf } from "./LockJournal.js";
+import { loadLockState, sha256Hex } from "./readLockFile.js";
+import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
+import { sameJson } from "./sameJson.js";
+import { stableJson } from "./stableJson.js";
+import { fsyncDir, removeStaleTempFiles, writeFileAtomic } from "./writeFileAtomic.js";
+
+export interface LockStoreStats {
+  /** Bytes written to the lockfile and its journal since the store opened. */
+  readonly bytesWritten: number;
+  /** Write calls (journal appends and full-file writes). */
+  readonly writes: number;
+  readonly fsyncs: number;
+  /** Full-file rewrites. */
+  readonly compactions: number;
+}
+
+export interface LockStoreOptions extends RunLockOptions {
+  /** Puts are made durable at most this long after they happen, even without flush. Default 200 ms. */
+  readonly coalesceMs?: number;
+  /** The journal is folded into the file once larger than max(file size, this). Default 64 KiB. */
+  readonly minCompactBytes?: number;
+}
+
+export interface LockStoreService {
+  /** The lockfile's path. */
+  readonly path: string;
+  readonly get: (id: string) => Effect.Effect<LockTask | undefined>;
+  /** A snapshot of every task (a copy: later puts do not change it). */
+  readonly all: Effect.Effect<ReadonlyMap<string, LockTask>>;
+  /** The whole lockfile as data, as it would be written now. */
+  readonly snapshot: Effect.Effect<LockFile>;
+  /** Records a task in memory and queues it for the next durable write (within coalesceMs). */
+  readonly put: (id: string, task: LockTask) => Effect.Effect<void>;
+  /** Replaces a task by f(current); no-op returning undefined when the id is unknown. */
+  readonly update: (id: string, f: (task: LockTask) => LockTask) => Effect.Effect<LockTask | undefined>;
+  /** Makes every put so far durable now (one append, one fsync for all of them). */
+  readonly flush: Effect.Effect<void, LockfileWriteError>;
+  /** Writes the full lockfile atomically and drops the journal. */
+  readonly compact: Effect.Effect<void, LockfileWriteError>;
+  readonly stats: Effect.Effect<LockStoreStats>;
+}
+
+interface Disk {
+  /** Appends journal lines and fsyncs; a new journal starts with its header. */
+  readonly append: (text: string) => Promise<void>;
+  readonly writeFull: (text: string) => Promise<void>;
+  /** Infinity when the journal must not be appended to (it could not be removed after a full write). */
+  readonly journalBytes: () => number;
+  readonly fileBytes: () => number;
+  readonly fileExists: () => boolean;
+  readonly stats: () => LockStoreStats;
+  readonly close: () => Promise<void>;
+}
+
+const liveDisk = (
+  path: string,
+  manifestName: string,
+  loaded: { file: { sha256?: string; bytes: number } | undefined; journalBytes: number },
+): Disk => {
+  const journalPath = journalPathOf(path);
+  let journal: FileHandle | undefined;
+  let file = loaded.file;
+  // A journal left by a killed run may end in a torn line: never append after it; the
+  // store folds it into the file first (Infinity forces that).
+  let journalSize = loaded.journalBytes > 0 ? Number.POSITIVE_INFINITY : 0;
+  let counters = { bytesWritten: 0, writes: 0, fsyncs: 0, compactions: 0 };
+  const closeJournal = async () => {
+    const handle = journal;
+    journal = undefined;
+    await handle?.close();
+  };
+  return {
+    append: async (text) => {
+      if (file === undefined || !Number.isFinite(journalSize)) throw new Error("the journal needs a full write first");
+      const fresh = journalSize === 0;
+      // The file is hashed only when a run first changes something (a run with nothing
+      // to do never pays for it); under the run lock it is still the file we loaded.
+      if (fresh && file.sha256 === undefined) file = { ...file, sha256: sha256Hex(await readFile(path)) };
+      if (!journal) journal = await open(journalPath, "a");
+      const data = Buffer.from(fresh ? encodeJournalHeader(manifestName, file.sha256!) + text : text, "utf8");
+      await journal.write(data);
+      await journal.sync();
+      if (fresh) await fsyncDir(dirname(path)); // the new journal's folder entry must survive too
+      journalSize += data.byteLength;
+      counters = {
+        ...counters,
+        bytesWritten: counters.bytesWritten + data.byteLength,
+        writes: counters.writes + 1,
+        fsyncs: counters.fsyncs + (fresh ? 2 : 1),
+      };
+    },
+    writeFull: async (text) => {
+      const bytes = Buffer.from(text, "utf8");
+      await writeFileAtomic(path, bytes);
+      // From here the file holds everything; the journal (naming the old file) is obsolete,
+      // and is skipped on load even if removing it fails or is cut short.
+      file = { sha256: sha256Hex(bytes), bytes: bytes.byteLength };
+      counters = {
+        bytesWritten: counters.bytesWritten + bytes.byteLength,
+        writes: counters.writes + 1,
+        fsyncs: counters.fsyncs + 2,
+        compactions: counters.compactions + 1,
+      };
+      if (journalSize > 0 || journal) {
+        journalSize = Number.POSITIVE_INFINITY;
+        await closeJournal();
+        await unlink(journalPath).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== "ENOENT") throw error;
+        });
+        await fsyncDir(dirname(path));
+        journalSize = 0;
+        counters = { ...counters, fsyncs: counters.fsyncs + 1 };
+      }
+    },
+    journalBytes: () => journalSize,
+    fileBytes: () => file?.bytes ?? 0,
+    fileExists: () => file !== undefined,
+    stats: () => counters,
+    close: closeJournal,
+  };
+};
+
+const memoryDisk = (): Disk => {
+  let counters = { bytesWritten: 0, writes: 0, fsyncs: 0, compactions: 0 };
+  return {
+    append: async (text) => {
+      counters = { ...counters, bytesWritten: counters.bytesWritten + Buffer.byteLength(text), writes: counters.writes + 1 };
+    },
+    writeFull: async (text) => {
+      counters = {
+        ...counters,
+        bytesWritten: counters.bytesWritten + Buffer.byteLength(text),
+        writes: counters.writes + 1,
+        compactions: counters.compactions + 1,
+      };
+    },
+    journalBytes: () => 0,
+    fileBytes: () => Number.MAX_SAFE_INTEGER,
+    fileExists: () => true,
+    stats: () => counters,
+    close: async () => undefined,
+  };
+};
+
+/** The store over an in-memory map and a Disk; shared by the live and the memory layers. */
+const makeService = (
+  path: string,
+  manifestName: string,
+  initial: LockFile | undefined,
+  disk: Disk,
+  options: LockStoreOptions,
+  lockLost: () => boolean,
+): Effect.Effect<LockStoreService, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const tasks = new Map<string, LockTask>(Object.entries(initial?.tasks ?? {}));
+    // Changed since the last durable write; last put per id wins, so a task changed
+    // three times between flushes is written once.
+    let pending = new Map<string, LockTask>();
+    // The file on disk differs from `tasks` (beyond the journal): compact at close.
+    let dirty = initial === undefined || initial.name !== manifestName;
+    const writeLock = yield* Effect.makeSemaphore(1);
+    const wake = yield* Queue.sliding<void>(1);
+    const minCompact = options.minCompactBytes ?? 64 * 1024;
+
+    const toLockFile = (): LockFile => ({
+      lockfile_version: LOCKFILE_VERSION,
+      name: manifestName,
+      tasks: Object.fromEntries(tasks),
+    });
+
+    const failure = (what: string) => (cause: unknown) =>
+      new LockfileWriteError({
+        path,
+        cause,
+        message: `cannot ${what} ${path}: ${(cause as Error)?.message ?? String(cause)}. Flushed changes are safe; fix the cause and run again.`,
+      });
+
+    const guardLock = Effect.suspend(() =>
+      lockLost()
+        ? Effect.fail(
+            new LockfileWriteError({
+              path,
+              cause: undefined,
+              message: `the run lock of ${path} was taken over by another run (this run stalled past the stale limit); stopping writes so the two runs do not overwrite each other.`,
+            }),
+          )
+        : Effect.void,
+    );
+
+    const compactNow = Effect.suspend(() => {
+      const text = stableJson(toLockFile());
+      const batch = pending;
+      pending = new Map();
+      return Effect.tryPromise({ try: () => disk.writeFull(text), catch: failure("write") }).pipe(
+        Effect.tap(() => Effect.sync(() => (dirty = false))),
+        Effect.tapError(() => Effect.sync(() => restore(batch))),
+      );
+    });
+
+    // After a failed write, the batch must be written again by the next flush
+    // (unless a newer put of the same id is already waiting).
+    const restore = (batch: ReadonlyMap<string, LockTask>) => {
+      for (const [id] of batch) if (!pending.has(id)) pending.set(id, tasks.get(id)!);
+    };
+
+    const flushNow = Effect.suspend(() => {
+      if (pending.size === 0) return Effect.void;
+      if (!disk.fileExists()) return compactNow;
+      const batch = pending;
+      let text = "";
+      for (const [id, task] of batch) text += encodeJournalRecord(id, task);
+      // Amortised: folding the journal in costs one file size, paid only after the
+      // journal itself has cost as much.
+      if (disk.journalBytes() + Buffer.byteLength(text) > Math.max(disk.fileBytes(), minCompact)) return compactNow;
+      pending = new Map();
+      return Effect.tryPromise({ try: () => disk.append(text), catch: failure("append to the journal of") }).pipe(
+        Effect.tapError(() => Effect.sync(() => restore(batch))),
+      );
+    });
+
+    const flush = writeLock.withPermits(1)(Effect.zipRight(guardLock, flushNow));
+    const compact = writeLock.withPermits(1)(
+      Effect.zipRight(
+        guardLock,
+        Effect.suspend(() => (pending.size === 0 && !dirty && disk.journalBytes() === 0 ? Effect.void : compactNow)),
+      ),
+    );
+
+    const put = (id: string, task: LockTask) =>
+      Effect.sync(() => {
+        const current = tasks.get(id);
+        if (current !== undefined && sameJson(current, task)) return;
+        tasks.set(id, task);
+        pending.set(id, task);
+        Queue.unsafeOffer(wake, undefined);
+      });
+
+    // Background group commit: puts are durable within coalesceMs even if nobody flushes.
+    // A failure here is retried by the next flush, which reports it.
+    const coalesce = Effect.forever(
+      Queue.take(wake).pipe(
+        Effect.zipRight(Effect.sleep(`${options.coalesceMs ?? 200} millis`)),
+        Effect.zipRight(Effect.ignore(flush)),
+      ),
+    );
+    const coalescer = yield* Effect.forkDaemon(coalesce);
+
+    yield* Effect.addFinalizer(() =>
+      Fiber.interrupt(coalescer).pipe(
+        Effect.zipRight(compact),
+        // A finalizer cannot fail; stderr keeps stdout clean for --json.
+        Effect.catchAll((error) =>
+          Effect.sync(() =>
+            process.stderr.write(`omnibatch: ${error.message} (the journal ${journalPathOf(path)} keeps what was flushed)\n`),
+          ),
+        ),
+        Effect.zipRight(Effect.promise(() => disk.close())),
+      ),
+    );
+
+    // A journal found at open (a killed run) is folded in at once, so later appends never
+    // follow a torn line.
+    if (disk.journalBytes() > 0) yield* Effect.ignore(compact);
+
+    return {
+      path,
+      get: (id) => Effect.sync(() => tasks.get(id)),
+      all: Effect.sync(() => new Map(tasks)),
+      snapshot: Effect.sync(toLockFile),
+      put,
+      update: (id, f) =>
+        Effect.suspend(() => {
+          const current = tasks.get(id);
+          if (current === undefined) return Effect.succeed(undefined);
+          const next = f(current);
+          return Effect.as(put(id, next), next);
+        }),
+      flush,
+      compact,
+      stats: Effect.sync(disk.stats),
+    } satisfies LockStoreService;
+  });
+
+export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, LockStoreService>() {
+  /**
+   * Opens the lockfile at `path` for a run, for the scope: takes the run lock (LockfileBusy
+   * names the holder), loads file + journal (LockfileInvalid leaves them untouched), and at
+   * close writes the full file, drops the journal and releases the lock.
+   */
+  static open = (
+    path: string,
+    manifestName: string,
+    options: LockStoreOptions = {},
+  ): Effect.Effect<LockStoreService, LockfileInvalid | LockfileBusy | LockfileWriteError, Scope.Scope> =>
+    Effect.gen(function* () {
+      const lock = yield* acquireRunLock(path, options);
+      const loaded = yield* Effect.tryPromise({
+        try: async () => {
+          await removeStaleTempFiles(path);
+          return await loadLockState(path);
+        },
+        catch: (error) =>
+          error instanceof LockfileInvalid
+            ? error
+            : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
+      });
+      const disk = liveDisk(path, manifestName, loaded);
+      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.lost);
+    });
+
+  /** The live layer: LockStore.open for the layer's lifetime. */
+  static layer = (path: string, manifestName: string, options: LockStoreOptions = {}) =>
+    Layer.scoped(LockStore, LockStore.open(path, manifestName, options));
+
+  /** A store in memory only (no files, no lock), for tests of code that uses the store. */
+  static memory = (manifestName: string, initial?: LockFile) =>
+    Layer.scoped(
+      LockStore,
+      makeService(`(memory:${manifestName})`, manifestName, initial ?? { lockfile_version: LOCKFILE_VERSION, name: manifestName, tasks: {} }, memoryDisk(), {}, () => false),
+    );
+
+  /** Runs `use` with a store open on `path` and closes it after (Promise-friendly for tests and scripts). */
+  static use = <A, E>(
+    path: string,
+    manifestName: string,
+    use: (store: LockStoreService) => Effect.Effect<A, E>,
+    options: LockStoreOptions = {},
+  ): Effect.Effect<A, E | LockfileInvalid | LockfileBusy | LockfileWriteError> =>
+    Effect.scoped(Effect.flatMap(LockStore.open(path, manifestName, options), use));
+}

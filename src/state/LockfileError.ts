@@ -1,0 +1,46 @@
+// The ways reading, locking and writing a lockfile can fail, as values a person can act
+// on. LockfileInvalid and LockfileBusy end the process with exit 2 (src/cli/ExitCode.ts).
+
+import { Data } from "effect";
+
+/** The lockfile (or its journal) cannot be read or does not match the schema. The file is kept untouched. */
+export class LockfileInvalid extends Data.TaggedError("LockfileInvalid")<{
+  readonly path: string;
+  /** What is wrong, e.g. "not JSON: Unexpected token at position 12" or "/tasks/x/state: must be one of ...". */
+  readonly problem: string;
+  readonly message: string;
+}> {}
+
+/** There is no lockfile where the manifest says (nothing has run yet, or it was moved). */
+export class LockfileMissing extends Data.TaggedError("LockfileMissing")<{
+  readonly path: string;
+  readonly message: string;
+}> {}
+
+/** Another run holds the lockfile's run lock. */
+export class LockfileBusy extends Data.TaggedError("LockfileBusy")<{
+  readonly path: string;
+  readonly holder: { readonly pid: number; readonly host: string; readonly started: number } | undefined;
+  readonly message: string;
+}> {}
+
+/** Writing the lockfile or its journal failed (disk full, permissions, lock lost). */
+export class LockfileWriteError extends Data.TaggedError("LockfileWriteError")<{
+  readonly path: string;
+  readonly cause: unknown;
+  readonly message: string;
+}> {}
+
+export type LockfileError = LockfileInvalid | LockfileBusy | LockfileWriteError;
+
+/** Builds a LockfileInvalid whose message says where, what, that the file was kept, and how to recover. */
+export const lockfileInvalid = (path: string, problem: string): LockfileInvalid =>
+  new LockfileInvalid({
+    path,
+    problem,
+    message:
+      `lockfile ${path} is damaged: ${problem}.\n` +
+      `The file was kept untouched. To recover, restore it (e.g. 'git checkout -- ${path}'), ` +
+      `or move it aside ('mv ${path} ${path}.damaged'): the next run then finds the tasks it ` +
+      `already created by looking them up at the service by external_task_id, so nothing is paid twice.`,
+  });

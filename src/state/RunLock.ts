@@ -1,0 +1,174 @@
+// One run at a time per lockfile: a folder `X.lock.json.running/` made with mkdir (atomic
+// on every file system) holding an owner file {pid, host, started}, its mtime refreshed as
+// a heartbeat. A lock whose heartbeat stopped, or whose pid is dead on this host, was left
+// by a killed run and is taken over, under a second guard folder so two runs that both
+// find it stale cannot both take it.
+
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { Effect, Schedule, type Scope } from "effect";
+import { LockfileBusy, LockfileWriteError } from "./LockfileError.js";
+
+export interface RunLockHolder {
+  readonly pid: number;
+  readonly host: string;
+  /** Unix ms. */
+  readonly started: number;
+  readonly token: string;
+}
+
+export interface RunLockOptions {
+  /** A lock whose heartbeat is older than this is stale. Default 30 s. */
+  readonly staleMs?: number;
+  /** How often the holder refreshes its heartbeat. Default staleMs / 6. */
+  readonly heartbeatMs?: number;
+}
+
+export interface RunLockStatus {
+  readonly holder: RunLockHolder | undefined;
+  /** Unix ms of the last heartbeat. */
+  readonly heartbeat: number;
+  readonly stale: boolean;
+}
+
+export const runLockPathOf = (lockfilePath: string): string => `${lockfilePath}.running`;
+
+const DEFAULT_STALE_MS = 30_000;
+
+const pidAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+const readHolder = async (dir: string): Promise<RunLockHolder | undefined> => {
+  try {
+    const data = JSON.parse(await readFile(join(dir, "owner.json"), "utf8")) as RunLockHolder;
+    return typeof data.pid === "number" && typeof data.host === "string" ? data : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Who holds the run lock of `lockfilePath`, if anyone (status uses this; it changes nothing). */
+export const inspectRunLock = async (
+  lockfilePath: string,
+  options: RunLockOptions = {},
+  now: number = Date.now(),
+): Promise<RunLockStatus | undefined> => {
+  const dir = runLockPathOf(lockfilePath);
+  let mtime: number;
+  try {
+    mtime = (await stat(dir)).mtimeMs;
+  } catch {
+    return undefined;
+  }
+  const holder = await readHolder(dir);
+  const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
+  const deadHere = holder !== undefined && holder.host === hostname() && !pidAlive(holder.pid);
+  return { holder, heartbeat: mtime, stale: deadHere || now - mtime > staleMs };
+};
+
+const describeHolder = (holder: RunLockHolder | undefined): string =>
+  holder
+    ? `pid ${holder.pid} on ${holder.host}, running since ${new Date(holder.started).toISOString()}`
+    : "a run that is still starting";
+
+const busy = (lockfilePath: string, holder: RunLockHolder | undefined): LockfileBusy =>
+  new LockfileBusy({
+    path: lockfilePath,
+    holder: holder && { pid: holder.pid, host: holder.host, started: holder.started },
+    message:
+      `lockfile ${lockfilePath} is in use by another run (${describeHolder(holder)}). ` +
+      `Wait for it to finish; a lock left by a killed run is taken over automatically once its ` +
+      `heartbeat is older than 30 s (lock folder: ${runLockPathOf(lockfilePath)}).`,
+  });
+
+const mkdirOnce = async (dir: string): Promise<boolean> => {
+  try {
+    await mkdir(dir);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+};
+
+const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promise<RunLockHolder | LockfileBusy> => {
+  const dir = runLockPathOf(lockfilePath);
+  const me: RunLockHolder = { pid: process.pid, host: hostname(), started: Date.now(), token: randomBytes(8).toString("hex") };
+  const claim = async (): Promise<RunLockHolder> => {
+    await writeFile(join(dir, "owner.json"), `${JSON.stringify(me)}\n`);
+    return me;
+  };
+  if (await mkdirOnce(dir)) return claim();
+  const seen = await inspectRunLock(lockfilePath, options);
+  if (seen && !seen.stale) return busy(lockfilePath, seen.holder);
+  // Stale: take it over under a guard, re-checking inside that nobody else did first.
+  const guard = `${dir}.takeover`;
+  if (!(await mkdirOnce(guard))) {
+    const guardAge = await stat(guard).then((s) => Date.now() - s.mtimeMs, () => 0);
+    if (guardAge <= (options.staleMs ?? DEFAULT_STALE_MS)) return busy(lockfilePath, seen?.holder);
+    await rm(guard, { recursive: true, force: true });
+    if (!(await mkdirOnce(guard))) return busy(lockfilePath, seen?.holder);
+  }
+  try {
+    const again = await inspectRunLock(lockfilePath, options);
+    if (again && (!again.stale || again.holder?.token !== seen?.holder?.token)) return busy(lockfilePath, again.holder);
+    await rm(dir, { recursive: true, force: true });
+    if (!(await mkdirOnce(dir))) return busy(lockfilePath, (await inspectRunLock(lockfilePath, options))?.holder);
+    return await claim();
+  } finally {
+    await rm(guard, { recursive: true, force: true });
+  }
+};
+
+const writeError = (lockfilePath: string, what: string) => (cause: unknown) =>
+  new LockfileWriteError({
+    path: lockfilePath,
+    cause,
+    message: `cannot ${what} for ${lockfilePath}: ${(cause as Error)?.message ?? String(cause)}`,
+  });
+
+/**
+ * Holds the run lock of `lockfilePath` for the scope: fails with LockfileBusy naming the
+ * holder, heartbeats while held, releases on close. `lost` turns true if another run took
+ * the lock over (our heartbeat stalled past the stale limit): the holder must stop writing.
+ */
+export const acquireRunLock = (
+  lockfilePath: string,
+  options: RunLockOptions = {},
+): Effect.Effect<{ readonly holder: RunLockHolder; readonly lost: () => boolean }, LockfileBusy | LockfileWriteError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const dir = runLockPathOf(lockfilePath);
+    const acquired = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => tryAcquire(lockfilePath, options), catch: writeError(lockfilePath, "take the run lock") }),
+      (result) =>
+        result instanceof LockfileBusy
+          ? Effect.void
+          : Effect.promise(async () => {
+              // Only remove the lock if it is still ours.
+              if ((await readHolder(dir))?.token === result.token) await rm(dir, { recursive: true, force: true });
+            }),
+    );
+    if (acquired instanceof LockfileBusy) return yield* Effect.fail(acquired);
+    const holder = acquired;
+    let lost = false;
+    const beat = Effect.promise(async () => {
+      const current = await readHolder(dir);
+      if (current?.token !== holder.token) {
+        lost = true;
+        return;
+      }
+      const now = new Date();
+      await utimes(dir, now, now).catch(() => undefined);
+    });
+    const every = options.heartbeatMs ?? Math.floor((options.staleMs ?? DEFAULT_STALE_MS) / 6);
+    yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(`${every} millis`)));
+    return { holder, lost: () => lost };
+  });

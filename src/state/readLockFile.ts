@@ -1,0 +1,115 @@
+// Reads a lockfile as plan, status, report and the store see it: the file, with its
+// pending journal replayed over it (read-only), checked against the schema. A damaged
+// file is reported with what is wrong and how to recover, and is never touched.
+
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { type LockFile, type LockTask, LOCKFILE_VERSION } from "./LockFile.js";
+import { lockfileInvalid, LockfileInvalid } from "./LockfileError.js";
+import { journalPathOf, replayJournal } from "./LockJournal.js";
+import { lockFileProblems } from "./validateLockFile.js";
+
+export const sha256Hex = (bytes: Uint8Array | string): string => createHash("sha256").update(bytes).digest("hex");
+
+const lineCol = (text: string, position: number): string => {
+  const before = text.slice(0, position);
+  const line = before.split("\n").length;
+  return `line ${line}, column ${position - before.lastIndexOf("\n")}`;
+};
+
+const parseProblem = (text: string, error: Error): string => {
+  const position = /position (\d+)/.exec(error.message);
+  const where = position ? ` at ${lineCol(text, Number(position[1]))}` : "";
+  return `not valid JSON${where} (${error.message.split("\n")[0]})`;
+};
+
+/** The raw contents found on disk: the file (with the sha256 of its bytes) and the journal. */
+export interface LockFileTexts {
+  /** sha256 of the file's bytes: needed only when there is a journal. */
+  readonly file?: { readonly text: string; readonly sha256?: string };
+  readonly journal?: string;
+}
+
+/**
+ * The lockfile the texts describe, or the reason it is invalid; undefined when there is
+ * neither file nor journal. Pure: the core of readLockFile and of the store's load.
+ */
+export const parseLockState = (path: string, texts: LockFileTexts): LockFile | undefined | LockfileInvalid => {
+  const { file, journal: journalText } = texts;
+  if (file === undefined && journalText === undefined) return undefined;
+  let base: LockFile | undefined;
+  if (file !== undefined) {
+    let data: unknown;
+    try {
+      data = JSON.parse(file.text);
+    } catch (error) {
+      return lockfileInvalid(path, parseProblem(file.text, error as Error));
+    }
+    const problems = lockFileProblems(data);
+    if (problems.length > 0) return lockfileInvalid(path, `does not match the lockfile schema: ${problems.join("; ")}`);
+    base = data as LockFile;
+  }
+  if (journalText === undefined) return base;
+  const journalPath = journalPathOf(path);
+  const journal = replayJournal(journalText);
+  if (typeof journal === "string") return lockfileInvalid(journalPath, `journal ${journal}`);
+  // Written for an older version of the file, which has since been rewritten with
+  // everything the journal held: replaying it would undo newer changes.
+  if (file !== undefined && journal.base !== undefined && journal.base !== (file.sha256 ?? sha256Hex(file.text))) return base;
+  const tasks: Record<string, LockTask> = { ...(base?.tasks ?? {}) };
+  for (const [id, task] of journal.tasks) tasks[id] = task as LockTask;
+  const merged: LockFile = {
+    lockfile_version: LOCKFILE_VERSION,
+    name: base?.name ?? journal.name,
+    tasks,
+  };
+  if (journal.tasks.size > 0) {
+    const problems = lockFileProblems(merged);
+    if (problems.length > 0) {
+      return lockfileInvalid(journalPath, `journal records do not match the lockfile schema: ${problems.join("; ")}`);
+    }
+  }
+  return merged;
+};
+
+const readIfPresent = async (path: string): Promise<string | undefined> => {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    throw lockfileInvalid(path, `cannot be read (${code ?? (error as Error).message})`);
+  }
+};
+
+export interface LoadedLockState {
+  readonly lock: LockFile | undefined;
+  /** Size of the file in bytes, and its sha256 when a journal had to be checked against it. */
+  readonly file: { readonly bytes: number; readonly sha256?: string } | undefined;
+  /** Size of the journal, 0 when there is none. */
+  readonly journalBytes: number;
+}
+
+/** Reads file and journal (changing nothing); rejects with LockfileInvalid when damaged. */
+export const loadLockState = async (path: string): Promise<LoadedLockState> => {
+  const fileText = await readIfPresent(path);
+  const journalText = await readIfPresent(journalPathOf(path));
+  // Hashing a large file costs time: only done when a journal must be matched to it.
+  const sha256 = fileText !== undefined && journalText !== undefined ? sha256Hex(fileText) : undefined;
+  const result = parseLockState(path, {
+    ...(fileText !== undefined ? { file: { text: fileText, ...(sha256 ? { sha256 } : {}) } } : {}),
+    ...(journalText !== undefined ? { journal: journalText } : {}),
+  });
+  if (result instanceof LockfileInvalid) throw result;
+  return {
+    lock: result,
+    file: fileText === undefined ? undefined : { bytes: Buffer.byteLength(fileText), ...(sha256 ? { sha256 } : {}) },
+    journalBytes: journalText === undefined ? 0 : Buffer.byteLength(journalText),
+  };
+};
+
+/**
+ * The lockfile at `path` (journal applied), or undefined when there is none.
+ * Rejects with LockfileInvalid (exit 2) when it is damaged or does not match the schema.
+ */
+export const readLockFile = async (path: string): Promise<LockFile | undefined> => (await loadLockState(path)).lock;

@@ -1,0 +1,21 @@
+// The lockfile's byte format: keys sorted at every level, 2-space indentation, a trailing
+// newline. Identical data gives identical bytes, so git diffs stay small.
+
+const sortKeys = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === "object") {
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) sorted[key] = sortKeys(v);
+    }
+    return sorted;
+  }
+  return value;
+};
+
+/** Pretty, key-sorted JSON with a trailing newline (the lockfile and report format). */
+export const stableJson = (value: unknown): string => `${JSON.stringify(sortKeys(value), null, 2)}\n`;
+
+/** Compact, key-sorted JSON on one line (journal records, results.jsonl). */
+export const stableJsonLine = (value: unknown): string => JSON.stringify(sortKeys(value));

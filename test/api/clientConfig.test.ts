@@ -1,0 +1,85 @@
+// Configuration from the environment (OMNIBATCH_API_KEY, OMNIBATCH_BASE_URL), the key
+// kept redacted, and a request abandoned when its fiber is interrupted.
+
+import { Effect, Either, Exit, Fiber, Layer, Redacted } from "effect";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { OmniClient } from "../../src/api/OmniClient.js";
+import { exitCodeFor } from "../../src/cli/ExitCode.js";
+import { envelope, startCannedServer } from "./cannedServer.js";
+
+const test = suite("api client config");
+
+test("configFromEnv reads the key as a Redacted value and the base URL", () => {
+  const config = Either.getOrThrow(OmniClient.configFromEnv({ OMNIBATCH_API_KEY: " key-123 ", OMNIBATCH_BASE_URL: "http://127.0.0.1:9" }));
+  assert.is(config.baseUrl, "http://127.0.0.1:9");
+  assert.ok(Redacted.isRedacted(config.apiKey));
+  assert.is(Redacted.value(config.apiKey), "key-123");
+  assert.not.match(String(config.apiKey), "key-123");
+  assert.not.match(JSON.stringify(config), "key-123");
+});
+
+test("overrides win over the environment", () => {
+  const config = Either.getOrThrow(
+    OmniClient.configFromEnv({ OMNIBATCH_API_KEY: "k", OMNIBATCH_BASE_URL: "http://a.example" }, { baseUrl: "http://b.example", timeoutMs: 5 }),
+  );
+  assert.is(config.baseUrl, "http://b.example");
+  assert.is(config.timeoutMs, 5);
+});
+
+test("a missing or empty key is MissingApiKey, which exits 2", () => {
+  for (const env of [{}, { OMNIBATCH_API_KEY: "  " }]) {
+    const result = OmniClient.configFromEnv({ ...env, OMNIBATCH_BASE_URL: "http://x.example" });
+    assert.ok(Either.isLeft(result));
+    if (Either.isRight(result)) return;
+    assert.is(result.left._tag, "MissingApiKey");
+    assert.match(result.left.message, "OMNIBATCH_API_KEY");
+    assert.is(exitCodeFor(result.left), 2);
+  }
+});
+
+test("a missing or malformed base URL is ClientConfigInvalid, which exits 2", () => {
+  for (const base of [undefined, "not a url", "ftp://x.example"]) {
+    const result = OmniClient.configFromEnv({ OMNIBATCH_API_KEY: "k", ...(base ? { OMNIBATCH_BASE_URL: base } : {}) });
+    assert.ok(Either.isLeft(result) && result.left._tag === "ClientConfigInvalid", String(base));
+    if (Either.isLeft(result)) assert.is(exitCodeFor(result.left), 2);
+  }
+});
+
+test("fromEnv fails building the layer without a key", async () => {
+  const exit = await Effect.runPromiseExit(Effect.provide(OmniClient, OmniClient.fromEnv({ OMNIBATCH_BASE_URL: "http://x.example" })));
+  assert.ok(Exit.isFailure(exit));
+  assert.match(JSON.stringify(exit), "MissingApiKey");
+});
+
+test("interrupting a call aborts its HTTP request at once", async () => {
+  const server = await startCannedServer();
+  let closed = 0;
+  server.handle((req, res) => {
+    res.on("close", () => {
+      closed += 1;
+    });
+    if (req.url.startsWith("/v1/images/omni-image/slow")) return; // never answers
+    envelope(res, 200, { code: 0, message: "", request_id: "r", data: [] });
+  });
+  const layer = OmniClient.fromEnv({ OMNIBATCH_API_KEY: "k-interrupt", OMNIBATCH_BASE_URL: server.url });
+  try {
+    const closedByInterrupt = await Effect.runPromise(
+      Effect.gen(function* () {
+        const client = yield* OmniClient;
+        const fiber = yield* Effect.fork(client.getImage("slow"));
+        yield* Effect.sleep("50 millis");
+        yield* Fiber.interrupt(fiber);
+        // The server sees the connection close shortly after (bounded wait).
+        for (let i = 0; i < 100 && closed === 0; i++) yield* Effect.sleep("20 millis");
+        return closed;
+      }).pipe(Effect.provide(Layer.fresh(layer))),
+    );
+    assert.is(server.seen.length, 1);
+    assert.is(closedByInterrupt, 1);
+  } finally {
+    await server.close();
+  }
+});
+
+test.run();

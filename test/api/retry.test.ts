@@ -1,0 +1,83 @@
+// withRetry: only "retry"-class errors are retried, each pause is at least the
+// Retry-After the service asked for, and the schedule bounds the attempts. Timed with
+// the TestClock, so nothing sleeps.
+
+import { Effect, Either, Fiber, Schedule, TestClock, TestContext } from "effect";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { ServiceError, TransportError, type ApiError } from "../../src/api/ApiError.js";
+import { parseRetryAfter } from "../../src/api/interpretAnswer.js";
+import { withRetry } from "../../src/api/retry.js";
+
+const tooFast = (retryAfterMs?: number) =>
+  new ServiceError({ operation: "listImages", code: 1302, httpStatus: 429, message: "too fast", requestId: "r", ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+
+/** An effect failing with `errors` in turn, then succeeding with the attempt count. */
+const scripted = (errors: ApiError[]) => {
+  let attempts = 0;
+  const effect = Effect.suspend(() => {
+    attempts += 1;
+    const error = errors[attempts - 1];
+    return error === undefined ? Effect.succeed(attempts) : Effect.fail(error);
+  });
+  return { effect, attempts: () => attempts };
+};
+
+const runTest = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect.pipe(Effect.provide(TestContext.TestContext)));
+
+test("a Retry-After longer than the schedule's delay is waited in full", async () => {
+  await runTest(
+    Effect.gen(function* () {
+      const script = scripted([tooFast(5_000)]);
+      const fiber = yield* Effect.fork(withRetry(script.effect, Schedule.spaced("10 millis")));
+      yield* TestClock.adjust("4999 millis");
+      assert.is(script.attempts(), 1);
+      yield* TestClock.adjust("1 millis");
+      const result = yield* Fiber.join(fiber);
+      assert.is(result, 2);
+    }),
+  );
+});
+
+test("without Retry-After the schedule's delay applies", async () => {
+  await runTest(
+    Effect.gen(function* () {
+      const script = scripted([tooFast(), new TransportError({ operation: "getImage", phase: "sent", reason: "ECONNRESET" })]);
+      const fiber = yield* Effect.fork(withRetry(script.effect, Schedule.spaced("100 millis")));
+      yield* TestClock.adjust("99 millis");
+      assert.is(script.attempts(), 1);
+      yield* TestClock.adjust("1 millis");
+      assert.is(script.attempts(), 2);
+      yield* TestClock.adjust("100 millis");
+      assert.is(yield* Fiber.join(fiber), 3);
+    }),
+  );
+});
+
+test("refused, no-slot and task-rejected errors are not retried", async () => {
+  for (const code of [1102, 1303, 1201]) {
+    const script = scripted([new ServiceError({ operation: "listImages", code, httpStatus: 429, message: "m", requestId: "r" })]);
+    const result = await runTest(Effect.either(withRetry(script.effect, Schedule.recurs(3))));
+    assert.ok(Either.isLeft(result));
+    assert.is(script.attempts(), 1, `code ${code}`);
+  }
+});
+
+test("when the schedule ends, the last error is returned unchanged", async () => {
+  const script = scripted([tooFast(), tooFast(), tooFast(), tooFast()]);
+  const result = await runTest(Effect.either(withRetry(script.effect, Schedule.recurs(2))));
+  assert.is(script.attempts(), 3);
+  assert.ok(Either.isLeft(result) && result.left._tag === "ServiceError" && result.left.code === 1302);
+});
+
+test("parseRetryAfter reads seconds and HTTP dates, and ignores nonsense", () => {
+  const now = Date.parse("2026-01-01T00:00:00Z");
+  assert.is(parseRetryAfter("2", now), 2000);
+  assert.is(parseRetryAfter("0", now), 0);
+  assert.is(parseRetryAfter("Thu, 01 Jan 2026 00:00:30 GMT", now), 30_000);
+  assert.is(parseRetryAfter("Wed, 31 Dec 2025 23:00:00 GMT", now), 0);
+  assert.is(parseRetryAfter("soon", now), undefined);
+  assert.is(parseRetryAfter(null, now), undefined);
+});
+
+test.run();

@@ -1,0 +1,87 @@
+// Benchmark: a manifest that expands to 100,000 tasks (a 100-row CSV axis times a
+// 1,000-value inline axis) is validated (loaded, expanded, every rule checked) and
+// planned against no lockfile. Goal on the 2-core reference machine: at most 3 s wall
+// and 500 MB peak memory. Run directly to print the figures:
+//   node --import tsx test/bench/expansion.ts
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { diffPlan } from "../../src/manifest/diffPlan.js";
+import { loadManifest } from "../../src/manifest/loadManifest.js";
+
+export interface ExpansionFigures {
+  readonly tasks: number;
+  /** validate + plan, wall clock. */
+  readonly wallMs: number;
+  /** Peak resident memory of this process (includes the runtime itself). */
+  readonly peakRssMb: number;
+  readonly validateMs: number;
+  readonly planMs: number;
+  /** CPU time (user + system) of validate + plan: steadier than wall time on a busy machine. */
+  readonly cpuMs: number;
+}
+
+const ROWS = 100;
+
+const writeManifest = (dir: string, tasks: number): string => {
+  const VALUES = Math.max(1, Math.round(tasks / ROWS));
+  const csv = ["sku,name,colour"];
+  for (let i = 0; i < ROWS; i++) csv.push(`SKU-${String(i).padStart(3, "0")},"product ${i}, deluxe",colour-${i % 7}`);
+  writeFileSync(join(dir, "products.csv"), `${csv.join("\n")}\n`);
+  const values = Array.from({ length: VALUES }, (_, i) => `v${i}`).join(", ");
+  writeFileSync(
+    join(dir, "bench.yaml"),
+    `version: 1
+name: bench
+max_tasks: 200000
+prices: { currency: USD, image: { "1k": 0.02 } }
+vars: { brand: Acme }
+jobs:
+  shots:
+    kind: image
+    matrix:
+      product: { rows: products.csv }
+      variant: [${values}]
+    prompt: "{{ brand }} {{ product.name }} in {{ product.colour }}, variant {{ variant }}, studio light"
+    resolution: 1k
+    aspect_ratio: "1:1"
+`,
+  );
+  return join(dir, "bench.yaml");
+};
+
+/** `tasks` (default 100,000) is rounded to a multiple of the 100 CSV rows. */
+export const measureExpansion = async (options: { readonly tasks?: number } = {}): Promise<ExpansionFigures> => {
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-bench-expansion-"));
+  try {
+    const file = writeManifest(dir, options.tasks ?? 100_000);
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    const manifest = await loadManifest(file);
+    const validated = performance.now();
+    const plan = diffPlan(manifest, undefined);
+    const planned = performance.now();
+    if (plan.total["+"] !== manifest.tasks.length) throw new Error("plan does not cover every task");
+    const used = process.cpuUsage(cpu);
+    return {
+      tasks: manifest.tasks.length,
+      cpuMs: Math.round((used.user + used.system) / 1000),
+      wallMs: Math.round(planned - started),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      validateMs: Math.round(validated - started),
+      planMs: Math.round(planned - validated),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const f = await measureExpansion();
+  const ok = f.wallMs <= 3000 && f.peakRssMb <= 500;
+  console.log(
+    `expansion: ${f.tasks} tasks; validate ${f.validateMs} ms, plan ${f.planMs} ms, wall ${f.wallMs} ms (goal <= 3000), cpu ${f.cpuMs} ms; peak RSS ${f.peakRssMb} MB (goal <= 500): ${ok ? "within goals" : "OVER GOAL"}`,
+  );
+}

@@ -1,0 +1,110 @@
+// Scenario 4, resume: a manifest of N image tasks whose lockfile says every one is
+// downloaded, with its (tiny) file on disk. A rerun has nothing to do: it must send no
+// request, finish fast and stay small. The rerun runs in a child process (resumeChild.ts)
+// so its wall time and peak RSS are its own; making the fixture is timed separately.
+
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadManifest } from "../../src/manifest/loadManifest.js";
+import { LOCKFILE_VERSION, type LockFile, type LockTask } from "../../src/state/LockFile.js";
+import { stableJson } from "../../src/state/stableJson.js";
+import { writeImageManifest } from "./benchManifest.js";
+import { round, type BenchFigure, type ScenarioResult } from "./BenchFigure.js";
+import { runChildJson } from "./childJson.js";
+import { startEmulatorProcess } from "./EmulatorProcess.js";
+import { requestCounts } from "./requestCounts.js";
+
+export interface ResumeOptions {
+  readonly tasks: number;
+  readonly label: string;
+}
+
+interface ChildFigures {
+  wallMs: number;
+  cpuMs: number;
+  maxRssMb: number;
+  exitCode: number;
+  outcome: string;
+  created: number;
+  adopted: number;
+  downloaded: number;
+  done: number;
+}
+
+const runChild = async (file: string, baseUrl: string, apiKey: string): Promise<{ figures: ChildFigures; processWallMs: number }> => {
+  const { value, wallMs } = await runChildJson<ChildFigures>("./resumeChild.ts", [file, baseUrl], { ...process.env, OMNIBATCH_API_KEY: apiKey, OMNIBATCH_BASE_URL: "" });
+  return { figures: value, processWallMs: wallMs };
+};
+
+export const resume = async (o: ResumeOptions): Promise<ScenarioResult> => {
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-bench-resume-"));
+  const emulator = await startEmulatorProcess({ slots: { video: 8, image: 8 } });
+  try {
+    const file = writeImageManifest({ dir, name: "bench-resume", count: o.tasks, concurrency: 8 });
+
+    // The fixture: one 8-byte file per task and a lockfile recording it as downloaded.
+    const t0 = performance.now();
+    const manifest = await loadManifest(file);
+    const content = Buffer.from("omnibat\n");
+    const sha256 = createHash("sha256").update(content).digest("hex");
+    const now = Date.now();
+    const tasks: Record<string, LockTask> = {};
+    manifest.tasks.forEach((t, i) => {
+      tasks[t.id] = {
+        job: t.job,
+        kind: t.kind,
+        vars: t.vars,
+        dir: t.dir,
+        request_hash: t.requestHash,
+        take: t.take,
+        attempt: t.attempt,
+        state: "downloaded",
+        task_id: `bench${(1_000_000 + i).toString(36)}`,
+        planned_at: now - 60_000,
+        submitted_at: now - 59_000,
+        created_at: now - 59_000,
+        finished_at: now - 30_000,
+        updated_at: now - 29_000,
+        outputs: [{ type: "image", index: 0, variant: "main", path: `${t.dir}/image-0.png`, size: content.length, sha256 }],
+        billing: [{ charge_type: "cash", cash_type: "balance", amount: "0.024", currency: "USD", list_price: "0.03" }],
+      };
+    });
+    const lock: LockFile = { lockfile_version: LOCKFILE_VERSION, name: manifest.name, tasks };
+    writeFileSync(manifest.lockfilePath, stableJson(lock));
+    const lockMs = performance.now() - t0;
+    const t1 = performance.now();
+    const dirs = manifest.tasks.map((t) => join(manifest.outputsDir, t.dir));
+    for (let i = 0; i < dirs.length; i += 256) {
+      await Promise.all(
+        dirs.slice(i, i + 256).map(async (d) => {
+          await mkdir(d, { recursive: true });
+          await writeFile(join(d, "image-0.png"), content);
+        }),
+      );
+    }
+    const filesMs = performance.now() - t1;
+    const taskCount = manifest.tasks.length;
+    const lockBytes = Buffer.byteLength(stableJson(lock));
+    mkdirSync(manifest.outputsDir, { recursive: true });
+
+    const { figures: c, processWallMs } = await runChild(file, emulator.url, emulator.apiKey);
+    const stats = await emulator.stats();
+    const req = requestCounts(stats);
+    if (c.exitCode !== 0 || c.done !== taskCount) throw new Error(`resume: rerun ended ${c.outcome} (exit ${c.exitCode}), ${c.done} of ${taskCount} done`);
+    const s = o.label;
+    const figures: BenchFigure[] = [
+      { scenario: s, figure: "rerun wall (runManifest)", value: Math.round(c.wallMs), unit: "ms", goal: { op: "<=", target: 2000 }, note: `whole child process ${Math.round(processWallMs)} ms incl. node + tsx start` },
+      { scenario: s, figure: "requests sent", value: req.total, unit: "req", goal: { op: "<=", target: 0 } },
+      { scenario: s, figure: "rerun peak RSS", value: round(c.maxRssMb, 1), unit: "MB", goal: { op: "<=", target: 400 }, note: "getrusage maxRSS of the child" },
+      { scenario: s, figure: "rerun CPU", value: Math.round(c.cpuMs), unit: "ms" },
+      { scenario: s, figure: "fixture: lockfile / files made in", value: Math.round(lockMs), unit: "ms", note: `lockfile ${(lockBytes / 1048576).toFixed(1)} MB in ${Math.round(lockMs)} ms; ${taskCount} files in ${Math.round(filesMs)} ms (not part of the rerun)` },
+    ];
+    return { figures, details: { tasks: taskCount, child: c, processWallMs, lockBytes, lockMs, filesMs, requests: req } };
+  } finally {
+    await emulator.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+};

@@ -1,0 +1,52 @@
+// Runs a manifest file the way runLoadedManifest does (client, lockfile store, downloader,
+// policy, engine, reports), but keeps hold of the LockStore so the benchmark can read its
+// byte counters after the store closed (the final compaction included). The library's
+// runManifest does not expose them; this is the bench's own composition of public layers.
+
+import { Effect, Layer, Redacted } from "effect";
+import { OmniClient } from "../../src/api/OmniClient.js";
+import { Engine } from "../../src/engine/Engine.js";
+import { RunPolicy, type Policy } from "../../src/engine/Policy.js";
+import type { RunnerResult } from "../../src/engine/Runner.js";
+import { loadManifest } from "../../src/manifest/loadManifest.js";
+import { Downloader } from "../../src/outputs/Downloader.js";
+import { writeReports } from "../../src/report/writeReports.js";
+import { LockStore, type LockStoreService, type LockStoreStats } from "../../src/state/LockStore.js";
+
+export interface RunWithLockStatsOptions {
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly policy: Policy;
+  readonly concurrency?: number;
+  /** Stop the run after this long (exit 3, the rest pending). */
+  readonly maxWaitMs?: number;
+}
+
+export const runWithLockStats = async (
+  file: string,
+  o: RunWithLockStatsOptions,
+): Promise<{ result: RunnerResult; lockStats: LockStoreStats; lockfilePath: string }> => {
+  const manifest = await loadManifest(file);
+  const clientLayer = OmniClient.layer({ baseUrl: o.baseUrl, apiKey: Redacted.make(o.apiKey) });
+  const policyLayer = RunPolicy.layer(o.policy);
+  const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name);
+  const downloaderLayer = Downloader.layer(manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
+  const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
+  let store: LockStoreService | undefined;
+  const program = Effect.gen(function* () {
+    const engine = yield* Engine;
+    store = yield* LockStore;
+    const result = yield* engine.run({
+      manifest,
+      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+      ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+    });
+    const lock = yield* store.snapshot;
+    yield* Effect.promise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: {} }));
+    return result;
+  });
+  const result = await Effect.runPromise(Effect.provide(program, engineLayer));
+  // The store closed with the layer (final compaction done); its counters stay readable.
+  const lockStats = Effect.runSync(store!.stats);
+  return { result, lockStats, lockfilePath: manifest.lockfilePath };
+};

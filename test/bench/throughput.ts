@@ -1,0 +1,66 @@
+// Scenario 3, throughput: N image tasks that finish the moment they are created (slots
+// far above N, zero durations), tiny outputs. What the runner itself costs per task:
+// CPU time, peak memory, wall time, and bytes written to the lockfile (journal appends
+// and full rewrites) against the lockfile's final size.
+
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { makePolicy } from "../../src/engine/Policy.js";
+import { writeImageManifest } from "./benchManifest.js";
+import { round, type BenchFigure, type ScenarioResult } from "./BenchFigure.js";
+import { startEmulatorProcess } from "./EmulatorProcess.js";
+import { perTask, requestCounts } from "./requestCounts.js";
+import { startResourceMeter } from "./ResourceMeter.js";
+import { runWithLockStats } from "./runWithLockStats.js";
+
+export interface ThroughputOptions {
+  readonly tasks: number;
+  readonly label: string;
+  /** Bounds the run: past it the engine stops (exit 3) and figures are per task done. */
+  readonly maxWaitMs: number;
+}
+
+export const throughput = async (o: ThroughputOptions): Promise<ScenarioResult> => {
+  const emulator = await startEmulatorProcess({
+    slots: { video: 10, image: 10_000_000 },
+    timing: { scale: 0 },
+  });
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-bench-thr-"));
+  try {
+    const file = writeImageManifest({ dir, name: "bench-throughput", count: o.tasks, concurrency: Math.min(o.tasks, 1000) });
+    const meter = startResourceMeter();
+    const { result, lockStats, lockfilePath } = await runWithLockStats(file, {
+      baseUrl: emulator.url,
+      apiKey: emulator.apiKey,
+      // Tasks end at once: the quick rhythms of --emulate, so polling does not dominate.
+      policy: makePolicy(0.01),
+      maxWaitMs: o.maxWaitMs,
+    });
+    const m = meter.stop();
+    if (result.exitCode !== 0 && result.exitCode !== 3) throw new Error(`throughput: the engine ended with exit ${result.exitCode} (${result.reason ?? ""})`);
+    // Stopped by the time limit: the figures are per task done, and say so.
+    const done = Object.values(result.jobs).reduce((n, j) => n + j.done, 0);
+    const partial = done < o.tasks ? ` (stopped at the ${o.maxWaitMs / 1000} s limit with ${done} of ${o.tasks} done)` : "";
+    const stats = await emulator.stats();
+    const req = requestCounts(stats);
+    const lockBytes = statSync(lockfilePath).size;
+    const cpuMs = m.cpuUserMs + m.cpuSystemMs;
+    const p = perTask(req, Math.max(1, done));
+    const s = o.label;
+    const figures: BenchFigure[] = [
+      { scenario: s, figure: "runner CPU per task", value: round(cpuMs / Math.max(1, done)), unit: "ms", goal: { op: "<=", target: 0.5 }, note: `user+system ${Math.round(cpuMs)} ms in total${partial}` },
+      { scenario: s, figure: "runner peak RSS", value: round(m.peakRssMb, 1), unit: "MB", goal: { op: "<=", target: 256 } },
+      { scenario: s, figure: "wall time", value: Math.round(m.wallMs), unit: "ms", note: `${Math.round((done * 1000) / m.wallMs)} tasks/s${partial}` },
+      { scenario: s, figure: "lockfile bytes written ÷ final size", value: round(lockStats.bytesWritten / lockBytes, 2), unit: "×", goal: { op: "<=", target: 20 }, note: `${lockStats.bytesWritten} B in ${lockStats.writes} writes (${lockStats.compactions} full), final ${lockBytes} B` },
+      { scenario: s, figure: "non-download requests per task", value: round(p.api), unit: "req", note: `${round(p.create, 2)} / ${round(p.query, 2)} / ${round(p.list, 2)} / ${round(p.download, 2)} (create / query / list / download)` },
+    ];
+    return {
+      figures,
+      details: { tasks: o.tasks, done, runner: m, lockStats, lockBytes, requests: req, rejections: stats.rejections, summary: { created: result.created, downloaded: result.downloaded, elapsedMs: result.elapsedMs } },
+    };
+  } finally {
+    await emulator.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+};

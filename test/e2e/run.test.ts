@@ -1,0 +1,150 @@
+// `omnibatch run` as a user runs it (the built CLI): the demo on --emulate, NDJSON
+// output, a second run that does nothing, exit codes for a missing key, a busy
+// lockfile and a time limit, and an API key that never appears in any output.
+
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { execa } from "execa";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
+import { assertAllResults, bin, manifestYaml, runCli, workspace } from "./runFixture.js";
+
+const manifestsDir = fileURLToPath(new URL("../../manifests", import.meta.url));
+let emu: RunningEmulator;
+const t = suite("omnibatch run");
+
+t.before(async () => {
+  emu = await startEmulator({ timing: { scale: 0.15 }, slots: { video: 20, image: 40 } }, { port: 0 });
+});
+t.after(async () => {
+  await emu.close();
+});
+
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+
+t("the demo completes on --emulate (exit 0, files match the lockfile, reports written); a second run creates and downloads nothing", async () => {
+  const root = mkdtempSync(join(tmpdir(), "omnibatch-demo-"));
+  try {
+    cpSync(manifestsDir, join(root, "manifests"), { recursive: true });
+    const manifest = join(root, "manifests", "demo.yaml");
+    const first = await execa("node", [bin, "run", manifest, "--emulate", "--json"], { cwd: root, reject: false });
+    assert.is(first.exitCode, 0, first.stderr);
+    const events = first.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const summary = events.at(-1);
+    assert.is(summary.type, "summary");
+    assert.ok(summary.created > 0);
+    assert.ok(events.every((e) => typeof e.type === "string"), "stdout holds NDJSON events only");
+    const ws = { lockfile: join(root, "manifests", "demo.lock.json"), outputs: summary.outputs } as never;
+    await assertAllResults(ws);
+    for (const f of ["results.jsonl", "billing.csv", "billing.json", "billing.md"]) {
+      assert.ok(summary.reports.some((r: string) => r.endsWith(f)), f);
+    }
+    const second = await execa("node", [bin, "run", manifest, "--emulate", "--json"], { cwd: root, reject: false });
+    assert.is(second.exitCode, 0);
+    const again = JSON.parse(second.stdout.trim().split("\n").at(-1)!);
+    assert.is(again.created, 0);
+    assert.is(again.adopted, 0);
+    assert.is(again.downloaded, 0);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+t("without OMNIBATCH_API_KEY (and without --emulate) the run exits 2 with a clear message and writes nothing", async () => {
+  const ws = workspace(manifestYaml("nokey"));
+  try {
+    const r = await runCli(ws, ["--base-url", emu.url]);
+    assert.is(r.exitCode, 2);
+    assert.match(r.all ?? "", "OMNIBATCH_API_KEY");
+    assert.not.match(r.all ?? "", /\n\s+at /);
+    assert.equal(readdirSync(ws.dir), ["m.yaml"]);
+  } finally {
+    ws.remove();
+  }
+});
+
+t("a second run on the same manifest while the first is running exits 2 naming the lock", async () => {
+  const ws = workspace(manifestYaml("busy"));
+  const env = { OMNIBATCH_API_KEY: emu.apiKey };
+  try {
+    emu.configure({ timing: { scale: 1 } });
+    const first = runCli(ws, ["--base-url", emu.url, "--quiet"], env);
+    const started = Date.now();
+    while (!readdirSync(ws.dir).some((f) => f.includes("lock")) && Date.now() - started < 10_000) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const second = await runCli(ws, ["--base-url", emu.url], env);
+    assert.is(second.exitCode, 2, second.all);
+    assert.match(second.all ?? "", /lock|running|busy/i);
+    emu.configure({ timing: { scale: 0.15 } });
+    const r = await first;
+    assert.is(r.exitCode, 0, r.all);
+  } finally {
+    emu.configure({ timing: { scale: 0.15 } });
+    ws.remove();
+  }
+});
+
+t("--max-wait stops with exit 3; the next run finishes and creates nothing twice", async () => {
+  const ws = workspace(manifestYaml("maxwait"));
+  const env = { OMNIBATCH_API_KEY: emu.apiKey };
+  try {
+    emu.configure({ timing: { scale: 1 } });
+    const r = await runCli(ws, ["--base-url", emu.url, "--max-wait", "1s"], env);
+    assert.is(r.exitCode, 3, r.all);
+    assert.match(r.all ?? "", "run the same command again");
+    emu.configure({ timing: { scale: 0.15 } });
+    const again = await runCli(ws, ["--base-url", emu.url], env);
+    assert.is(again.exitCode, 0, again.all);
+    const lock = await assertAllResults(ws);
+    for (const id of Object.keys(lock.tasks)) assert.is(emu.stats().creates[id], 1, id);
+  } finally {
+    emu.configure({ timing: { scale: 0.15 } });
+    ws.remove();
+  }
+});
+
+t("a bad --max-wait is a usage error (exit 2)", async () => {
+  const ws = workspace(manifestYaml("badflag"));
+  try {
+    const r = await runCli(ws, ["--emulate", "--max-wait", "soon"]);
+    assert.is(r.exitCode, 2);
+    assert.match(r.all ?? "", "--max-wait");
+  } finally {
+    ws.remove();
+  }
+});
+
+t("the API key appears in no file, no stdout and no stderr line (a normal run and a refused one)", async () => {
+  const marker = `sk-omni-MARKER-${Math.random().toString(36).slice(2)}`;
+  const keyed = await startEmulator({ apiKey: marker, timing: { scale: 0.15 } }, { port: 0 });
+  const ws = workspace(manifestYaml("secret"));
+  const ws2 = workspace(manifestYaml("secret2"));
+  try {
+    const env = { OMNIBATCH_API_KEY: marker };
+    const ok = await runCli(ws, ["--base-url", keyed.url, "--json"], env);
+    assert.is(ok.exitCode, 0, ok.all);
+    keyed.configure({ billing: { balance: "0.5" } });
+    const refused = await runCli(ws2, ["--base-url", keyed.url], env);
+    assert.is(refused.exitCode, 5, refused.all);
+    const wrongKey = await runCli(ws2, ["--base-url", keyed.url], { OMNIBATCH_API_KEY: `${marker}-wrong` });
+    assert.is(wrongKey.exitCode, 5, wrongKey.all);
+    for (const out of [ok.all, refused.all, wrongKey.all]) assert.not.ok((out ?? "").includes(marker), "key in output");
+    for (const file of [...filesUnder(ws.dir), ...filesUnder(ws2.dir)]) {
+      assert.not.ok(readFileSync(file).includes(marker), `key in ${file}`);
+    }
+  } finally {
+    await keyed.close();
+    ws.remove();
+    ws2.remove();
+  }
+});
+
+t.run();

@@ -1,0 +1,123 @@
+// The engine under the emulator's faults: 5xx answers, connections reset after a create
+// was carried out, 1302 bursts, fewer slots than `concurrency`, truncated downloads and
+// short-lived result links. The run still completes, pays each task once, and learns
+// the real slot count after a few 1303 answers.
+
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { makePolicy } from "../../src/engine/Policy.js";
+import { runLoadedManifest } from "../../src/engine/runLoadedManifest.js";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
+import { readLockFile } from "../../src/state/readLockFile.js";
+import { tempDir, testManifest } from "./testManifest.js";
+
+const policy = makePolicy(0.005);
+let emu: RunningEmulator;
+const t = suite("engine under faults");
+
+t.before(async () => {
+  emu = await startEmulator({ timing: { scale: 0.1 } }, { port: 0 });
+});
+t.after(async () => {
+  await emu.close();
+});
+
+const run = (m: ReturnType<typeof testManifest>, extra: Parameters<typeof runLoadedManifest>[1] = {}) =>
+  runLoadedManifest(m, {
+    baseUrl: emu.url,
+    env: { OMNIBATCH_API_KEY: emu.apiKey },
+    policy,
+    client: { timeoutMs: 5_000 },
+    ...extra,
+  });
+
+const batch = (videos: number, images: number) => [
+  ...Array.from({ length: videos }, (_, i) => ({ job: "v", kind: "video" as const, prompt: `video ${i}` })),
+  ...Array.from({ length: images }, (_, i) => ({ job: "i", kind: "image" as const, prompt: `image ${i}`, n: 1 + (i % 2) })),
+];
+
+const assertComplete = async (m: ReturnType<typeof testManifest>) => {
+  const lock = (await readLockFile(m.lockfilePath))!;
+  for (const [id, task] of Object.entries(lock.tasks)) {
+    assert.is(task.state, "downloaded", id);
+    assert.is(emu.stats().creates[id], 1, `created exactly once: ${id}`);
+    for (const o of task.outputs) {
+      if (!o.path) continue;
+      const data = readFileSync(join(m.outputsDir, o.path));
+      assert.is(data.length, o.size, o.path);
+      assert.is(createHash("sha256").update(data).digest("hex"), o.sha256, o.path);
+    }
+  }
+  return lock;
+};
+
+t("20% 5xx, resets after processing, 1302 bursts, truncated downloads, expiring links: completes, each task created once", async () => {
+  const tmp = tempDir();
+  emu.reset();
+  emu.configure({
+    faults: {
+      http5xxRate: 0.2,
+      resetAfterRate: 0.1,
+      errorAfterCreateRate: 0.05,
+      rate1302Burst: { every: 15, length: 3 },
+      truncatedDownloadRate: 0.2,
+    },
+    results: { urlTtlMs: 400 },
+  });
+  try {
+    const m = testManifest(tmp.dir, { tasks: batch(8, 8), downstreamOf: "i", concurrency: 5 });
+    let summary = await run(m);
+    // A retry budget may run out under this much noise; the next run picks up where it stopped.
+    for (let i = 0; i < 3 && summary.exitCode !== 0; i++) summary = await run(m);
+    assert.is(summary.exitCode, 0, JSON.stringify(summary));
+    const lock = await assertComplete(m);
+    assert.ok(Object.keys(lock.tasks).length >= 16 + 8);
+    const f = emu.stats().faults;
+    assert.ok(Object.values(f).reduce((a, b) => a + b, 0) > 10, `faults fired: ${JSON.stringify(f)}`);
+  } finally {
+    emu.configure({
+      faults: { http5xxRate: 0, resetAfterRate: 0, errorAfterCreateRate: 0, rate1302Burst: { every: 0, length: 0 }, truncatedDownloadRate: 0 },
+      results: { urlTtlMs: 3_600_000 },
+    });
+    tmp.remove();
+  }
+});
+
+t("a quota below concurrency is found: the run completes and 1303 answers stay few", async () => {
+  const tmp = tempDir();
+  emu.reset();
+  emu.configure({ slots: { video: 2, image: 3 } });
+  try {
+    const m = testManifest(tmp.dir, { tasks: batch(20, 12), concurrency: 8 });
+    const summary = await run(m);
+    assert.is(summary.exitCode, 0, JSON.stringify(summary));
+    await assertComplete(m);
+    const rejected1303 = emu.stats().rejections["1303"] ?? 0;
+    assert.is(summary.noSlotAnswers, rejected1303);
+    assert.ok(rejected1303 <= 12, `1303 answers: ${rejected1303}`);
+    assert.ok(emu.stats().slots.video.peak <= 2);
+  } finally {
+    emu.configure({ slots: { video: 5, image: 9 } });
+    tmp.remove();
+  }
+});
+
+t("a duplicate external id answered with the existing task is adopted, not paid twice", async () => {
+  const tmp = tempDir();
+  emu.reset();
+  emu.configure({ faults: { duplicateExternalId: "return-existing", resetAfterRate: 0.3 } });
+  try {
+    const m = testManifest(tmp.dir, { tasks: batch(6, 6) });
+    const summary = await run(m);
+    assert.is(summary.exitCode, 0, JSON.stringify(summary));
+    await assertComplete(m);
+  } finally {
+    emu.configure({ faults: { duplicateExternalId: "reject-1201", resetAfterRate: 0 } });
+    tmp.remove();
+  }
+});
+
+t.run();

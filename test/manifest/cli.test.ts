@@ -1,0 +1,114 @@
+// validate and plan as a user runs them: the built CLI, its exit codes, its --json
+// output and its error report (never a stack trace).
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execa } from "execa";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { tempManifest } from "./tempManifest.js";
+
+const bin = fileURLToPath(new URL("../../dist/cli/bin.js", import.meta.url));
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const invalidDir = fileURLToPath(new URL("../fixtures/manifests/invalid", import.meta.url));
+const run = (args: string[], cwd = root) => execa("node", [bin, ...args], { cwd, reject: false, env: { OMNIBATCH_API_KEY: "" } });
+
+test("validate: a valid manifest exits 0 and says how many tasks", async () => {
+  const r = await run(["validate", "manifests/demo.yaml"]);
+  assert.is(r.exitCode, 0, r.stderr);
+  assert.match(r.stdout, "manifests/demo.yaml: valid: 5 task(s)");
+});
+
+test("validate: an invalid manifest exits 2 with file:line:col, the line, a caret and a count; no stack", async () => {
+  const r = await run(["validate", "unknown-top-key.yaml"], invalidDir);
+  assert.is(r.exitCode, 2);
+  assert.match(r.stderr, "unknown-top-key.yaml:6:1: error: unknown key 'job' in the manifest (did you mean 'jobs'?)");
+  assert.match(r.stderr, " 6 | job:\n   | ^");
+  assert.match(r.stderr, "1 error, 0 warnings");
+  assert.not.match(r.stderr, /\n\s+at /);
+});
+
+test("validate: every problem of a file is reported in one run", async () => {
+  const m = tempManifest("version: 1\nname: x\njobs:\n  a: { kind: video, prompt: x, settings: { duration: 99 } }\n  b: { kind: image, prompt: y, n: 0 }\n");
+  try {
+    const r = await run(["validate", m.file]);
+    assert.is(r.exitCode, 2);
+    assert.match(r.stderr, "2 errors, 0 warnings");
+  } finally {
+    m.cleanup();
+  }
+});
+
+test("validate --json prints only data on stdout, for valid and invalid manifests", async () => {
+  const ok = await run(["validate", "manifests/demo.yaml", "--json"]);
+  assert.is(ok.exitCode, 0);
+  const data = JSON.parse(ok.stdout) as { valid: boolean; tasks: number; jobs: { id: string; expected_tasks?: number }[] };
+  assert.is(data.valid, true);
+  assert.is(data.tasks, 5);
+  assert.is(data.jobs.find((j) => j.id === "clips")!.expected_tasks, 5);
+  const bad = await run(["validate", "csv-ragged.yaml", "--json"], invalidDir);
+  assert.is(bad.exitCode, 2);
+  const report = JSON.parse(bad.stdout) as { valid: boolean; diagnostics: { file: string; line: number; col: number }[] };
+  assert.is(report.valid, false);
+  assert.equal([report.diagnostics[0]!.file, report.diagnostics[0]!.line, report.diagnostics[0]!.col], ["data/ragged.csv", 3, 1]);
+});
+
+test("validate: a missing manifest file exits 2 without a stack trace", async () => {
+  const r = await run(["validate", "no/such/file.yaml"]);
+  assert.is(r.exitCode, 2);
+  assert.match(r.stderr, "does not exist");
+  assert.not.match(r.stderr, /\n\s+at /);
+});
+
+test("validate without a manifest argument is a usage error (exit 2)", async () => {
+  const r = await run(["validate"]);
+  assert.is(r.exitCode, 2);
+  assert.match(r.stderr, "missing manifest");
+});
+
+test("plan: without a lockfile everything is + and downstream jobs wait, with an estimate", async () => {
+  const r = await run(["plan", "manifests/demo.yaml"]);
+  assert.is(r.exitCode, 0, r.stderr);
+  assert.match(r.stdout, /\+ demo-keyframes-[a-z2-7]{20}  keyframes\/A-1_studio/);
+  assert.match(r.stdout, "… 5 task(s) of clips");
+  assert.match(r.stdout, /total\s+5\s+0\s+0\s+0\s+5/);
+  assert.match(r.stdout, "estimated cost of the tasks to create: 0.1 USD");
+});
+
+test("plan --json: entries, counts per job and total, estimate per currency; = for a done task", async () => {
+  const m = tempManifest("version: 1\nname: pj\nprices: { image: { \"1k\": 0.5 } }\njobs:\n  a:\n    kind: image\n    matrix: { c: [red, blue] }\n    prompt: \"{{ c }}\"\n");
+  try {
+    const first = JSON.parse((await run(["plan", m.file, "--json"])).stdout) as {
+      entries: { mark: string; id: string; dir: string; task?: unknown }[];
+      total: Record<string, number>;
+      estimate: Record<string, string>;
+    };
+    assert.is(first.entries.length, 2);
+    assert.is(first.entries[0]!.task, undefined, "no requests in the JSON");
+    assert.equal(first.estimate, { USD: "1" });
+    const done = first.entries[0]!;
+    const lock = {
+      lockfile_version: 1,
+      name: "pj",
+      tasks: {
+        [done.id]: { job: "a", kind: "image", vars: { c: "red" }, dir: done.dir, request_hash: "x".repeat(64), take: 1, attempt: 1, state: "downloaded", updated_at: 1, outputs: [], billing: [] },
+      },
+    };
+    writeFileSync(join(m.dir, "m.lock.json"), JSON.stringify(lock));
+    const r = await run(["plan", m.file, "--json"]);
+    assert.is(r.exitCode, 0, r.stderr);
+    const second = JSON.parse(r.stdout) as { entries: { mark: string }[]; total: Record<string, number> };
+    assert.is(second.total["="], 1);
+    assert.is(second.total["+"], 1);
+  } finally {
+    m.cleanup();
+  }
+});
+
+test("plan: an invalid manifest exits 2 like validate", async () => {
+  const r = await run(["plan", "for-each-cycle.yaml"], invalidDir);
+  assert.is(r.exitCode, 2);
+  assert.match(r.stderr, "cycle through for_each");
+});
+
+test.run();

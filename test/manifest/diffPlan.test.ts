@@ -1,0 +1,130 @@
+// The plan against a lockfile: + = ~ - … with in-flight tasks, retries, counts and the
+// estimate per currency.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { diffPlan } from "../../src/manifest/diffPlan.js";
+import { loadManifest } from "../../src/manifest/loadManifest.js";
+import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
+import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
+import type { LockFile, LockTask, TaskState } from "../../src/state/LockFile.js";
+import { tempManifest } from "./tempManifest.js";
+
+const manifest = (prompt = "a {{ c }} mug") => `version: 1
+name: p
+prices: { currency: USD, image: { "1k": 0.25 }, video: { "720p": 0.1 } }
+jobs:
+  pics:
+    kind: image
+    matrix: { c: [red, green, blue] }
+    prompt: "${prompt}"
+    retry_failed: 1
+  clips:
+    kind: video
+    for_each: pics.outputs
+    first_frame: "{{ item.url }}"
+    prompt: "it turns"
+`;
+
+const load = async (yaml: string): Promise<LoadedManifest> => {
+  const m = tempManifest(yaml);
+  try {
+    return await loadManifest(m.file);
+  } finally {
+    m.cleanup();
+  }
+};
+
+const lockTask = (t: PlannedTask, state: TaskState, extra: Partial<LockTask> = {}): LockTask => ({
+  job: t.job,
+  kind: t.kind,
+  vars: t.vars,
+  dir: t.dir,
+  request_hash: t.requestHash,
+  take: t.take,
+  attempt: t.attempt,
+  state,
+  updated_at: 1,
+  outputs: [],
+  billing: [],
+  ...extra,
+});
+
+const lockOf = (tasks: Record<string, LockTask>): LockFile => ({ lockfile_version: 1, name: "p", tasks });
+
+test("without a lockfile every task is + and downstream jobs wait with the expected count", async () => {
+  const m = await load(manifest());
+  const plan = diffPlan(m, undefined);
+  assert.is(plan.lockfileFound, false);
+  assert.equal(plan.jobs.pics, { "+": 3, "=": 0, "~": 0, "-": 0, "…": 0, inFlight: 0 });
+  assert.equal(plan.jobs.clips!["…"], 3);
+  assert.equal(plan.estimate, { USD: "0.75" });
+});
+
+test("done and in-flight tasks are =, in flight flagged and not re-created", async () => {
+  const m = await load(manifest());
+  const [a, b] = m.tasks;
+  const plan = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, "downloaded"), [b!.id]: lockTask(b!, "processing") }));
+  const marks = plan.entries.filter((e) => e.job === "pics").map((e) => [e.mark, e.inFlight === true]);
+  assert.equal(marks, [["=", false], ["=", true], ["+", false]]);
+  assert.is(plan.total.inFlight, 1);
+  assert.equal(plan.estimate, { USD: "0.25" });
+});
+
+test("a changed prompt is ~ replacing the old task, which is not also counted as -", async () => {
+  const old = await load(manifest());
+  const lock = lockOf(Object.fromEntries(old.tasks.map((t) => [t.id, lockTask(t, "downloaded")])));
+  const m = await load(manifest("a {{ c }} cup"));
+  const plan = diffPlan(m, lock);
+  assert.is(plan.jobs.pics!["~"], 3);
+  assert.is(plan.jobs.pics!["-"], 0);
+  const e = plan.entries[0]!;
+  assert.equal(e.replaces, [old.tasks[0]!.id]);
+  assert.is(e.task!.id, e.id);
+});
+
+test("lockfile tasks no longer in the manifest are -", async () => {
+  const old = await load(manifest().replace("[red, green, blue]", "[red, green, blue, black]"));
+  const lock = lockOf(Object.fromEntries(old.tasks.map((t) => [t.id, lockTask(t, "downloaded")])));
+  const plan = diffPlan(await load(manifest()), lock);
+  assert.is(plan.jobs.pics!["-"], 1);
+  assert.is(plan.jobs.pics!["="], 3);
+  assert.is(plan.entries.find((e) => e.mark === "-")!.id, old.tasks[3]!.id);
+});
+
+test("a failed task with retries left is + as the next attempt; with none left it stays =", async () => {
+  const m = await load(manifest());
+  const [a] = m.tasks;
+  const first = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, "failed") }));
+  const retry = first.entries[0]!;
+  assert.is(retry.mark, "+");
+  assert.is(retry.attempt, 2);
+  assert.is(retry.id, m.withAttempt(a!, 2).id);
+  const second = m.withAttempt(a!, 2);
+  const after = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, "failed"), [second.id]: lockTask(second, "failed") }));
+  assert.is(after.entries[0]!.mark, "=");
+  assert.is(after.entries[0]!.id, second.id);
+  assert.match(after.entries[0]!.note!, "no retries left");
+  assert.is(after.jobs.pics!["-"], 0, "earlier attempts are not orphans");
+});
+
+test("downstream tasks recorded for current upstream tasks are =; the rest still wait", async () => {
+  const m = await load(manifest());
+  const up = m.tasks[0]!;
+  const done = lockTask(up, "downloaded", {
+    outputs: [{ type: "image", index: 0, variant: "main", path: "x.png", size: 1, sha256: "a".repeat(64) }],
+  });
+  const clip = m.expandDownstream("clips", [{ job: "pics", task: up.id, index: 0, type: "image", url: "https://r.test/x.png", file: "/x.png", sha256: "a".repeat(64), vars: up.vars }])[0]!;
+  const plan = diffPlan(m, lockOf({ [up.id]: done, [clip.id]: lockTask(clip, "submitted", { upstream: clip.upstream! }) }));
+  assert.is(plan.jobs.clips!["="], 1);
+  assert.is(plan.jobs.clips!.inFlight, 1);
+  assert.is(plan.jobs.clips!["…"], 2);
+});
+
+test("totals add up over jobs", async () => {
+  const m = await load(manifest());
+  const plan = diffPlan(m, undefined);
+  assert.is(plan.total["+"], 3);
+  assert.is(plan.total["…"], 3);
+});
+
+test.run();

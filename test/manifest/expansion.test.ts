@@ -1,0 +1,259 @@
+// Expansion through loadManifest: requests, labels, folders, data files, downstream
+// jobs, the DAG and the guards, as the engine receives them.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { ManifestInvalid, type Diagnostic } from "../../src/manifest/Diagnostic.js";
+import { loadManifest } from "../../src/manifest/loadManifest.js";
+import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
+import type { UpstreamItem } from "../../src/manifest/PlannedTask.js";
+import { tempManifest } from "./tempManifest.js";
+
+const load = async (yaml: string, files: Record<string, string> = {}, name?: string): Promise<LoadedManifest> => {
+  const m = tempManifest(yaml, files, name);
+  try {
+    return await loadManifest(m.file);
+  } finally {
+    m.cleanup();
+  }
+};
+
+const problems = async (yaml: string, files: Record<string, string> = {}): Promise<Diagnostic[]> => {
+  try {
+    await load(yaml, files);
+  } catch (error) {
+    if (error instanceof ManifestInvalid) return [...error.diagnostics];
+    throw error;
+  }
+  throw new Error("expected the manifest to be invalid");
+};
+
+const head = "version: 1\nname: t\n";
+
+test("image labels: <<<name>>> becomes <<<image_N>>> / <<<element_N>>> by position", async () => {
+  const m = await load(`${head}elements: { hero: { id: "42" } }
+jobs:
+  a:
+    kind: image
+    images: { one: https://x.test/1.png, two: assets/mug.png }
+    elements: { h: hero }
+    prompt: "<<<two>>> beside <<<one>>> with <<< h >>>"
+`);
+  const t = m.tasks[0]!;
+  assert.ok(t.kind === "image");
+  if (t.kind !== "image") return;
+  assert.is(t.request.prompt, "<<<image_2>>> beside <<<image_1>>> with <<<element_1>>>");
+  assert.equal(t.request.element_list, [{ element_id: 42 }]);
+  assert.is(t.request.image_list![0]!.image, "https://x.test/1.png");
+  assert.match(t.request.image_list![1]!.image, /^iVBORw0KGgo/, "local file sent as raw base64");
+});
+
+test("video: named inputs become contents with ids, spec defaults are written out", async () => {
+  const m = await load(`${head}jobs:
+  v:
+    kind: video
+    first_frame: assets/mug.png
+    videos: { move: { src: "https://x.test/ref.mp4", role: feature_video } }
+    prompt: "@first_frame moves like @move"
+`);
+  const t = m.tasks[0]!;
+  assert.ok(t.kind === "video");
+  if (t.kind !== "video") return;
+  assert.equal(t.request.contents.map((c) => c.type), ["prompt", "first_frame", "feature_video"]);
+  assert.equal(t.request.settings, { audio: "off", resolution: "720p", duration: 5 });
+  assert.is(t.request.options?.external_task_id, t.id);
+  assert.is(t.slots, 1);
+});
+
+test("aspect_ratio defaults to 16:9 only when nothing else gives a ratio", async () => {
+  const m = await load(`${head}jobs:\n  v:\n    kind: video\n    prompt: sea\n`);
+  const t = m.tasks[0]!;
+  assert.ok(t.kind === "video" && t.request.settings?.aspect_ratio === "16:9");
+});
+
+test("image slots are n, or series_amount for a series", async () => {
+  const m = await load(`${head}jobs:
+  a: { kind: image, prompt: x, n: 3 }
+  b: { kind: image, prompt: y, result_type: series, series_amount: 6 }
+`);
+  assert.equal(m.tasks.map((t) => t.slots), [3, 6]);
+  const b = m.tasks[1]!;
+  assert.ok(b.kind === "image" && b.request.n === undefined && b.request.series_amount === 6);
+});
+
+test("defaults apply per kind and a job's own value wins", async () => {
+  const m = await load(`${head}defaults:
+  video: { duration: 10, resolution: 1080p }
+jobs:
+  a: { kind: video, prompt: x }
+  b: { kind: video, prompt: y, settings: { duration: 4 } }
+`);
+  const [a, b] = m.tasks;
+  assert.ok(a!.kind === "video" && a!.request.settings?.duration === 10 && a!.request.settings?.resolution === "1080p");
+  assert.ok(b!.kind === "video" && b!.request.settings?.duration === 4);
+});
+
+test("numbers from a CSV become integers in numeric fields", async () => {
+  const m = await load(`${head}jobs:
+  a:
+    kind: image
+    matrix: { row: { rows: d.csv } }
+    prompt: "{{ row.p }}"
+    n: "{{ row.n }}"
+`, { "d.csv": "p,n\nx,2\ny,3\n" });
+  assert.equal(m.tasks.map((t) => (t.kind === "image" ? t.request.n : 0)), [2, 3]);
+});
+
+test("rows can come from JSON, JSONL and YAML files", async () => {
+  for (const [file, text] of [
+    ["d.json", '[{"p": "x"}, {"p": "y"}]'],
+    ["d.jsonl", '{"p": "x"}\n\n{"p": "y"}\n'],
+    ["d.yaml", "- p: x\n- p: y\n"],
+  ] as const) {
+    const m = await load(`${head}jobs:\n  a:\n    kind: image\n    matrix: { row: { rows: ${file} } }\n    prompt: "{{ row.p }}"\n`, { [file]: text });
+    assert.equal(m.tasks.map((t) => (t.kind === "image" ? t.request.prompt : "")), ["x", "y"], file);
+  }
+});
+
+test("folders come from matrix values, sanitised, unique per job and inside outputs", async () => {
+  const m = await load(`${head}jobs:
+  a:
+    kind: image
+    matrix: { v: ["../../etc", "a/b", "a_b", "con", "x\\u0001y"] }
+    prompt: "{{ v }}"
+`);
+  const dirs = m.tasks.map((t) => t.dir);
+  for (const d of dirs) {
+    assert.ok(d.startsWith("a/"), d);
+    assert.not.ok(d.split("/").includes(".."), d);
+    assert.not.match(d, /[\u0000-\u001f\\:]/);
+  }
+  assert.is(new Set(dirs).size, dirs.length, "unique");
+});
+
+test("the output template names the folder, sanitised below the job", async () => {
+  const m = await load(`${head}jobs:
+  a:
+    kind: image
+    matrix: { v: [one] }
+    output: "../{{ v }}/final"
+    prompt: "{{ v }}"
+`);
+  assert.is(m.tasks[0]!.dir, "a/one/final");
+});
+
+test("two tasks sending the same request are reported with both positions", async () => {
+  const d = await problems(`${head}jobs:
+  a:
+    kind: image
+    matrix: { style: [red, blue] }
+    prompt: "a mug"
+`);
+  assert.is(d.length, 1);
+  assert.is(d[0]!.line, 6);
+  assert.is(d[0]!.col, 28);
+  assert.match(d[0]!.message, "m.yaml:6:23");
+  assert.match(d[0]!.message, "same paid work");
+});
+
+test("a for_each cycle and a missing upstream job are errors at for_each", async () => {
+  const d = await problems(`${head}jobs:
+  a: { kind: image, prompt: x, for_each: b.outputs }
+  b: { kind: image, prompt: y, for_each: a.outputs }
+  c: { kind: image, prompt: z, for_each: nope.tasks }
+`);
+  assert.ok(d.some((x) => x.message.includes("cycle") && x.message.includes("->")));
+  assert.ok(d.some((x) => x.line === 6 && x.message.includes("'nope', which does not exist")));
+});
+
+test("jobs come in DAG order, upstream first", async () => {
+  const m = await load(`${head}jobs:
+  c: { kind: video, prompt: z, for_each: b.tasks }
+  b: { kind: video, prompt: y, for_each: a.outputs }
+  a: { kind: image, prompt: x, n: 2 }
+`);
+  assert.equal(m.jobs.map((j) => j.id), ["a", "b", "c"]);
+  assert.equal(m.jobs[1]!.upstream, { job: "a", mode: "outputs" });
+  assert.is(m.expectedDownstreamCount("b"), 2);
+  assert.is(m.expectedDownstreamCount("b", { [m.tasks[0]!.id]: 1 }), 1);
+  assert.is(m.expectedDownstreamCount("c"), 2);
+});
+
+test("for_each tasks: one task per upstream task, all its outputs in item.outputs", async () => {
+  const m = await load(`${head}jobs:
+  a: { kind: image, prompt: x, n: 2 }
+  b:
+    kind: video
+    for_each: a.tasks
+    first_frame: "{{ item.outputs.0.url }}"
+    last_frame: "{{ item.outputs.1.url }}"
+    prompt: "from one to the other"
+`);
+  const up = m.tasks[0]!;
+  const items: UpstreamItem[] = [1, 0].map((index) => ({
+    job: "a", task: up.id, index, type: "image", url: `https://r.test/${index}.png?sig=${index}`, file: `/x/${index}.png`, sha256: String(index).repeat(64), vars: {},
+  }));
+  const made = m.expandDownstream("b", items);
+  assert.is(made.length, 1);
+  const t = made[0]!;
+  assert.ok(t.kind === "video");
+  if (t.kind !== "video") return;
+  assert.equal(t.request.contents.slice(1).map((c) => ("url" in c ? c.url : "")), ["https://r.test/0.png?sig=0", "https://r.test/1.png?sig=1"]);
+  assert.equal(t.upstream, { job: "a", task: up.id, output: -1 });
+});
+
+test("a rule broken by an expanded downstream task throws ManifestInvalid at the manifest value", async () => {
+  const m = await load(`${head}jobs:
+  a: { kind: image, prompt: x }
+  b:
+    kind: video
+    for_each: a.outputs
+    first_frame: "{{ item.url }}"
+    prompt: "p"
+    settings: { duration: 4 }
+`);
+  try {
+    m.expandDownstream("b", [{ job: "a", task: m.tasks[0]!.id, index: 0, type: "image", url: "https://r.test/a.png", file: "/x/a.png", sha256: "a".repeat(64), vars: {} }]);
+    assert.unreachable("should throw");
+  } catch (error) {
+    assert.instance(error, ManifestInvalid);
+    const d = (error as ManifestInvalid).diagnostics[0]!;
+    assert.is(d.line, 10);
+    assert.match(d.message, "duration");
+  }
+});
+
+test("a local video path is an error saying the service takes no uploaded video", async () => {
+  const d = await problems(`${head}jobs:\n  a:\n    kind: video\n    videos: { ref: clips/ref.mp4 }\n    prompt: "like @ref"\n`);
+  assert.is(d[0]!.line, 6);
+  assert.match(d[0]!.message, "takes no uploaded video");
+});
+
+test("max_tasks stops a runaway matrix before it is built", async () => {
+  const d = await problems(`${head}max_tasks: 10\njobs:\n  a:\n    kind: image\n    matrix: { x: [1,2,3,4], y: [1,2,3] }\n    prompt: "{{ x }} {{ y }}"\n`);
+  assert.match(d[0]!.message, "max_tasks (10)");
+});
+
+test("paths in results: lockfile beside the manifest, outputs relative to it", async () => {
+  const m = await load(`${head}outputs: out/here\njobs:\n  a: { kind: image, prompt: x }\n`, {}, "demo.yaml");
+  assert.match(m.lockfilePath, /demo\.lock\.json$/);
+  assert.ok(m.outputsDir.endsWith("out/here"));
+  assert.is(m.concurrency, 5);
+});
+
+test("an input the prompt never names is a warning, not an error", async () => {
+  const m = await load(`${head}jobs:\n  a:\n    kind: image\n    images: { ref: assets/mug.png }\n    prompt: "a mug"\n`);
+  assert.is(m.tasks.length, 1);
+  assert.is(m.warnings.length, 1);
+  assert.match(m.warnings[0]!.message, "never refers to 'ref'");
+});
+
+test("estimates come from prices: per second of video, per image", async () => {
+  const m = await load(`${head}prices: { currency: USD, video: { "1080p": 0.5 }, image: { "2k": 0.03 } }
+jobs:
+  v: { kind: video, prompt: x, settings: { resolution: 1080p, duration: 8 } }
+  i: { kind: image, prompt: y, resolution: 2k, n: 3 }
+`);
+  assert.equal(m.tasks.map((t) => t.estimate), [{ currency: "USD", amount: "4" }, { currency: "USD", amount: "0.09" }]);
+});
+
+test.run();

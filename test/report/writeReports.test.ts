@@ -1,0 +1,115 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { csvField } from "../../src/report/billingCsv.js";
+import { writeReports } from "../../src/report/writeReports.js";
+import { formatBillingMarkdown } from "../../src/report/billingMarkdown.js";
+import { summarizeBilling } from "../../src/report/summarizeBilling.js";
+import { fixtureLock, NOW } from "./fixtureLock.js";
+
+const dirs: string[] = [];
+const tempDir = async () => {
+  const dir = await mkdtemp(join(tmpdir(), "omnibatch-report-"));
+  dirs.push(dir);
+  return dir;
+};
+test.after(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+test("writes results.jsonl, billing.csv, billing.json and billing.md into the outputs folder, nothing else", async () => {
+  const out = join(await tempDir(), "outputs", "spring");
+  const { files, summary } = await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW, env: {} });
+  assert.equal(files, ["results.jsonl", "billing.csv", "billing.json", "billing.md"].map((f) => join(out, f)));
+  assert.equal((await readdir(out)).sort(), ["billing.csv", "billing.json", "billing.md", "results.jsonl"]);
+  const json = JSON.parse(await readFile(join(out, "billing.json"), "utf8"));
+  assert.equal(json.cash, summary.cash);
+  assert.equal(json.nearing_deletion, [{ id: "spring-clips-j", job: "clips", deletes_at: new Date(NOW + 3 * 86_400_000).toISOString() }]);
+});
+
+test("results.jsonl has one line per task with files, billing, error and deletion time", async () => {
+  const out = await tempDir();
+  await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW });
+  const lines = (await readFile(join(out, "results.jsonl"), "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.is(lines.length, 10);
+  assert.equal(lines.map((l) => l.id), Object.keys(fixtureLock.tasks).sort());
+  const a = lines.find((l) => l.id === "spring-clips-a");
+  assert.equal(a.outputs, [{ type: "video", index: 0, variant: "main", path: "clips/a/0.mp4", size: 1234, sha256: "a".repeat(64) }]);
+  assert.equal(a.billing, fixtureLock.tasks["spring-clips-a"]!.billing);
+  assert.is(a.state, "downloaded");
+  assert.is(a.task_id, "t-a");
+  assert.is(a.nearing_deletion, false);
+  const g = lines.find((l) => l.id === "spring-keyframes-g");
+  assert.equal(g.error, { code: 1301, message: "content risk | prompt, rejected", at: new Date(NOW - 86_400_000).toISOString() });
+  const j = lines.find((l) => l.id === "spring-clips-j");
+  assert.is(j.nearing_deletion, true);
+  assert.is(j.times.deleted_at_service, new Date(NOW + 3 * 86_400_000).toISOString());
+});
+
+test("billing.csv quotes commas, quotes and line breaks (RFC 4180)", async () => {
+  assert.is(csvField('A-1, "deluxe"'), '"A-1, ""deluxe"""');
+  assert.is(csvField("two\nlines"), '"two\nlines"');
+  assert.is(csvField("plain"), "plain");
+  assert.is(csvField(undefined), "");
+  const out = await tempDir();
+  await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW });
+  const rows = (await readFile(join(out, "billing.csv"), "utf8")).split("\r\n");
+  assert.is(rows[0], "external_task_id,job,state,task_id,charge_type,cash_type,currency,package_type,amount,list_price,vars");
+  assert.is(rows[1], 'spring-clips-a,clips,downloaded,t-a,cash,balance,USD,,0.1,0.2,"{""product"":""A-1, \\""deluxe\\"""",""style"":""street""}"');
+  // One row per entry; a task without entries still gets one row.
+  assert.is(rows.filter((r) => r.startsWith("spring-clips-c,")).length, 2);
+  assert.is(rows.filter((r) => r.startsWith("spring-keyframes-g,")).length, 1);
+  assert.is(rows.at(-1), "");
+});
+
+test("billing.md shows totals per currency and cash type, units, jobs, failures and deletion warnings", async () => {
+  const out = await tempDir();
+  await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW });
+  const md = await readFile(join(out, "billing.md"), "utf8");
+  assert.ok(md.includes("| USD | balance | 1.00 | 1.45 | 0.45 | 3 |"), md);
+  assert.ok(md.includes("| USD | test_balance | 5.50 | 5.50 | 0.00 | 1 |"), md);
+  assert.ok(md.includes("| CNY | balance | 1.05 | 1.50 | 0.45 | 1 |"), md);
+  assert.ok(md.includes("| image | 2.5 | 2 |"), md);
+  assert.ok(md.includes("| spring-keyframes-g | keyframes | failed | 1301 | content risk \\| prompt, rejected | 0 |"), md);
+  assert.ok(md.includes("| clips | 6 | 4 | 2 | 0 | 0 | CNY 1.05; USD 1.00; USD 5.50 (test_balance) |"), md);
+  assert.ok(md.includes("## Results nearing deletion"), md);
+  assert.ok(md.includes("| spring-clips-j | clips |"), md);
+});
+
+test("the Markdown summary is appended to $GITHUB_STEP_SUMMARY when set", async () => {
+  const dir = await tempDir();
+  const summaryFile = join(dir, "step-summary.md");
+  await writeFile(summaryFile, "previous step\n");
+  const result = await writeReports({
+    lock: fixtureLock,
+    outputsDir: join(dir, "out"),
+    manifestName: "spring",
+    now: NOW,
+    env: { GITHUB_STEP_SUMMARY: summaryFile },
+  });
+  const md = await readFile(join(dir, "out", "billing.md"), "utf8");
+  assert.is(await readFile(summaryFile, "utf8"), `previous step\n${md}\n`);
+  assert.is(result.stepSummary, summaryFile);
+});
+
+test("billing.md lists at most 100 failed tasks and points to results.jsonl for the rest", () => {
+  const failed = fixtureLock.tasks["spring-keyframes-g"]!;
+  const tasks = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`f-${String(i).padStart(3, "0")}`, failed]));
+  const md = formatBillingMarkdown(summarizeBilling({ lockfile_version: 1, name: "x", tasks }));
+  assert.is(md.split("\n").filter((l) => l.startsWith("| f-")).length, 100);
+  assert.ok(md.includes("... and 150 more failed tasks: see results.jsonl."), md);
+});
+
+test("the same lockfile gives byte-identical reports", async () => {
+  const a = await tempDir();
+  const b = await tempDir();
+  await writeReports({ lock: fixtureLock, outputsDir: a, manifestName: "spring", now: NOW });
+  await writeReports({ lock: fixtureLock, outputsDir: b, manifestName: "spring", now: NOW });
+  for (const f of ["results.jsonl", "billing.csv", "billing.json", "billing.md"]) {
+    assert.is(await readFile(join(a, f), "utf8"), await readFile(join(b, f), "utf8"), f);
+  }
+});
+
+test.run();

@@ -1,0 +1,357 @@
+import { mkdtemp, readFile, rm, writeFile, readdir, mkdir, stat, utimes } from "node:fs/promises";
+import { tmpdir, hostname } from "node:os";
+import { join } from "node:path";
+import { Effect, Exit } from "effect";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { LockStore } from "../../src/state/LockStore.js";
+import { readLockFile } from "../../src/state/readLockFile.js";
+import { LockfileBusy, LockfileInvalid, LockfileWriteError } from "../../src/state/LockfileError.js";
+import { runLockPathOf } from "../../src/state/RunLock.js";
+import { sha256Hex } from "../../src/state/readLockFile.js";
+import { task, taskId } from "./lockTask.js";
+
+const dirs: string[] = [];
+const tempDir = async () => {
+  const dir = await mkdtemp(join(tmpdir(), "omnibatch-lockstore-"));
+  dirs.push(dir);
+  return dir;
+};
+test.after(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
+const failureOf = async <A, E>(effect: Effect.Effect<A, E>): Promise<E> => {
+  const exit = await Effect.runPromiseExit(effect);
+  if (Exit.isSuccess(exit)) throw new Error("expected a failure");
+  const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined;
+  if (failure === undefined) throw new Error(`expected a typed failure, got ${String(exit.cause)}`);
+  return failure;
+};
+
+test("put then flush is durable: a reader sees the task before the store closes", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  await run(
+    LockStore.use(path, "spring", (store) =>
+      Effect.gen(function* () {
+        yield* store.put(taskId(1), task(1));
+        yield* store.flush;
+        const seen = yield* Effect.promise(() => readLockFile(path));
+        assert.equal(seen?.tasks[taskId(1)], task(1));
+        assert.is(seen?.name, "spring");
+      }),
+    ),
+  );
+  const after = await readLockFile(path);
+  assert.equal(after?.tasks[taskId(1)], task(1));
+  assert.equal(await readdir(join(path, "..")), ["m.lock.json"]);
+});
+
+test("a reopened store holds every task and update applies on top", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  await run(LockStore.use(path, "spring", (store) => Effect.forEach([1, 2, 3], (n) => store.put(taskId(n), task(n)))));
+  const updated = await run(
+    LockStore.use(path, "spring", (store) =>
+      Effect.gen(function* () {
+        assert.equal(yield* store.get(taskId(2)), task(2));
+        const next = yield* store.update(taskId(2), (t) => ({ ...t, state: "submitting" }));
+        const missing = yield* store.update("nope", (t) => t);
+        assert.is(missing, undefined);
+        return next;
+      }),
+    ),
+  );
+  assert.is(updated?.state, "submitting");
+  const file = await readLockFile(path);
+  assert.equal(Object.keys(file!.tasks).sort(), [1, 2, 3].map(taskId).sort());
+  assert.is(file!.tasks[taskId(2)]!.state, "submitting");
+});
+
+test("many puts then one flush cost one journal write and one fsync", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  await run(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          for (let n = 0; n < 50; n++) yield* store.put(taskId(n), task(n));
+          yield* store.flush; // the first write creates the file
+          const before = yield* store.stats;
+          for (let n = 0; n < 100; n++) yield* store.put(taskId(n), task(n, { state: "submitting" }));
+          yield* store.flush;
+          const after = yield* store.stats;
+          assert.is(after.writes - before.writes, 1, JSON.stringify([before, after]));
+          assert.is(after.fsyncs - before.fsyncs, 2); // new journal: its data + its folder entry
+          for (let n = 0; n < 100; n++) yield* store.put(taskId(n), task(n, { state: "submitted" }));
+          yield* store.flush;
+          const third = yield* store.stats;
+          assert.is(third.writes - after.writes, 1);
+          assert.is(third.fsyncs - after.fsyncs, 1);
+        }),
+      { coalesceMs: 60_000, minCompactBytes: 10_000_000 },
+    ),
+  );
+});
+
+test("a run that puts only unchanged tasks writes nothing and leaves the file untouched", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  await run(LockStore.use(path, "spring", (store) => Effect.forEach([1, 2, 3], (n) => store.put(taskId(n), task(n)))));
+  const before = await readFile(path, "utf8");
+  const { mtimeMs } = await stat(path);
+  const stats = await run(
+    LockStore.use(path, "spring", (store) =>
+      Effect.gen(function* () {
+        // Same data in new objects, keys in another order, as an engine rebuilding them would.
+        for (const n of [3, 2, 1]) yield* store.put(taskId(n), Object.fromEntries(Object.entries(task(n)).reverse()) as ReturnType<typeof task>);
+        yield* store.flush;
+        return yield* store.stats;
+      }),
+    ),
+  );
+  assert.equal(stats, { bytesWritten: 0, writes: 0, fsyncs: 0, compactions: 0 });
+  assert.is(await readFile(path, "utf8"), before);
+  assert.is((await stat(path)).mtimeMs, mtimeMs);
+});
+
+test("puts become durable within the coalescing window without an explicit flush", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  await run(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          yield* store.put(taskId(7), task(7));
+          yield* Effect.sleep("150 millis");
+          const seen = yield* Effect.promise(() => readLockFile(path));
+          assert.equal(seen?.tasks[taskId(7)], task(7));
+        }),
+      { coalesceMs: 20 },
+    ),
+  );
+});
+
+test("the journal is replayed on load, later records winning", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "m.lock.json");
+  const fileText = `${JSON.stringify({ lockfile_version: 1, name: "spring", tasks: { [taskId(1)]: task(1) } })}\n`;
+  await writeFile(path, fileText);
+  const journal = [
+    JSON.stringify({ journal: 1, name: "spring", base: sha256Hex(fileText) }),
+    JSON.stringify({ id: taskId(1), task: task(1, { state: "submitting" }) }),
+    JSON.stringify({ id: taskId(2), task: task(2) }),
+    JSON.stringify({ id: taskId(1), task: task(1, { state: "submitted", task_id: "t-1" }) }),
+  ].join("\n");
+  await writeFile(`${path}.journal`, `${journal}\n`);
+  const file = await readLockFile(path);
+  assert.is(file!.tasks[taskId(1)]!.state, "submitted");
+  assert.is(file!.tasks[taskId(1)]!.task_id, "t-1");
+  assert.equal(file!.tasks[taskId(2)], task(2));
+});
+
+test("a torn last journal line (killed mid-append) is ignored, and the store folds the journal in at open", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "m.lock.json");
+  const fileText = `${JSON.stringify({ lockfile_version: 1, name: "spring", tasks: {} })}\n`;
+  await writeFile(path, fileText);
+  const good = `${JSON.stringify({ journal: 1, name: "spring", base: sha256Hex(fileText) })}\n${JSON.stringify({ id: taskId(1), task: task(1) })}\n`;
+  const torn = JSON.stringify({ id: taskId(2), task: task(2) }).slice(0, 40);
+  await writeFile(`${path}.journal`, good + torn);
+  const file = await readLockFile(path);
+  assert.equal(Object.keys(file!.tasks), [taskId(1)]);
+  await run(
+    LockStore.use(path, "spring", (store) =>
+      Effect.gen(function* () {
+        assert.equal(yield* store.get(taskId(1)), task(1));
+        const files = yield* Effect.promise(() => readdir(dir));
+        assert.ok(!files.includes("m.lock.json.journal"), "journal folded into the file at open");
+        yield* store.put(taskId(3), task(3));
+        yield* store.flush;
+      }),
+    ),
+  );
+  assert.equal(Object.keys((await readLockFile(path))!.tasks).sort(), [taskId(1), taskId(3)].sort());
+});
+
+test("a journal left beside a newer file (killed before removing it) is not replayed over it", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "m.lock.json");
+  const older = `${JSON.stringify({ lockfile_version: 1, name: "spring", tasks: {} })}\n`;
+  const journal = [
+    JSON.stringify({ journal: 1, name: "spring", base: sha256Hex(older) }),
+    JSON.stringify({ id: taskId(1), task: task(1, { state: "submitting" }) }),
+  ].join("\n");
+  // The full write that followed already holds the task's newer state.
+  const newer = `${JSON.stringify({ lockfile_version: 1, name: "spring", tasks: { [taskId(1)]: task(1, { state: "processing" }) } })}\n`;
+  await writeFile(path, newer);
+  await writeFile(`${path}.journal`, `${journal}\n`);
+  assert.is((await readLockFile(path))!.tasks[taskId(1)]!.state, "processing");
+  await run(LockStore.use(path, "spring", (store) => Effect.map(store.get(taskId(1)), (t) => assert.is(t?.state, "processing"))));
+  assert.equal(await readdir(dir), ["m.lock.json"]);
+});
+
+test("a journal line that is not a task record is reported with the journal's path", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "m.lock.json");
+  const fileText = `${JSON.stringify({ lockfile_version: 1, name: "spring", tasks: {} })}\n`;
+  await writeFile(path, fileText);
+  const journal = `${JSON.stringify({ journal: 1, name: "spring", base: sha256Hex(fileText) })}\n{"oops":1}\n${JSON.stringify({ id: "x", task: task(1) })}\n`;
+  await writeFile(`${path}.journal`, journal);
+  const error = (await readLockFile(path).catch((e: unknown) => e)) as LockfileInvalid;
+  assert.instance(error, LockfileInvalid);
+  assert.match(error.message, /m\.lock\.json\.journal is damaged: journal line 2 is not a task record/);
+  assert.is(await readFile(`${path}.journal`, "utf8"), journal);
+});
+
+test("a damaged lockfile is reported with its path and position, and kept byte-identical", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "m.lock.json");
+  const damaged = '{\n  "lockfile_version": 1,\n  "name": "spring",\n  "tasks": {\n    "a": { "job": \n';
+  await writeFile(path, damaged);
+  const error = await readLockFile(path).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.instance(error, LockfileInvalid);
+  const message = (error as LockfileInvalid).message;
+  assert.ok(message.includes(path), message);
+  assert.match(message, /not valid JSON/);
+  assert.match(message, /kept untouched/);
+  assert.match(message, /external_task_id/);
+  const fromStore = await failureOf(LockStore.use(path, "spring", (store) => store.put("x", task(1))));
+  assert.instance(fromStore, LockfileInvalid);
+  assert.is(await readFile(path, "utf8"), damaged);
+  assert.equal((await readdir(dir)).sort(), ["m.lock.json"], "no journal, temp file or lock left behind");
+});
+
+test("a lockfile that does not match the schema is reported with the field and reason", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "m.lock.json");
+  const text = `${JSON.stringify({ lockfile_version: 1, name: "spring", tasks: { [taskId(1)]: task(1, { state: "exploded" as never }) } }, null, 2)}\n`;
+  await writeFile(path, text);
+  const error = (await readLockFile(path).catch((e: unknown) => e)) as LockfileInvalid;
+  assert.instance(error, LockfileInvalid);
+  assert.ok(error.message.includes(`/tasks/${taskId(1)}/state: must be one of "planned"`), error.message);
+  assert.is(await readFile(path, "utf8"), text);
+  const versionError = (await (async () => {
+    await writeFile(path, `{"lockfile_version": 2, "name": "x", "tasks": {}}`);
+    return readLockFile(path).catch((e: unknown) => e);
+  })()) as LockfileInvalid;
+  assert.match(versionError.message, /lockfile_version: must be equal to constant/);
+});
+
+test("identical content gives identical bytes whatever the insertion order", async () => {
+  const a = join(await tempDir(), "m.lock.json");
+  const b = join(await tempDir(), "m.lock.json");
+  const ns = [5, 1, 4, 2, 3, 10, 0];
+  await run(LockStore.use(a, "spring", (store) => Effect.forEach(ns, (n) => store.put(taskId(n), task(n)))));
+  await run(
+    LockStore.use(b, "spring", (store) =>
+      Effect.forEach([...ns].reverse(), (n) => {
+        const t = task(n);
+        // Same data, keys inserted in reverse order.
+        const reversed = Object.fromEntries(Object.entries(t).reverse()) as typeof t;
+        return store.put(taskId(n), reversed);
+      }),
+    ),
+  );
+  const textA = await readFile(a, "utf8");
+  assert.is(textA, await readFile(b, "utf8"));
+  assert.ok(textA.endsWith("}\n"));
+  assert.ok(textA.startsWith('{\n  "lockfile_version": 1,\n  "name": "spring",\n  "tasks": {\n'));
+});
+
+test("a second store on the same lockfile fails with LockfileBusy naming the holder", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  await run(
+    LockStore.use(path, "spring", () =>
+      Effect.gen(function* () {
+        const error = yield* Effect.flip(LockStore.use(path, "spring", () => Effect.void));
+        assert.instance(error, LockfileBusy);
+        const busy = error as LockfileBusy;
+        assert.is(busy.holder?.pid, process.pid);
+        assert.is(busy.holder?.host, hostname());
+        assert.ok(busy.message.includes(`pid ${process.pid} on ${hostname()}`), busy.message);
+        assert.match(busy.message, /running since \d{4}-\d\d-\d\dT/);
+      }),
+    ),
+  );
+  // Released at close: a third store opens.
+  await run(LockStore.use(path, "spring", () => Effect.void));
+});
+
+test("a lock left by a killed run (dead pid on this host) is taken over", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const lockDir = runLockPathOf(path);
+  await mkdir(lockDir);
+  // A pid that cannot be alive: beyond the kernel's pid range.
+  await writeFile(join(lockDir, "owner.json"), JSON.stringify({ pid: 2 ** 30, host: hostname(), started: 1, token: "old" }));
+  await run(LockStore.use(path, "spring", (store) => store.put(taskId(1), task(1))));
+  assert.ok((await readLockFile(path))!.tasks[taskId(1)]);
+});
+
+test("a lock from another host is taken over only once its heartbeat is stale", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const lockDir = runLockPathOf(path);
+  await mkdir(lockDir);
+  await writeFile(join(lockDir, "owner.json"), JSON.stringify({ pid: 1234, host: "ci-runner-7", started: 1, token: "remote" }));
+  const busy = await failureOf(LockStore.use(path, "spring", () => Effect.void));
+  assert.instance(busy, LockfileBusy);
+  assert.match((busy as LockfileBusy).message, /pid 1234 on ci-runner-7/);
+  const old = new Date(Date.now() - 31_000);
+  await utimes(lockDir, old, old);
+  await run(LockStore.use(path, "spring", (store) => store.put(taskId(1), task(1))));
+  assert.ok((await readLockFile(path))!.tasks[taskId(1)]);
+});
+
+test("the holder's heartbeat keeps its lock fresh", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  await run(
+    LockStore.use(
+      path,
+      "spring",
+      () =>
+        Effect.gen(function* () {
+          yield* Effect.sleep("400 millis");
+          // Stale limit 150 ms, but the heartbeat (every 25 ms) keeps it fresh.
+          const error = yield* Effect.flip(LockStore.use(path, "spring", () => Effect.void, { staleMs: 150 }));
+          assert.instance(error, LockfileBusy);
+        }),
+      { staleMs: 150, heartbeatMs: 25 },
+    ),
+  );
+});
+
+test("a run whose lock was taken over stops writing instead of overwriting the other run", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const error = await failureOf(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          yield* store.put(taskId(1), task(1));
+          yield* store.flush;
+          // Another run took the lock over (as if this one had stalled past the stale limit).
+          yield* Effect.promise(() =>
+            writeFile(join(runLockPathOf(path), "owner.json"), JSON.stringify({ pid: 1, host: "other", started: 2, token: "theirs" })),
+          );
+          yield* Effect.sleep("120 millis");
+          yield* store.put(taskId(2), task(2));
+          yield* store.flush;
+        }),
+      { heartbeatMs: 20, coalesceMs: 60_000 },
+    ),
+  );
+  assert.instance(error, LockfileWriteError);
+  assert.match((error as LockfileWriteError).message, /taken over by another run/);
+  const file = await readLockFile(path);
+  assert.ok(file!.tasks[taskId(1)]);
+  assert.is(file!.tasks[taskId(2)], undefined);
+  // The other run's lock is left in place.
+  assert.match(await readFile(join(runLockPathOf(path), "owner.json"), "utf8"), /theirs/);
+});
+
+test.run();
