@@ -77,7 +77,10 @@ export class Progress {
       case "start":
         for (const j of event.jobs) if (!this.jobs.includes(j)) this.jobs.push(j);
         if (mode !== "quiet") {
-          this.line(`omnibatch: running ${event.name} (${event.tasks} task(s) planned, concurrency ${event.concurrency})`);
+          this.line(`omnibatch: running ${event.name} (${event.tasks} task(s) planned, concurrency ${event.concurrency})${event.emulated ? " on the in-process emulator" : ""}`);
+          if (event.emulated) {
+            this.line(`omnibatch: emulated run: nothing is sent to the service or charged; lockfile ${event.lockfile}, results ${event.outputs}`);
+          }
         }
         return;
       case "task": {
@@ -227,10 +230,17 @@ export const formatSummary = (s: RunSummary): string => {
   };
   const lines = [
     "",
+    ...(s.emulated
+      ? [
+          "  EMULATED run (--emulate): nothing was sent to the service, nothing was charged. Its lockfile and",
+          "  results below are separate from a real run's; delete them freely.",
+          "",
+        ]
+      : []),
     header,
     ...rows,
     "",
-    `  spend:     ${spend.length ? spend.map(([c, a]) => `${a} ${c}`).join(", ") : "nothing charged"}`,
+    `  spend:     ${spend.length ? spend.map(([c, a]) => `${a} ${c}`).join(", ") : "nothing charged"}${s.emulated && spend.length ? " (emulated, not real)" : ""}`,
     `  this run:  ${s.created} created, ${s.adopted} found already at the service, ${s.downloaded} file(s) downloaded, ${seconds(s.elapsedMs)}`,
     `  results:   ${s.outputs}`,
     ...(s.reports.length ? [`  reports:   ${s.reports.join(", ")}`] : []),
@@ -241,6 +251,6 @@ export const formatSummary = (s: RunSummary): string => {
     for (const f of s.failures.slice(0, 20)) lines.push(`    ${f.id} (${f.job}): ${f.state}${f.code !== undefined ? ` ${f.code}` : ""}: ${f.message}`);
     if (s.failures.length > 20) lines.push(`    ... and ${s.failures.length - 20} more (see results.jsonl)`);
   }
-  lines.push("", `exit ${s.exitCode}: ${verdict[s.outcome]}${s.reason && s.outcome !== "failed" ? ` (${s.reason})` : ""}`, "");
+  lines.push("", `exit ${s.exitCode}: ${s.emulated ? "emulated run: " : ""}${verdict[s.outcome]}${s.reason && s.outcome !== "failed" ? ` (${s.reason})` : ""}`, "");
   return lines.join("\n");
 };

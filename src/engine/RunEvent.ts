@@ -17,6 +17,8 @@ export type RunEvent =
       readonly tasks: number;
       readonly jobs: readonly string[];
       readonly concurrency: number;
+      /** Against an in-process emulator, with the emulated lockfile and outputs. */
+      readonly emulated?: true;
     }
   | {
       /** One task changed state. */
@@ -70,4 +72,6 @@ export interface RunSummary {
   readonly elapsedMs: number;
   /** Answers 1303 seen (each cost a request, nothing else). */
   readonly noSlotAnswers: number;
+  /** Set when the run was against an in-process emulator (`--emulate`): nothing real was created or charged. */
+  readonly emulated?: true;
 }

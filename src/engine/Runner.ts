@@ -39,6 +39,12 @@ export interface RunnerOptions {
   /** Aborting it stops the run at once (exit 3), as SIGINT does. */
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: RunEvent) => void;
+  /**
+   * The service is new and knows none of the lockfile's tasks (an in-process emulator,
+   * started afresh by every `--emulate` run). Tasks not finished locally are planned
+   * again from scratch, with no lookups: nothing real was ever paid for them.
+   */
+  readonly freshService?: boolean;
 }
 
 /** What the run did, before reports are written (RunSummary minus reports). */
@@ -79,6 +85,9 @@ type Msg =
   | { readonly _tag: "Fetched"; readonly id: string; readonly outputs: readonly LockOutput[]; readonly urls: readonly RemoteOutput[] }
   | { readonly _tag: "FetchFailed"; readonly id: string; readonly message: string }
   | { readonly _tag: "Stop"; readonly reason: "time" | "signal" };
+
+/** States a new service has nothing to add to: the files are here, or the task ended. */
+const FINISHED_LOCALLY: ReadonlySet<TaskState> = new Set(["downloaded", "failed", "rejected"]);
 
 const TERMINAL: ReadonlySet<Phase> = new Set(["done", "failed", "rejected", "stuck"]);
 
@@ -122,10 +131,36 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       /** Fresh result URLs of finished tasks, for downstream requests. */
       const upstreamUrls = new Map<string, { at: number; outputs: readonly RemoteOutput[] }>();
       const lock = new Map<string, LockTask>(yield* store.all);
+      if (options.freshService) {
+        // The old service is gone with its tasks: waiting on them would leave them stuck.
+        // Finished work (downloaded, failed, rejected) stays as the record of that run.
+        const now = Date.now();
+        for (const [id, rec] of lock) {
+          if (FINISHED_LOCALLY.has(rec.state) || (rec.state === "planned" && rec.task_id === undefined)) continue;
+          const reset: LockTask = {
+            job: rec.job,
+            kind: rec.kind,
+            vars: rec.vars,
+            dir: rec.dir,
+            request_hash: rec.request_hash,
+            take: rec.take,
+            attempt: rec.attempt,
+            state: "planned",
+            planned_at: now,
+            updated_at: now,
+            outputs: [],
+            billing: [],
+            ...(rec.upstream ? { upstream: rec.upstream } : {}),
+          };
+          lock.set(id, reset);
+          yield* store.put(id, reset);
+        }
+      }
       if (currency === undefined) {
         for (const t of lock.values()) currency ??= t.billing.find((b) => b.currency !== undefined)?.currency;
       }
-      const lostLockfile = lock.size === 0 && manifest.tasks.length > 0;
+      // A fresh service cannot hold tasks this lockfile lost: no lookups before creating.
+      const lostLockfile = lock.size === 0 && manifest.tasks.length > 0 && options.freshService !== true;
 
       let stopReason: "time" | "signal" | "refused" | undefined;
       let refusal: string | undefined;
@@ -249,9 +284,15 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               if (ok) {
                 entry.phase = "done";
                 yield* expandFrom(entry);
-              } else if (entry.taskId !== undefined) {
+              } else if (entry.taskId !== undefined && options.freshService !== true) {
                 entry.phase = "inflight"; // files missing or changed: fetch again
                 emit({ type: "notice", level: "warn", message: `${task.id}: files missing or changed on disk, downloading again` });
+              } else if (options.freshService === true) {
+                // A fresh service no longer has the task: make it again.
+                entry.phase = "waiting";
+                delete entry.taskId;
+                delete entry.createdAt;
+                emit({ type: "notice", level: "warn", message: `${task.id}: files missing or changed on disk, creating it again on the emulator` });
               } else {
                 entry.phase = "waiting";
                 entry.lookupFirst = true;
@@ -448,7 +489,9 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
         }).pipe(
           Effect.catchAll((error: ApiError | LockfileWriteError) => {
             if (error._tag === "LockfileWriteError") {
-              return Effect.succeed<Msg>({ _tag: "Refused", id: entry.task.id, message: error.message });
+              // The intent could not be made durable, so nothing was sent; try later, and
+              // after repeated failures leave it for the next run (exit 3).
+              return Effect.succeed<Msg>({ _tag: "SendFailed", id: entry.task.id, message: error.message, lookupFirst: true });
             }
             const kind = classify(error);
             if (kind === "refused") {

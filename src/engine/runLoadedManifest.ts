@@ -1,6 +1,7 @@
 // Runs an already loaded manifest to the end and writes its reports, as a Promise.
 // Builds the layers the engine needs: the client (from the environment, an explicit
 // address, or an in-process emulator), the lockfile store, the downloader and the policy. The CLI's `run` command is a thin wrapper around this.
+// An emulated run uses its own lockfile and outputs folder (EmulatedRun.ts), never the real ones.
 
 import { Cause, Effect, Either, Exit, Layer, Redacted } from "effect";
 import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
@@ -8,6 +9,7 @@ import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmula
 import { Downloader } from "../outputs/Downloader.js";
 import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
+import { emulatedManifest } from "./EmulatedRun.js";
 import { Engine } from "./Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "./Policy.js";
 import type { RunEvent, RunSummary } from "./RunEvent.js";
@@ -21,7 +23,10 @@ export interface RunManifestOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The service's address (overrides OMNIBATCH_BASE_URL). */
   readonly baseUrl?: string;
-  /** Run against an in-process emulator (true: quick timing; an object: that configuration). */
+  /**
+   * Run against an in-process emulator (true: quick timing; an object: that configuration),
+   * with the emulated lockfile and outputs folder (`emulatedPaths`) instead of the real ones.
+   */
   readonly emulate?: boolean | DeepPartial<EmulatorConfig>;
   /** Overrides the manifest's concurrency. */
   readonly concurrency?: number;
@@ -47,13 +52,21 @@ const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
 };
 
 /** Runs an already loaded manifest. Rejects with a tagged error (LockfileBusy, MissingApiKey...) when it cannot start. */
-export const runLoadedManifest = async (manifest: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
+export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
   let emulator: RunningEmulator | undefined;
+  const emulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
+  const emulated = emulation !== undefined;
+  const manifest = emulated ? emulatedManifest(loaded) : loaded;
+  // Emulated runs say so in their first and last events, for people and for scripts.
+  const onEvent =
+    options.onEvent && emulated
+      ? (event: RunEvent) => options.onEvent!(event.type === "start" ? { ...event, emulated: true } : event)
+      : options.onEvent;
   try {
     const env = options.env ?? process.env;
     let clientLayer: Layer.Layer<OmniClient, unknown>;
-    if (options.emulate) {
-      emulator = await startEmulator(options.emulate === true ? emulateConfig : options.emulate, { port: 0 });
+    if (emulation !== undefined) {
+      emulator = await startEmulator(emulation, { port: 0 });
       options.onEmulator?.(emulator);
       clientLayer = OmniClient.layer({ ...options.client, baseUrl: emulator.url, apiKey: Redacted.make(emulator.apiKey) });
     } else {
@@ -62,7 +75,7 @@ export const runLoadedManifest = async (manifest: RunnableManifest, options: Run
       if (Either.isLeft(config)) throw config.left;
       clientLayer = OmniClient.layer(config.right);
     }
-    const policy = options.policy ?? (options.emulate ? fastPolicy : livePolicy);
+    const policy = options.policy ?? (emulated ? fastPolicy : livePolicy);
     const policyLayer = RunPolicy.layer(policy);
     const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, options.lockStore);
     const downloaderLayer = Downloader.layer(manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
@@ -76,7 +89,9 @@ export const runLoadedManifest = async (manifest: RunnableManifest, options: Run
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+        ...(onEvent ? { onEvent } : {}),
+        // Every emulated run starts a new emulator, which knows none of the old tasks.
+        ...(emulated ? { freshService: true } : {}),
       });
       let reports: string[] = [];
       if (options.reports !== false) {
@@ -86,15 +101,15 @@ export const runLoadedManifest = async (manifest: RunnableManifest, options: Run
         );
         if (written._tag === "Right") reports = written.right.files;
         else {
-          options.onEvent?.({ type: "notice", level: "warn", message: `could not write the reports: ${String(written.left.error)}` });
+          onEvent?.({ type: "notice", level: "warn", message: `could not write the reports: ${String(written.left.error)}` });
         }
       }
-      return { ...result, reports } satisfies RunSummary;
+      return { ...result, reports, ...(emulated ? { emulated: true as const } : {}) } satisfies RunSummary;
     });
 
     const exit = await Effect.runPromiseExit(Effect.provide(program, engineLayer));
     const summary = squash(exit);
-    options.onEvent?.({ type: "summary", ...summary });
+    onEvent?.({ type: "summary", ...summary });
     return summary;
   } finally {
     await emulator?.close();

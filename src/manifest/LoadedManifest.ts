@@ -40,7 +40,11 @@ export interface LoadedManifest {
    * The tasks of a for_each job for these upstream results. `outputs` mode: one task per
    * item (times the job's matrix and takes). `tasks` mode: items are grouped by
    * `item.task`, one task per upstream task. Identity uses each item's sha256, never its
-   * URL, so fresh URLs give the same ids. Items with identical content give one task.
+   * URL, so fresh URLs give the same ids; `{{ item.url }}` is sent as the URL, while a
+   * local image named by `{{ item.file }}` is sent as base64 (content-hashed like any
+   * local file). Items with identical content give one task. Each task's `upstream` is
+   * `{job, task, output: item.index}`, or `output: -1` in `tasks` mode (all outputs).
+   * Folders follow the upstream task's folder (`<upstream folder>-<index+1>`).
    * Throws ManifestInvalid (with positions) when a task breaks a rule.
    */
   readonly expandDownstream: (job: string, items: readonly UpstreamItem[]) => PlannedTask[];
@@ -51,6 +55,8 @@ export interface LoadedManifest {
    * upstream task ids to their known number of outputs; unknown ones count as the
    * number their request asks for (n, series_amount, 1 per video).
    */
+  /** The estimated cost of one task of a for_each job (from an example upstream item), when prices allow. */
+  readonly downstreamEstimate: (job: string) => { readonly currency: string; readonly amount: string } | undefined;
   readonly expectedDownstreamCount: (
     job: string,
     upstreamOutputCounts?: ReadonlyMap<string, number> | Readonly<Record<string, number>>,

@@ -52,7 +52,7 @@ export const declarationPlace = (path: YamlPath): Place => {
 export class DiagnosticSink {
   private readonly entries = new Map<string, { diagnostic: Diagnostic; count: number; example?: string }>();
 
-  constructor(private readonly locator: Locator) {}
+  constructor(readonly locator: Locator) {}
 
   /** `task` describes the task the problem was found in (a function: only called when needed). */
   add(place: Place, message: string, severity: Diagnostic["severity"] = "error", task?: string | (() => string | undefined)): void {

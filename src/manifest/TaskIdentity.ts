@@ -43,22 +43,24 @@ export const requestHash = (intent: string, take: number, attempt: number): stri
   sha256Hex(`{"attempt":${attempt},"intent":"${intent}","take":${take}}`);
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
+const BASE32_CODES = Array.from(BASE32, (c) => c.charCodeAt(0));
 
 /** 20 base32 characters (100 bits) of a hex digest: short, only [a-z2-7]. */
 export const shortHash = (hex: string): string => {
-  let bits = 0;
+  // 20 characters x 5 bits = 100 bits = the first 25 hex digits (4 bits each).
+  const codes = new Array<number>(20);
   let acc = 0;
-  let out = "";
-  for (let i = 0; i < hex.length && out.length < 20; i += 2) {
-    acc = (acc << 8) | parseInt(hex.slice(i, i + 2), 16);
-    bits += 8;
-    while (bits >= 5 && out.length < 20) {
-      out += BASE32[(acc >>> (bits - 5)) & 31];
+  let bits = 0;
+  let n = 0;
+  for (let i = 0; n < 20; i++) {
+    acc = ((acc << 4) | parseInt(hex[i]!, 16)) & 0xff;
+    bits += 4;
+    if (bits >= 5) {
+      codes[n++] = BASE32_CODES[(acc >>> (bits - 5)) & 31]!;
       bits -= 5;
     }
-    acc &= 0xff;
   }
-  return out;
+  return String.fromCharCode(...codes);
 };
 
 /**

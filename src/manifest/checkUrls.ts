@@ -75,8 +75,9 @@ const checkOne = async (use: Use): Promise<string[]> => {
   };
   try {
     const info = await probeVideoHeader(readAt, length);
-    if (info.kind === "unreadable") return [describeProbeFailure(info, use.field, "video").message];
-    return checkVideoMedia(info, use.field).map((v) => v.message);
+    const problems = info.kind === "unreadable" ? [describeProbeFailure(info, use.field, "video")] : checkVideoMedia(info, use.field);
+    // The rules name the wire field; the person needs the URL (the position shows the rest).
+    return problems.map((v) => `video at ${use.url}: ${v.message.replace(`${use.field}: `, "")}`);
   } catch (error) {
     return [`video at ${use.url} could not be probed (${(error as Error).message})`];
   }

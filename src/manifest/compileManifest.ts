@@ -31,7 +31,7 @@ const IMAGE_FIELDS: Record<string, string> = {
 };
 
 /** Every template of a job, with where it is, for the name check. */
-const templatesOf = (job: JobSpec): Value[] => {
+export const templatesOf = (job: JobSpec): Value[] => {
   const out: Value[] = [job.prompt];
   for (const i of job.inputs) if (i.src) out.push(i.src);
   for (const v of job.fields.values()) out.push(v);
@@ -202,6 +202,7 @@ export const compileManifest = (
 
     // Matrix.
     const axes: AxisSpec[] = [];
+    const unreadAxes: string[] = [];
     let include: Raw[] = [];
     let exclude: Raw[] = [];
     if (isRecord(job.matrix)) {
@@ -216,12 +217,16 @@ export const compileManifest = (
           axes.push({ name: axis, values: spec, places: spec.map((_, i) => ({ path: [...p, i] })) });
         } else if (isRecord(spec) && typeof spec.rows === "string") {
           const loaded = loadRows(spec.rows, { path: [...p, "rows"] });
-          if (!loaded) continue;
+          if (!loaded) {
+            // Reported in the data file; the name stays known so templates do not cascade.
+            unreadAxes.push(axis);
+            continue;
+          }
           if (loaded.rows.length === 0) sink.add({ path: [...p, "rows"] }, `the data file '${spec.rows}' has no rows: job '${id}' makes no tasks`, "warning");
           axes.push({ name: axis, values: loaded.rows, places: loaded.places });
         }
       }
-      const axisNames = new Set(axes.map((a) => a.name));
+      const axisNames = new Set([...axes.map((a) => a.name), ...unreadAxes]);
       include = Array.isArray(job.matrix.include) ? (job.matrix.include as Raw[]) : [];
       exclude = Array.isArray(job.matrix.exclude) ? (job.matrix.exclude as Raw[]) : [];
       exclude.forEach((e, i) => {
@@ -266,7 +271,7 @@ export const compileManifest = (
     };
 
     // Template names: known now, so an unknown one is reported once, at its place.
-    const known = new Set<string>(["vars", ...Object.keys(vars), ...axes.map((a) => a.name)]);
+    const known = new Set<string>(["vars", ...Object.keys(vars), ...axes.map((a) => a.name), ...unreadAxes]);
     for (const e of include) for (const k of Object.keys(e)) known.add(k);
     if (forEach) known.add("item");
     for (const v of templatesOf(spec)) {

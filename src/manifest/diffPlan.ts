@@ -30,7 +30,7 @@ export interface PlanEntry {
   /** `+`/`~`: the PlannedTask to create (its id is `id`). */
   readonly task?: PlannedTask;
   readonly estimate?: { readonly currency: string; readonly amount: string };
-  /** `…`: number of tasks expected once the upstream job has its results. */
+  /** `…`: number of tasks expected once the upstream job has its results (`estimate` covers them all). */
   readonly count?: number;
   /** Why, in a few words (e.g. "retry 2 of 3", "failed, no retries left"). */
   readonly note?: string;
@@ -55,6 +55,8 @@ export interface PlanResult {
   readonly total: PlanCounts;
   /** Estimated cost of the tasks to create (`+` and `~`), per currency; decimal strings. */
   readonly estimate: Readonly<Record<string, string>>;
+  /** Estimated cost of the waiting downstream tasks (`…`), per currency, where prices allow. */
+  readonly waitingEstimate: Readonly<Record<string, string>>;
 }
 
 const IN_FLIGHT: ReadonlySet<TaskState> = new Set(["submitting", "submitted", "processing"]);
@@ -68,91 +70,102 @@ const outputCount = (t: LockTask): number =>
 export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): PlanResult => {
   const entries: PlanEntry[] = [];
   const lockTasks = lock?.tasks ?? {};
-  const slots = new Map<string, [string, LockTask][]>();
-  for (const [id, t] of Object.entries(lockTasks)) {
-    const key = `${t.job}\u0000${t.dir}`;
-    const list = slots.get(key);
+  const slotKey = (job: string, dir: string) => `${job}\u0000${dir}`;
+  // Later attempts have ids of their own: find them by matrix position. They are few.
+  const retries = new Map<string, [string, LockTask][]>();
+  for (const id in lockTasks) {
+    const t = lockTasks[id]!;
+    if (t.attempt <= 1) continue;
+    const key = slotKey(t.job, t.dir);
+    const list = retries.get(key);
     if (list) list.push([id, t]);
-    else slots.set(key, [[id, t]]);
+    else retries.set(key, [[id, t]]);
   }
   const accounted = new Set<string>();
   /** Manifest id -> outputs of its latest finished attempt (for the downstream estimate). */
   const outputsOf = new Map<string, number>();
   /** Manifest id -> its latest finished attempt in the lockfile (the source of downstream items). */
   const finished = new Map<string, [string, LockTask]>();
-  // Without a lockfile nothing can match: the per-task bookkeeping is skipped.
+  /** Tasks with no attempt in the lockfile: `+` or `~`, decided once every match is known. */
+  const unmatched: { task: PlannedTask; at: number }[] = [];
   const anyLocked = Object.keys(lockTasks).length > 0;
 
+  const create = (task: PlannedTask): PlanEntry =>
+    task.estimate
+      ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, estimate: task.estimate }
+      : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task };
+
   const classify = (task: PlannedTask): void => {
-    const found = slots.size === 0 ? undefined : slots.get(`${task.job}\u0000${task.dir}`);
-    const direct = anyLocked ? lockTasks[task.id] : undefined;
-    if (found === undefined && direct === undefined) {
-      // Nothing recorded at this matrix position: the common case of a first run.
-      entries.push(
-        task.estimate
-          ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, estimate: task.estimate }
-          : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task },
-      );
+    if (!anyLocked) {
+      // Nothing recorded at all: the common case of a first run.
+      entries.push(create(task));
       return;
     }
-    const slot = found ?? [];
-    // The task's attempts: attempt 1 by id, later ones by the hash of that attempt.
-    const chain = slot.filter(([id, t]) =>
-      t.attempt <= 1 ? id === task.id : manifest.withAttempt(task, t.attempt).requestHash === t.request_hash,
-    );
-    if (direct && !chain.some(([id]) => id === task.id)) chain.push([task.id, direct]);
-    if (chain.length > 0) {
-      for (const [id] of chain) accounted.add(id);
-      const [latestId, latest] = chain.reduce((a, b) => (b[1].attempt > a[1].attempt ? b : a));
-      const base = { job: task.job, vars: task.vars, dir: task.dir, state: latest.state };
-      if (DONE.has(latest.state)) {
-        outputsOf.set(task.id, outputCount(latest));
-        finished.set(task.id, [latestId, latest]);
-        entries.push({ mark: "=", id: latestId, ...base });
-      } else if (IN_FLIGHT.has(latest.state)) {
-        entries.push({ mark: "=", id: latestId, ...base, inFlight: true });
-      } else if (latest.state === "failed") {
-        const attempts = 1 + task.retryFailed;
-        if (latest.attempt < attempts) {
-          const next = manifest.withAttempt(task, latest.attempt + 1);
-          entries.push({
-            mark: "+",
-            id: next.id,
-            ...base,
-            attempt: next.attempt,
-            task: next,
-            ...(next.estimate ? { estimate: next.estimate } : {}),
-            note: `retry: attempt ${next.attempt} of ${attempts}`,
-          });
-        } else {
-          entries.push({ mark: "=", id: latestId, ...base, note: attempts > 1 ? "failed, no retries left" : "failed" });
-        }
-      } else {
-        // planned (never sent) or rejected (the service refused it): create it (again).
-        const again = latest.attempt === task.attempt ? task : manifest.withAttempt(task, latest.attempt);
+    const chain: [string, LockTask][] = [];
+    const direct = lockTasks[task.id];
+    if (direct) chain.push([task.id, direct]);
+    const later = retries.size ? retries.get(slotKey(task.job, task.dir)) : undefined;
+    if (later) {
+      for (const [id, t] of later) {
+        if (id !== task.id && manifest.withAttempt(task, t.attempt).requestHash === t.request_hash) chain.push([id, t]);
+      }
+    }
+    if (chain.length === 0) {
+      unmatched.push({ task, at: entries.length });
+      entries.push(create(task));
+      return;
+    }
+    let latestId = chain[0]![0];
+    let latest = chain[0]![1];
+    for (const [id, t] of chain) {
+      accounted.add(id);
+      if (t.attempt > latest.attempt) {
+        latestId = id;
+        latest = t;
+      }
+    }
+    const state = latest.state;
+    if (DONE.has(state)) {
+      outputsOf.set(task.id, outputCount(latest));
+      finished.set(task.id, [latestId, latest]);
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: task.dir, state });
+    } else if (IN_FLIGHT.has(state)) {
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: task.dir, state, inFlight: true });
+    } else if (state === "failed") {
+      const attempts = 1 + task.retryFailed;
+      if (latest.attempt < attempts) {
+        const next = manifest.withAttempt(task, latest.attempt + 1);
         entries.push({
           mark: "+",
-          id: again.id,
-          ...base,
-          task: again,
-          ...(again.estimate ? { estimate: again.estimate } : {}),
-          ...(latest.state === "rejected" ? { note: "the service rejected it before" } : {}),
+          id: next.id,
+          job: task.job,
+          vars: task.vars,
+          dir: task.dir,
+          state,
+          attempt: next.attempt,
+          task: next,
+          ...(next.estimate ? { estimate: next.estimate } : {}),
+          note: `retry: attempt ${next.attempt} of ${attempts}`,
         });
+      } else {
+        const note = attempts > 1 ? "failed, no retries left" : "failed";
+        entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: task.dir, state, note });
       }
-      return;
+    } else {
+      // planned (never sent) or rejected (the service refused it): create it (again).
+      const again = latest.attempt === task.attempt ? task : manifest.withAttempt(task, latest.attempt);
+      entries.push({
+        mark: "+",
+        id: again.id,
+        job: task.job,
+        vars: task.vars,
+        dir: task.dir,
+        state,
+        task: again,
+        ...(again.estimate ? { estimate: again.estimate } : {}),
+        ...(state === "rejected" ? { note: "the service rejected it before" } : {}),
+      });
     }
-    const older = slot.filter(([id]) => !accounted.has(id));
-    for (const [id] of older) accounted.add(id);
-    entries.push({
-      mark: older.length > 0 ? "~" : "+",
-      id: task.id,
-      job: task.job,
-      vars: task.vars,
-      dir: task.dir,
-      ...(older.length > 0 ? { replaces: older.map(([id]) => id).sort() } : {}),
-      task,
-      ...(task.estimate ? { estimate: task.estimate } : {}),
-    });
   };
 
   const tasksOf = new Map<string, PlannedTask[]>();
@@ -199,11 +212,42 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
     for (const t of made) classify(t);
     tasksOf.set(job.id, made);
     const waiting = Math.max(0, manifest.expectedDownstreamCount(job.id, outputsOf) - made.length);
-    if (waiting > 0) entries.push({ mark: "…", id: job.id, job: job.id, vars: {}, count: waiting, note });
+    if (waiting > 0) {
+      const each = manifest.downstreamEstimate(job.id);
+      entries.push({
+        mark: "…",
+        id: job.id,
+        job: job.id,
+        vars: {},
+        count: waiting,
+        note,
+        ...(each ? { estimate: { currency: each.currency, amount: formatMicros(toMicros(each.amount) * waiting) } } : {}),
+      });
+    }
   }
 
-  for (const [id, t] of Object.entries(lockTasks)) {
+  // `~`: a task without attempts whose matrix position holds other (older) tasks.
+  if (unmatched.length > 0) {
+    const leftover = new Map<string, string[]>();
+    for (const id in lockTasks) {
+      if (accounted.has(id)) continue;
+      const t = lockTasks[id]!;
+      const key = slotKey(t.job, t.dir);
+      const list = leftover.get(key);
+      if (list) list.push(id);
+      else leftover.set(key, [id]);
+    }
+    for (const { task, at } of unmatched) {
+      const older = leftover.get(slotKey(task.job, task.dir))?.filter((id) => !accounted.has(id)) ?? [];
+      if (older.length === 0) continue;
+      for (const id of older) accounted.add(id);
+      entries[at] = { ...entries[at]!, mark: "~", replaces: older.sort() };
+    }
+  }
+
+  for (const id in lockTasks) {
     if (accounted.has(id)) continue;
+    const t = lockTasks[id]!;
     entries.push({ mark: "-", id, job: t.job, vars: t.vars, dir: t.dir, state: t.state });
   }
 
@@ -211,6 +255,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
   for (const j of manifest.jobs) jobs[j.id] = emptyCounts();
   const total = emptyCounts();
   const micros = new Map<string, number>();
+  const waitingMicros = new Map<string, number>();
   for (const e of entries) {
     const c = (jobs[e.job] ??= emptyCounts());
     const n = e.mark === "…" ? (e.count ?? 0) : 1;
@@ -220,12 +265,15 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
       c.inFlight++;
       total.inFlight++;
     }
-    if ((e.mark === "+" || e.mark === "~") && e.estimate) {
-      micros.set(e.estimate.currency, (micros.get(e.estimate.currency) ?? 0) + toMicros(e.estimate.amount));
+    if (e.estimate && e.mark !== "=" && e.mark !== "-") {
+      const into = e.mark === "…" ? waitingMicros : micros;
+      into.set(e.estimate.currency, (into.get(e.estimate.currency) ?? 0) + toMicros(e.estimate.amount));
     }
   }
   const estimate: Record<string, string> = {};
   for (const [currency, m] of micros) estimate[currency] = formatMicros(m);
+  const waitingEstimate: Record<string, string> = {};
+  for (const [currency, m] of waitingMicros) waitingEstimate[currency] = formatMicros(m);
   return {
     manifest: manifest.file,
     lockfile: manifest.lockfilePath,
@@ -234,5 +282,6 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
     jobs,
     total,
     estimate,
+    waitingEstimate,
   };
 };

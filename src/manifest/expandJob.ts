@@ -65,9 +65,18 @@ export interface ExpandState {
 }
 
 const URL_RE = /^https?:\/\//i;
-const VIDEO_REF = /(^|[^A-Za-z0-9_.@-])@([A-Za-z][A-Za-z0-9_-]*)/g;
+/** `@name` at the start of a word (after a space or an opening bracket or quote): not inside an address. */
+const VIDEO_REF = /(^|[\s([{"'])@([A-Za-z][A-Za-z0-9_-]*)/g;
 const IMAGE_LABEL = /<<<([^<>]*)>>>/g;
 const VIDEO_ROLES = new Set(["feature_video", "base_video"]);
+
+/** `model: `, `duration: `: the manifest key a message is about, to start it with. */
+const subjectOf = (place: Place): string => {
+  if ("data" in place) return "";
+  if (place.key !== undefined) return `${place.key}: `;
+  const last = [...place.path].reverse().find((p) => typeof p === "string");
+  return last === undefined ? "" : `${last}: `;
+};
 
 const asInteger = (v: unknown): unknown => (typeof v === "string" && /^\d+$/.test(v.trim()) ? Number(v) : v);
 
@@ -92,7 +101,9 @@ export class FieldPlaces {
 
 const replaceUrls = (text: string, urlToContent: ReadonlyMap<string, string>): string => {
   let out = text;
-  for (const [url, content] of urlToContent) if (out.includes(url)) out = out.split(url).join(content);
+  // Longest first, so a URL that is the start of another never cuts that one apart.
+  const urls = [...urlToContent.keys()].sort((a, b) => b.length - a.length);
+  for (const url of urls) if (out.includes(url)) out = out.split(url).join(urlToContent.get(url)!);
   return out;
 };
 
@@ -145,6 +156,16 @@ export const expandJob = (
   const usedNames = new Set<string>();
   const declaredNames = new Map(job.inputs.filter((i) => i.name !== undefined).map((i) => [i.name!, i]));
   const imageChecks = new Map<string, Violation[]>();
+  // Image side: `<<<name>>>` -> the label of its position, the same for every task.
+  const labels = new Map<string, string>();
+  if (job.kind === "image") {
+    let images = 0;
+    let elements = 0;
+    for (const input of job.inputs) {
+      if (input.role === "element") labels.set(input.name!, `<<<element_${++elements}>>>`);
+      else labels.set(input.name!, `<<<image_${++images}>>>`);
+    }
+  }
   let fields: FieldPlaces | undefined;
 
   const comboPlace = (c: Combination, other?: Combination): Place => {
@@ -179,7 +200,7 @@ export const expandJob = (
         failed = true;
         return undefined;
       };
-      const exact = new Map<string, string>(); // base64 -> sha256:<hex>, for identity
+      let exact: Map<string, string> | undefined; // base64 -> sha256:<hex>, for identity
       const places = fields ? undefined : new FieldPlaces(jobPlace);
 
       // Sources: URL as is; a local image read once, checked, sent as raw base64.
@@ -205,7 +226,7 @@ export const expandJob = (
           sink.add({ path: v.path }, `image '${src}': ${p.message.replace(`${field}: `, "")}`, "error", label);
           failed = true;
         }
-        exact.set(read.base64, `sha256:${read.sha256}`);
+        (exact ??= new Map()).set(read.base64, `sha256:${read.sha256}`);
         return read.base64;
       };
 
@@ -297,13 +318,11 @@ export const expandJob = (
         places?.set("prompt", { path: job.prompt.path });
         const imageList: { image: string }[] = [];
         const elementList: { element_id: number }[] = [];
-        const labels = new Map<string, string>();
         for (const input of job.inputs) {
           if (input.role === "element") {
             places?.set(`element_list[${elementList.length}]`, declarationPlace(input.path));
             places?.set(`element_list[${elementList.length}].element_id`, { path: input.path });
             elementList.push({ element_id: Number(input.elementId) });
-            labels.set(input.name!, `<<<element_${elementList.length}>>>`);
             continue;
           }
           const n = imageList.length;
@@ -311,12 +330,11 @@ export const expandJob = (
           places?.set(`image_list[${n}].image`, { path: input.src!.path });
           const img = image(input.src!, `image_list[${n}].image`, "image");
           imageList.push({ image: img ?? "" });
-          labels.set(input.name!, `<<<image_${n + 1}>>>`);
         }
         places?.set("image_list", { path: job.path, key: "images" });
         places?.set("element_list", { path: job.path, key: "elements" });
         // `<<<name>>>` -> the positional label the service expects.
-        const text = prompt.replace(IMAGE_LABEL, (whole, name: string, offset: number) => {
+        const text = !prompt.includes("<<<") ? prompt : prompt.replace(IMAGE_LABEL, (whole, name: string, offset: number) => {
           const trimmed = name.trim();
           const found = labels.get(trimmed);
           if (found) {
@@ -374,13 +392,18 @@ export const expandJob = (
       // Preflight: every rule of the spec, on the exact body.
       const violations = job.kind === "video" ? checkVideoCreate(body, ruleContext) : checkImageCreate(body, ruleContext);
       if (violations.length) {
-        for (const v of violations) sink.add(fields!.get(v.field), v.message, "error", label);
+        // The position names the manifest value; the request's field name would only confuse.
+        for (const v of violations) {
+          const place = fields!.get(v.field);
+          const text = v.message.startsWith(`${v.field}: `) ? v.message.slice(v.field.length + 2) : v.message;
+          sink.add(place, `${subjectOf(place)}${text}`, "error", label);
+        }
         continue;
       }
 
       const urls = item?.urlToContent;
       // Most tasks have nothing to substitute: hash the body itself, no copy.
-      const intent = intentDigest(exact.size === 0 && !urls?.size ? body : identityView(body, exact, urls ?? new Map()));
+      const intent = intentDigest(!exact && !urls?.size ? body : identityView(body, exact ?? new Map(), urls ?? new Map()));
       const base = item ? `${item.folder}${Object.keys(values).length ? `_${comboFolder(values)}` : ""}` : comboFolder(values);
       let folder: string;
       if (job.output) {

@@ -10,7 +10,9 @@ const LIST_LIMIT = 25;
 const MARKS = ["+", "~", "=", "-", "…"] as const;
 
 const line = (e: PlanEntry): string => {
-  if (e.mark === "…") return `  … ${e.count} task(s) of ${e.job}, ${e.note ?? "waiting on upstream"}`;
+  if (e.mark === "…") {
+    return `  … ${e.count} task(s) of ${e.job}, ${e.note ?? "waiting on upstream"}${e.estimate ? `  (~${e.estimate.amount} ${e.estimate.currency})` : ""}`;
+  }
   const extra: string[] = [];
   if (e.inFlight) extra.push(`in flight (${e.state})`);
   else if (e.mark === "=" && e.state) extra.push(e.state);
@@ -52,13 +54,18 @@ export const formatPlan = (plan: PlanResult, display: { manifest: string; lockfi
   for (const [job, c] of Object.entries(plan.jobs)) out.push(countRow(job, c, width));
   out.push(countRow("total", plan.total, width));
   out.push("");
-  const costs = Object.entries(plan.estimate);
-  if (costs.length) {
-    out.push(
-      `estimated cost of the tasks to create: ${costs.map(([c, a]) => `${a} ${c}`).join(", ")} (an estimate from the manifest's prices${plan.total["…"] ? "; waiting downstream tasks not included" : ""})`,
-    );
-  } else if (plan.total["+"] + plan.total["~"] > 0) {
+  const money = (m: Readonly<Record<string, string>>) => Object.entries(m).map(([c, a]) => `${a} ${c}`).join(", ");
+  const toCreate = plan.total["+"] + plan.total["~"];
+  if (Object.keys(plan.estimate).length) {
+    out.push(`estimated cost of the ${toCreate} task(s) to create: ${money(plan.estimate)}`);
+  } else if (toCreate > 0) {
     out.push("no estimate: the manifest has no prices for these tasks");
+  }
+  if (Object.keys(plan.waitingEstimate).length) {
+    out.push(`estimated cost of the ${plan.total["…"]} waiting downstream task(s): ${money(plan.waitingEstimate)}`);
+  }
+  if (Object.keys(plan.estimate).length || Object.keys(plan.waitingEstimate).length) {
+    out.push("(estimates from the manifest's prices; the service's charges may differ)");
   }
   return `${out.join("\n")}\n`;
 };

@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { probeImage } from "../rules/index.js";
 import { checkSchema } from "./checkSchema.js";
-import { compileManifest, type LoadRows } from "./compileManifest.js";
+import { compileManifest, templatesOf, type LoadRows } from "./compileManifest.js";
 import { ManifestInvalid, type Diagnostic } from "./Diagnostic.js";
 import { expandJob, type ExpandState, type ItemSource, type LocalImage, type ReadImage } from "./expandJob.js";
 import { expandMatrix } from "./expandMatrix.js";
@@ -20,6 +20,7 @@ import { comboFolder } from "./outputFolder.js";
 import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
 import { readDataFile } from "./readDataFile.js";
 import { SourceFile } from "./SourceFile.js";
+import { render, type Scope } from "./Template.js";
 import { requestHash, taskId } from "./TaskIdentity.js";
 import { checkUrls } from "./checkUrls.js";
 import { contentStart, parseYaml } from "./YamlDocument.js";
@@ -136,6 +137,7 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
     if (job.forEach || spec.invalidJobs.has(job.id)) continue;
     for (const t of expandJob(state, job, undefined)) tasks.push(t);
   }
+  const downstreamEstimates = checkDownstreamTemplates(spec, tasks, sink, state);
   if (options.checkUrls && !sink.hasErrors) {
     for (const d of await checkUrls(tasks, state.fieldPlaces, locator)) sink.push(d);
   }
@@ -149,7 +151,91 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
     warnings: sink.list(),
     state,
     locator,
+    downstreamEstimates,
   });
+};
+
+/**
+ * Downstream tasks are made only once upstream results exist, mid-run. Their templates
+ * are filled here with an example upstream item, so a misspelt `item.urll` is found
+ * before anything is paid for, not after the upstream job ran.
+ */
+const checkDownstreamTemplates = (
+  spec: ManifestSpec,
+  tasks: readonly PlannedTask[],
+  sink: DiagnosticSink,
+  state: ExpandState,
+): Map<string, { currency: string; amount: string }> => {
+  const estimates = new Map<string, { currency: string; amount: string }>();
+  const byId = new Map(spec.jobs.map((j) => [j.id, j]));
+  for (const job of spec.jobs) {
+    if (!job.forEach || spec.invalidJobs.has(job.id)) continue;
+    const up = byId.get(job.forEach.job);
+    if (!up || spec.invalidJobs.has(up.id)) continue;
+    const chained = up.forEach !== undefined;
+    const example = tasks.find((t) => t.job === up.id);
+    const vars: Record<string, unknown> = example?.vars ?? {};
+    const output = { url: "https://upstream.invalid/example", file: "/upstream/example", sha256: "0".repeat(64), type: up.kind };
+    const task = example?.id ?? `${spec.name}-${up.id}-example`;
+    let outputs = 1;
+    if (up.kind === "image") {
+      const n = up.fields.get("n")?.literal;
+      const series = up.fields.get("result_type")?.literal === "series";
+      const amount = up.fields.get("series_amount")?.literal;
+      outputs = series ? (typeof amount === "number" ? amount : 9) : typeof n === "number" ? n : 1;
+    }
+    const item =
+      job.forEach.mode === "outputs"
+        ? { ...output, index: 0, task, job: up.id, vars }
+        : { task, job: up.id, vars, outputs: Array.from({ length: outputs }, (_, index) => ({ ...output, index })) };
+    const combo = expandMatrix(job.axes, job.include, job.exclude)[0]?.values ?? {};
+    const scope: Scope = (n) => (n in combo ? combo[n] : n === "item" ? item : n === "vars" ? spec.vars : spec.vars[n]);
+    const names = () => ["item", "vars", ...Object.keys(spec.vars), ...Object.keys(combo)];
+    let clean = true;
+    for (const v of templatesOf(job)) {
+      const r = render(v.template!, scope, names);
+      if (r.ok) continue;
+      const ref = v.template!.parts.find((p) => typeof p !== "string" && p.offset === r.offset);
+      const path = ref && typeof ref !== "string" ? ref.path : [];
+      // Vars of a downstream upstream task are only known at run time.
+      if (chained && path[0] === "item" && path[1] === "vars") continue;
+      const outOfRange = /has \d+ item\(s\); no index/.test(r.message);
+      clean = false;
+      sink.add(
+        { path: v.path, textOffset: r.offset },
+        `${r.message} (checked with an example item of '${up.id}')`,
+        outOfRange ? "warning" : "error",
+      );
+    }
+    if (!clean) continue;
+    // A dry expansion with the example item runs the spec's rules on the job's shape
+    // (a rule broken for every item is found now) and gives one task's cost for plan.
+    const dry: ExpandState = {
+      ...state,
+      sink: new DiagnosticSink(state.sink.locator),
+      ids: new Map(),
+      intents: new Map(),
+      dirs: new Map(),
+      fieldPlaces: new Map(),
+      count: 0,
+    };
+    const source: ItemSource = {
+      item,
+      vars: { job: up.id, task, vars },
+      urlToContent: new Map(),
+      folder: "example",
+      upstream: { job: up.id, task, output: 0 },
+    };
+    const made = expandJob(dry, { ...job, axes: [], include: [combo], exclude: [] }, [source]);
+    for (const d of dry.sink.list()) {
+      // The example has no real file behind it: only problems of the job's own values count.
+      if (d.severity !== "error" || d.message.includes(output.file)) continue;
+      sink.push({ ...d, message: `${d.message.replace(/ \[task: .*\]$/, "")} (found with an example item of '${up.id}')` });
+    }
+    const estimate = made[0]?.estimate;
+    if (estimate) estimates.set(job.id, estimate);
+  }
+  return estimates;
 };
 
 const makeLoaded = (args: {
@@ -160,6 +246,7 @@ const makeLoaded = (args: {
   warnings: Diagnostic[];
   state: ExpandState;
   locator: Locator;
+  downstreamEstimates: ReadonlyMap<string, { currency: string; amount: string }>;
 }): LoadedManifest => {
   const { spec, state, locator } = args;
   const byId = new Map(spec.jobs.map((j) => [j.id, j]));
@@ -176,6 +263,17 @@ const makeLoaded = (args: {
     return j;
   };
 
+  // Folders of every task made so far, so a downstream task's folder can be named after
+  // its upstream task's (unique per job), whichever call or order made them.
+  let dirOf: Map<string, string> | undefined;
+  const dirs = (): Map<string, string> => (dirOf ??= new Map(args.tasks.map((t) => [t.id, t.dir])));
+  const upstreamFolder = (task: string, vars: Record<string, unknown>): string => {
+    const dir = dirs().get(task);
+    if (dir !== undefined) return dir.split("/").slice(1).join("_");
+    // Unknown here (made by an earlier process): its values, plus a bit of its id for uniqueness.
+    return `${comboFolder(vars)}-${task.slice(-6)}`;
+  };
+
   const expandDownstream = (jobId: string, items: readonly UpstreamItem[]): PlannedTask[] => {
     const job = jobSpec(jobId);
     if (!job.forEach) throw new Error(`job '${jobId}' has no for_each`);
@@ -190,7 +288,7 @@ const makeLoaded = (args: {
           item: { url: it.url, file: it.file, sha256: it.sha256, index: it.index, type: it.type, task: it.task, job: it.job, vars: it.vars },
           vars: { job: it.job, task: it.task, index: it.index, vars: it.vars },
           urlToContent: new Map(contentOf(it).filter(([k]) => k !== "")),
-          folder: `${comboFolder(it.vars)}-${it.index + 1}`,
+          folder: `${upstreamFolder(it.task, it.vars)}-${it.index + 1}`,
           upstream: { job: it.job, task: it.task, output: it.index },
         });
       }
@@ -213,7 +311,7 @@ const makeLoaded = (args: {
           },
           vars: { job: first.job, task, vars: first.vars },
           urlToContent: new Map(sorted.flatMap(contentOf).filter(([k]) => k !== "")),
-          folder: comboFolder(first.vars),
+          folder: upstreamFolder(task, first.vars),
           upstream: { job: first.job, task, output: -1 },
         });
       }
@@ -222,6 +320,7 @@ const makeLoaded = (args: {
     const local: ExpandState = { ...state, sink, ids: new Map(), dirs: new Map(), count: 0 };
     const made = expandJob(local, job, sources, { dropDuplicates: true });
     if (sink.hasErrors) throw invalid(sink.list().filter((d) => d.severity === "error"));
+    for (const t of made) dirs().set(t.id, t.dir);
     return made;
   };
 
@@ -231,6 +330,7 @@ const makeLoaded = (args: {
     const hash = requestHash(intent, task.take, attempt);
     const id = taskId(spec.name, task.job, hash);
     state.intents.set(id, intent);
+    dirs().set(id, task.dir);
     if (task.kind === "video") {
       return { ...task, id, requestHash: hash, attempt, request: { ...task.request, options: { ...task.request.options, external_task_id: id } } };
     }
@@ -288,5 +388,6 @@ const makeLoaded = (args: {
     expandDownstream,
     withAttempt,
     expectedDownstreamCount,
+    downstreamEstimate: (job) => args.downstreamEstimates.get(job),
   };
 };

@@ -6,7 +6,7 @@
 // size are not fetched again.
 
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Context, Data, Effect, Layer, Schedule } from "effect";
 import type { ApiError } from "../api/ApiError.js";
@@ -197,8 +197,22 @@ const make = (outputsDir: string, client: OmniClientService, policy: Policy): Do
       return (await sizeOf(path)) === old.size ? old : undefined;
     });
 
+  /** Temp files left by a killed run in this task's folder (the run lock makes them ours). */
+  const removeLeftovers = (dir: string) =>
+    Effect.promise(async () => {
+      let folder: string;
+      try {
+        folder = absolutePath(dir);
+      } catch {
+        return;
+      }
+      const names = await readdir(folder).catch(() => [] as string[]);
+      await Promise.all(names.filter((n) => n.startsWith(".") && n.endsWith(".part")).map((n) => unlink(join(folder, n)).catch(() => undefined)));
+    });
+
   const fetchAll = (request: FetchRequest): Effect.Effect<FetchResult, DownloadFailed> =>
     Effect.gen(function* () {
+      yield* removeLeftovers(request.dir);
       const links = { current: request.outputs };
       const outputs = yield* Effect.forEach(
         request.outputs,

@@ -68,7 +68,8 @@ test("interrupting a call aborts its HTTP request at once", async () => {
       Effect.gen(function* () {
         const client = yield* OmniClient;
         const fiber = yield* Effect.fork(client.getImage("slow"));
-        yield* Effect.sleep("50 millis");
+        // Interrupt once the server holds the request (a fixed sleep lost that race on a loaded machine).
+        for (let i = 0; i < 500 && server.seen.length === 0; i++) yield* Effect.sleep("10 millis");
         yield* Fiber.interrupt(fiber);
         // The server sees the connection close shortly after (bounded wait).
         for (let i = 0; i < 100 && closed === 0; i++) yield* Effect.sleep("20 millis");

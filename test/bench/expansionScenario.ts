@@ -2,7 +2,7 @@
 // peak RSS (expansionChild.ts).
 
 import { round, type BenchFigure, type ScenarioResult } from "./BenchFigure.js";
-import { runChildJson } from "./childJson.js";
+import { runChildJson } from "./runChildJson.js";
 
 interface ChildFigures {
   tasks: number;

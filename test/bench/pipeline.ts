@@ -81,6 +81,7 @@ export const pipeline = async (o: PipelineOptions): Promise<ScenarioResult> => {
     const p = perTask(req, tasks);
     const s = o.label;
     const figures: BenchFigure[] = [
+      { scenario: s, figure: "time scale", value: o.timeScale, unit: "×", note: `real durations × ${o.timeScale}; engine makePolicy(${o.timeScale})` },
       { scenario: s, figure: "makespan ÷ overlapped bound", value: round(makespanMs / boundMs), unit: "×", note: `makespan ${makespanMs} ms, bound ${Math.round(boundMs)} ms = max(images ${Math.round(imageBound)}, videos ${Math.round(videoBound)}, chain ${longestChain})` },
       { scenario: s, figure: "video slot utilisation", value: round(stats.slots.video.busyMs / (o.slots * makespanMs)), unit: "" },
       { scenario: s, figure: "non-download requests per task", value: round(p.api), unit: "req", note: `${round(p.create, 2)} / ${round(p.query, 2)} / ${round(p.list, 2)} / ${round(p.download, 2)} (create / query / list / download)` },

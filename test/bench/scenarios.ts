@@ -16,7 +16,7 @@ export const scenarios: Record<ScenarioName, (quick: boolean) => Promise<Scenari
     saturation({ tasks: quick ? 80 : 400, slots: 8, timeScale: 0.003, seed: 7, label: quick ? "1 saturation (quick: 80)" : "1 saturation (400 videos)" }),
   pipeline: (quick) =>
     pipeline({ images: quick ? 30 : 100, slots: 8, timeScale: 0.003, seed: 11, label: quick ? "2 pipeline (quick: 30+30)" : "2 pipeline (100 images → 100 videos)" }),
-  throughput: (quick) => throughput({ tasks: quick ? 500 : 20_000, maxWaitMs: quick ? 60_000 : 200_000, label: quick ? "3 throughput (quick: 500 images)" : "3 throughput (20,000 images)" }),
+  throughput: (quick) => throughput({ tasks: quick ? 500 : 20_000, maxWaitMs: quick ? 60_000 : 120_000, label: quick ? "3 throughput (quick: 500 images)" : "3 throughput (20,000 images)" }),
   resume: (quick) => resume({ tasks: quick ? 2_000 : 100_000, label: quick ? "4 resume (quick: 2,000 done)" : "4 resume (100,000 done)" }),
   expansion: (quick) => expansion({ tasks: quick ? 10_000 : 100_000, label: quick ? "5 expansion (quick: 10,000 tasks)" : "5 expansion (100,000 tasks)" }),
   emulator: (quick) => emulatorThroughput({ durationMs: quick ? 2_000 : 5_000, connections: 16, label: quick ? "6 emulator (quick: 2 s)" : "6 emulator (5 s load)" }),

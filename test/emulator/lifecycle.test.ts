@@ -2,6 +2,7 @@
 // and 1303, content-risk failures, and the inspection figures.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { realisticTiming, startEmulator } from "../../src/emulator/Emulator.js";
 import { Client, imageBody, inspect, start, videoBody } from "./harness.js";
 
 const emu = await start();
@@ -186,6 +187,26 @@ test("the same seed replays the same schedule", async () => {
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+test("the realistic preset: videos take 1 to 8 minutes, images 10 to 60 seconds", async () => {
+  const real = await startEmulator({ timing: realisticTiming, slots: { video: 50, image: 50 } });
+  try {
+    const rc = new Client(real);
+    const vids = [];
+    for (let i = 0; i < 20; i++) vids.push((await rc.createVideo(videoBody())).body.data.id);
+    const imgs = [];
+    for (let i = 0; i < 20; i++) imgs.push((await rc.createImage(imageBody())).body.data.task_id);
+    real.advanceClock(59_000);
+    assert.ok((await rc.get(`/tasks?task_ids=${vids.join(",")}`)).body.data.every((t: { status: string }) => t.status !== "succeeded"));
+    real.advanceClock(1_000);
+    const after1 = await Promise.all(imgs.map(async (id) => (await rc.get(`/v1/images/omni-image/${id}`)).body.data.task_status));
+    assert.ok(after1.every((s) => s === "succeed"), after1.join());
+    real.advanceClock(7 * 60_000);
+    assert.ok((await rc.get(`/tasks?task_ids=${vids.join(",")}`)).body.data.every((t: { status: string }) => t.status === "succeeded"));
+  } finally {
+    await real.close();
   }
 });
 

@@ -98,4 +98,28 @@ t("a second run creates nothing and downloads nothing; a lost lockfile costs loo
   }
 });
 
+t("every output item type is handled: video and watermark, audio mp3 and wav downloaded; voice and element kept as metadata", async () => {
+  const tmp = tempDir();
+  emu.configure({ results: { extraOutputs: true } });
+  try {
+    const m = testManifest(tmp.dir, { tasks: [{ job: "v", kind: "video", prompt: "with sound", watermark: true }] });
+    const s = await run(m);
+    assert.is(s.exitCode, 0, JSON.stringify(s));
+    const lock = (await readLockFile(m.lockfilePath))!;
+    const outputs = Object.values(lock.tasks)[0]!.outputs;
+    const kinds = outputs.map((o) => `${o.type}:${o.variant}`).sort();
+    for (const k of ["video:main", "video:watermark", "audio:mp3", "audio:wav"]) assert.ok(kinds.includes(k), `${k} in ${kinds}`);
+    for (const o of outputs.filter((o) => o.variant !== "meta")) {
+      assert.ok(o.path && existsSync(join(m.outputsDir, o.path)), o.path);
+      assert.is(sha256(join(m.outputsDir, o.path!)), o.sha256);
+    }
+    const meta = outputs.filter((o) => o.variant === "meta");
+    assert.ok(meta.some((o) => o.type === "voice") && meta.some((o) => o.type === "element"), kinds.join(","));
+    assert.ok(meta.every((o) => o.path === undefined && o.meta !== undefined));
+  } finally {
+    emu.configure({ results: { extraOutputs: false } });
+    tmp.remove();
+  }
+});
+
 t.run();

@@ -3,7 +3,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execa } from "execa";
-import { writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tempManifest } from "./tempManifest.js";
@@ -72,7 +73,8 @@ test("plan: without a lockfile everything is + and downstream jobs wait, with an
   assert.match(r.stdout, /\+ demo-keyframes-[a-z2-7]{20}  keyframes\/A-1_studio/);
   assert.match(r.stdout, "… 5 task(s) of clips");
   assert.match(r.stdout, /total\s+5\s+0\s+0\s+0\s+5/);
-  assert.match(r.stdout, "estimated cost of the tasks to create: 0.1 USD");
+  assert.match(r.stdout, "estimated cost of the 5 task(s) to create: 0.1 USD");
+  assert.match(r.stdout, "estimated cost of the 5 waiting downstream task(s): 1.75 USD");
 });
 
 test("plan --json: entries, counts per job and total, estimate per currency; = for a done task", async () => {
@@ -109,6 +111,25 @@ test("plan: an invalid manifest exits 2 like validate", async () => {
   const r = await run(["plan", "for-each-cycle.yaml"], invalidDir);
   assert.is(r.exitCode, 2);
   assert.match(r.stderr, "cycle through for_each");
+});
+
+test("after the demo ran on the emulator, plan --emulate shows every task done, and a changed clip prompt as ~", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-demo-plan-"));
+  try {
+    cpSync(join(root, "manifests"), join(dir, "manifests"), { recursive: true });
+    const ran = await execa("node", [bin, "run", "manifests/demo.yaml", "--emulate", "--quiet"], { cwd: dir, reject: false, timeout: 120_000 });
+    assert.is(ran.exitCode, 0, ran.stderr);
+    const real = JSON.parse((await run(["plan", "manifests/demo.yaml", "--json"], dir)).stdout) as { total: Record<string, number> };
+    assert.is(real.total["+"], 5, "an emulated run leaves the real lockfile alone");
+    const after = JSON.parse((await run(["plan", "manifests/demo.yaml", "--emulate", "--json"], dir)).stdout) as { total: Record<string, number> };
+    assert.equal([after.total["="], after.total["+"], after.total["~"], after.total["…"]], [10, 0, 0, 0]);
+    const file = join(dir, "manifests/demo.yaml");
+    writeFileSync(file, readFileSync(file, "utf8").replace("soft camera move", "slow dolly in"));
+    const changed = JSON.parse((await run(["plan", "manifests/demo.yaml", "--emulate", "--json"], dir)).stdout) as { jobs: Record<string, Record<string, number>> };
+    assert.equal([changed.jobs.keyframes!["="], changed.jobs.clips!["~"]], [5, 5]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

@@ -58,6 +58,7 @@ test("without a lockfile every task is + and downstream jobs wait with the expec
   assert.equal(plan.jobs.pics, { "+": 3, "=": 0, "~": 0, "-": 0, "…": 0, inFlight: 0 });
   assert.equal(plan.jobs.clips!["…"], 3);
   assert.equal(plan.estimate, { USD: "0.75" });
+  assert.equal(plan.waitingEstimate, { USD: "1.5" }, "3 waiting clips of 5 s at 0.1 per second");
 });
 
 test("done and in-flight tasks are =, in flight flagged and not re-created", async () => {

@@ -103,4 +103,19 @@ test("every property in the manifest schema has a description", () => {
   assert.equal(missing, []);
 });
 
+
+test("the manifest example in the README validates", async () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const section = readme.slice(readme.indexOf("## Manifests"));
+  const yaml = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
+  const m = tempManifest(yaml, { "data/products.csv": "sku,name,photo\nA-1,mug,assets/mug.png\nB-2,lamp,assets/lamp.png\n" });
+  try {
+    const loaded = await loadManifest(m.file);
+    assert.is(loaded.tasks.length, 3);
+    assert.equal(loaded.jobs.map((j) => j.id), ["stills", "clips"]);
+  } finally {
+    m.cleanup();
+  }
+});
+
 test.run();

@@ -2,6 +2,8 @@
 // jobs, the DAG and the guards, as the engine receives them.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { ManifestInvalid, type Diagnostic } from "../../src/manifest/Diagnostic.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
@@ -62,6 +64,17 @@ test("video: named inputs become contents with ids, spec defaults are written ou
   assert.equal(t.request.settings, { audio: "off", resolution: "720p", duration: 5 });
   assert.is(t.request.options?.external_task_id, t.id);
   assert.is(t.slots, 1);
+});
+
+test("video references: @name at a word start counts, an @ inside an address or e-mail does not", async () => {
+  const m = await load(`${head}jobs:
+  v:
+    kind: video
+    images: { hero: assets/mug.png }
+    prompt: "(@hero) waves at https://example.com/@someone and mail@example.com"
+`);
+  assert.is(m.tasks.length, 1);
+  assert.equal(m.warnings, []);
 });
 
 test("aspect_ratio defaults to 16:9 only when nothing else gives a ratio", async () => {
@@ -201,8 +214,8 @@ test("for_each tasks: one task per upstream task, all its outputs in item.output
   assert.equal(t.upstream, { job: "a", task: up.id, output: -1 });
 });
 
-test("a rule broken by an expanded downstream task throws ManifestInvalid at the manifest value", async () => {
-  const m = await load(`${head}jobs:
+test("a rule a downstream job breaks for any item is found at load time, with an example item", async () => {
+  const d = await problems(`${head}jobs:
   a: { kind: image, prompt: x }
   b:
     kind: video
@@ -211,14 +224,32 @@ test("a rule broken by an expanded downstream task throws ManifestInvalid at the
     prompt: "p"
     settings: { duration: 4 }
 `);
+  assert.is(d.length, 1);
+  assert.is(d[0]!.line, 10);
+  assert.match(d[0]!.message, "5 or 10");
+  assert.match(d[0]!.message, "found with an example item of 'a'");
+});
+
+test("a rule broken by one expanded downstream item throws ManifestInvalid at the manifest value", async () => {
+  const m = tempManifest(`${head}jobs:
+  a: { kind: image, prompt: x }
+  b:
+    kind: video
+    for_each: a.outputs
+    first_frame: "{{ item.file }}"
+    prompt: "p"
+`, { "tiny.png": readFileSync(new URL("../fixtures/manifests/assets/tiny.png", import.meta.url)) });
   try {
-    m.expandDownstream("b", [{ job: "a", task: m.tasks[0]!.id, index: 0, type: "image", url: "https://r.test/a.png", file: "/x/a.png", sha256: "a".repeat(64), vars: {} }]);
+    const loaded = await loadManifest(m.file);
+    loaded.expandDownstream("b", [{ job: "a", task: loaded.tasks[0]!.id, index: 0, type: "image", url: "https://r.test/a.png", file: join(m.dir, "tiny.png"), sha256: "a".repeat(64), vars: {} }]);
     assert.unreachable("should throw");
   } catch (error) {
     assert.instance(error, ManifestInvalid);
     const d = (error as ManifestInvalid).diagnostics[0]!;
-    assert.is(d.line, 10);
-    assert.match(d.message, "duration");
+    assert.is(d.line, 8);
+    assert.match(d.message, "at least 300 px");
+  } finally {
+    m.cleanup();
   }
 });
 

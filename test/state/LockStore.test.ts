@@ -124,9 +124,15 @@ test("puts become durable within the coalescing window without an explicit flush
       (store) =>
         Effect.gen(function* () {
           yield* store.put(taskId(7), task(7));
-          yield* Effect.sleep("150 millis");
-          const seen = yield* Effect.promise(() => readLockFile(path));
+          // Bounded wait (a busy machine may delay the 20 ms window), never an explicit flush.
+          let seen: Awaited<ReturnType<typeof readLockFile>> = undefined;
+          for (let i = 0; i < 100; i++) {
+            yield* Effect.sleep("30 millis");
+            seen = yield* Effect.promise(() => readLockFile(path));
+            if (seen?.tasks[taskId(7)]) break;
+          }
           assert.equal(seen?.tasks[taskId(7)], task(7));
+          assert.is((yield* store.stats).writes, 1);
         }),
       { coalesceMs: 20 },
     ),
@@ -306,7 +312,7 @@ test("a lock from another host is taken over only once its heartbeat is stale", 
   assert.ok((await readLockFile(path))!.tasks[taskId(1)]);
 });
 
-test("the holder's heartbeat keeps its lock fresh", async () => {
+test("the holder's heartbeat keeps its lock fresh past the stale limit", async () => {
   const path = join(await tempDir(), "m.lock.json");
   await run(
     LockStore.use(
@@ -314,12 +320,14 @@ test("the holder's heartbeat keeps its lock fresh", async () => {
       "spring",
       () =>
         Effect.gen(function* () {
-          yield* Effect.sleep("400 millis");
-          // Stale limit 150 ms, but the heartbeat (every 25 ms) keeps it fresh.
-          const error = yield* Effect.flip(LockStore.use(path, "spring", () => Effect.void, { staleMs: 150 }));
+          const opened = (yield* Effect.promise(() => stat(runLockPathOf(path)))).mtimeMs;
+          yield* Effect.sleep("1300 millis");
+          assert.ok((yield* Effect.promise(() => stat(runLockPathOf(path)))).mtimeMs > opened, "heartbeat moved the mtime");
+          // Older than the 1 s stale limit, but the heartbeat (every 50 ms) keeps it fresh.
+          const error = yield* Effect.flip(LockStore.use(path, "spring", () => Effect.void, { staleMs: 1000 }));
           assert.instance(error, LockfileBusy);
         }),
-      { staleMs: 150, heartbeatMs: 25 },
+      { staleMs: 1000, heartbeatMs: 50 },
     ),
   );
 });
@@ -338,7 +346,7 @@ test("a run whose lock was taken over stops writing instead of overwriting the o
           yield* Effect.promise(() =>
             writeFile(join(runLockPathOf(path), "owner.json"), JSON.stringify({ pid: 1, host: "other", started: 2, token: "theirs" })),
           );
-          yield* Effect.sleep("120 millis");
+          yield* Effect.sleep("500 millis"); // many heartbeats (every 20 ms), even on a busy machine
           yield* store.put(taskId(2), task(2));
           yield* store.flush;
         }),

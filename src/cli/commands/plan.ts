@@ -4,31 +4,40 @@
 
 import { defineCommand } from "../Command.js";
 import { ExitCode } from "../ExitCode.js";
-import { commonOptions } from "../commonOptions.js";
 import { displayPath, loadManifest } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import { diffPlan } from "../../manifest/diffPlan.js";
 import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
+import { emulatedManifest } from "../../engine/EmulatedRun.js";
 
 export const planCommand = defineCommand({
   name: "plan",
-  summary: "Show what a run would create, compared with the lockfile, and its estimated cost",
-  usage: "omnibatch plan <manifest.yaml> [--json]",
+  summary: "Show what a run would create, compared with the lockfile, and its estimated cost.",
+  usage: "omnibatch plan <manifest.yaml> [--emulate] [--json]",
   description:
     "Validates the manifest, then compares it with the lockfile beside it:\n" +
     "  +  to create        =  done or in flight    ~  changed (old task kept, new one created)\n" +
     "  -  no longer in the manifest                …  waiting on an upstream job\n" +
     "Counts per job and in total, and an estimated cost from the manifest's prices.\n" +
+    "With --emulate, compares with the lockfile that 'run --emulate' keeps instead.\n" +
     "Nothing is sent. Exit 0 when the manifest is valid, 2 when not.",
-  options: { json: commonOptions.json },
+  options: {
+    emulate: {
+      type: "boolean",
+      description: "Compare with the emulated lockfile that 'run --emulate' writes (M.emulate.lock.json), not the real one.",
+    },
+    json: { type: "boolean", description: "Print the plan as one JSON object on stdout, nothing else." },
+  },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
     const file = args.positionals[0]!;
     const json = args.values.json === true;
     try {
-      const m = await loadManifest(file, { cwd: io.cwd });
+      const loaded = await loadManifest(file, { cwd: io.cwd });
+      // The one rule for where emulated runs keep their state (shared with run and status).
+      const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);
       const plan = diffPlan(m, lock);
       if (json) {

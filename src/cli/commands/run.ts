@@ -38,13 +38,17 @@ export const runCommand = defineCommand({
     "Every step is recorded in the lockfile beside the manifest, so a run that is stopped or killed\n" +
     "is simply run again: nothing is created twice, finished results are not downloaded again.\n" +
     "The API key is read from OMNIBATCH_API_KEY only. With --emulate, an emulator of the service runs\n" +
-    "in-process (no key needed, nothing is charged).\n\n" +
+    "in-process (no key needed, nothing is charged) and the run keeps its own lockfile and results,\n" +
+    "M.emulate.lock.json and <outputs>-emulated, never touching the real ones (delete them freely).\n\n" +
     "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
     "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
     "4 the budget stopped submission; 5 the account refused (authentication, balance, permission).",
   options: {
     "base-url": commonOptions["base-url"],
-    emulate: commonOptions.emulate,
+    emulate: {
+      ...commonOptions.emulate,
+      description: "Run against an in-process emulator; uses M.emulate.lock.json and <outputs>-emulated, not the real files.",
+    },
     json: { ...commonOptions.json, description: "Print NDJSON events (one per state change, then a summary) on stdout, nothing else." },
     concurrency: commonOptions.concurrency,
     "max-wait": commonOptions["max-wait"],

@@ -1,8 +1,10 @@
 // `omnibatch status M.yaml [--json]`: the lockfile's view, with no network and no API key.
 
 import { relative } from "node:path";
+import { existsSync } from "node:fs";
+import { emulatedLockfilePath, emulatedPaths } from "../../engine/EmulatedRun.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
-import { manifestLocations } from "../../report/manifestLocations.js";
+import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { inspectRunLock } from "../../state/RunLock.js";
@@ -17,36 +19,53 @@ export const shownPath = (path: string, cwd: string): string => {
 };
 
 /** The manifest's lockfile, or LockfileMissing saying what to do. */
-export const requireLockFile = async (lockfilePath: string, manifest: string, cwd: string) => {
+export const requireLockFile = async (lockfilePath: string, manifest: string, cwd: string, emulated = false) => {
   const lock = await readLockFile(lockfilePath);
   if (lock === undefined) {
     const shown = shownPath(lockfilePath, cwd);
+    const what = emulated ? "nothing has run on the emulator for this manifest yet" : "nothing has run for this manifest yet";
+    // Only emulated runs so far: say where their lockfile is, so the user is not puzzled.
+    const hint = !emulated && existsSync(emulatedLockfilePath(lockfilePath)) ? " (Only emulated runs so far: add --emulate to see them.)" : "";
     throw new LockfileMissing({
       path: lockfilePath,
-      message: `no lockfile at ${shown}: nothing has run for this manifest yet (or the lockfile was moved). Run 'omnibatch run ${manifest}' first.`,
+      message: `no lockfile at ${shown}: ${what} (or the lockfile was moved). Run 'omnibatch run ${manifest}${emulated ? " --emulate" : ""}' first.${hint}`,
     });
   }
   return lock;
 };
 
+/** `--emulate` on status and report: what `run --emulate` wrote, not the real lockfile and outputs. */
+export const emulateOption = {
+  type: "boolean",
+  description: "Use the emulated lockfile and outputs that 'run --emulate' writes (M.emulate.lock.json, <outputs>-emulated).",
+} as const;
+
+/** The manifest's locations, or its emulated ones. */
+export const locationsFor = async (manifest: string, cwd: string, emulated: boolean): Promise<ManifestLocations> => {
+  const where = await manifestLocations(manifest, cwd);
+  return emulated ? { ...where, ...emulatedPaths(where) } : where;
+};
+
 export const statusCommand = defineCommand({
   name: "status",
   summary: "Show the lockfile's view: counts per job and state, in flight, failures.",
-  usage: "omnibatch status <manifest.yaml> [--json]",
+  usage: "omnibatch status <manifest.yaml> [--emulate] [--json]",
   description:
     "Reads the manifest's lockfile (no network, no API key) and shows per job how many tasks are\n" +
     "downloaded, in flight, queued and failed; what is in flight and for how long; why tasks failed;\n" +
     "results not downloaded yet that the service deletes soon (30 days after creation); what was spent;\n" +
-    "and whether a run holds the lockfile now. Exit 2 when the lockfile is missing or damaged.",
-  options: { json: { ...commonOptions.json, description: "Print the status as one JSON object." } },
+    "and whether a run holds the lockfile now. Exit 2 when the lockfile is missing or damaged.\n" +
+    "With --emulate, the same for the emulated lockfile that 'run --emulate' keeps.",
+  options: { emulate: emulateOption, json: { ...commonOptions.json, description: "Print the status as one JSON object." } },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
     const manifest = args.positionals[0]!;
-    const where = await manifestLocations(manifest, io.cwd);
+    const emulated = args.values.emulate === true;
+    const where = await locationsFor(manifest, io.cwd, emulated);
     if (where.manifestInvalid) {
       io.stderr.write(`omnibatch: note: ${manifest} has errors (see 'omnibatch validate ${manifest}'); showing its lockfile anyway.\n`);
     }
-    const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd);
+    const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated);
     const now = Date.now();
     const view = statusView(
       lock,
@@ -54,7 +73,8 @@ export const statusCommand = defineCommand({
       await inspectRunLock(where.lockfilePath, {}, now),
       now,
     );
-    io.stdout.write(args.values.json ? `${JSON.stringify(view)}\n` : formatStatus(view, manifest, now));
+    if (args.values.json) io.stdout.write(`${JSON.stringify(emulated ? { ...view, emulated: true } : view)}\n`);
+    else io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);
     return ExitCode.Ok;
   },
 });

@@ -4,14 +4,13 @@
 
 import { defineCommand } from "../Command.js";
 import { ExitCode } from "../ExitCode.js";
-import { commonOptions } from "../commonOptions.js";
 import { loadManifest, displayPath } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";
 
 export const validateCommand = defineCommand({
   name: "validate",
-  summary: "Check a manifest: schema, templates, matrix, every spec rule, local files",
+  summary: "Check a manifest: schema, templates, matrix, every spec rule, local files.",
   usage: "omnibatch validate <manifest.yaml> [--check-urls] [--json]",
   description:
     "Parses the manifest, checks it against the schema, expands every job and runs every\n" +
@@ -20,7 +19,7 @@ export const validateCommand = defineCommand({
     "Exit 0 when valid (warnings allowed), 2 when not.",
   options: {
     "check-urls": { type: "boolean", description: "Also ask the hosts of remote images and videos (HEAD / ranged GET, bounded time)." },
-    json: commonOptions.json,
+    json: { type: "boolean", description: "Print the result as one JSON object on stdout, nothing else." },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {

@@ -1,0 +1,81 @@
+// Emulated runs (runLoadedManifest with `emulate`): they use the emulated lockfile and
+// outputs folder, and since each starts a new emulator, tasks an earlier emulated run
+// left unfinished are made again (no lookups), while downloaded ones are kept.
+
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { emulatedPaths } from "../../src/engine/EmulatedRun.js";
+import { makePolicy } from "../../src/engine/Policy.js";
+import { runLoadedManifest } from "../../src/engine/runLoadedManifest.js";
+import type { RunEvent } from "../../src/engine/RunEvent.js";
+import { readLockFile } from "../../src/state/readLockFile.js";
+import { tempDir, testManifest } from "./testManifest.js";
+
+const t = suite("engine: emulated runs");
+const policy = makePolicy(0.01);
+
+const tasks = [
+  { job: "keys", kind: "image" as const, prompt: "a cat", n: 2 },
+  { job: "keys", kind: "image" as const, prompt: "a dog" },
+  { job: "clips", kind: "video" as const, prompt: "a boat" },
+  { job: "clips", kind: "video" as const, prompt: "a car" },
+];
+
+t("a stopped emulated run leaves tasks in flight; the next emulated run makes them again on its new emulator and ends done", async () => {
+  const tmp = tempDir();
+  try {
+    const m = testManifest(tmp.dir, { tasks });
+    const paths = emulatedPaths(m);
+    // Slow tasks (about 1 to 3 s) and a short time limit: the first run stops with tasks in flight.
+    const first = await runLoadedManifest(m, { emulate: { timing: { scale: 1 } }, policy, maxWaitMs: 300 });
+    assert.is(first.exitCode, 3);
+    assert.is(first.emulated, true);
+    assert.is(first.lockfile, paths.lockfilePath);
+    assert.is(first.outputs, paths.outputsDir);
+    const stopped = await readLockFile(paths.lockfilePath);
+    const inFlight = Object.values(stopped!.tasks).filter((x) => x.task_id !== undefined && x.state !== "downloaded");
+    assert.ok(inFlight.length > 0, "tasks were in flight at the stop");
+
+    const events: RunEvent[] = [];
+    const second = await runLoadedManifest(m, { emulate: { timing: { scale: 0.1 } }, policy, onEvent: (e) => events.push(e) });
+    assert.is(second.exitCode, 0, JSON.stringify(second.failures));
+    assert.is(second.adopted, 0);
+    const notDone = Object.values(stopped!.tasks).filter((x) => x.state !== "downloaded").length;
+    assert.is(second.created, notDone, "each unfinished task created once on the new emulator");
+    assert.equal(events[0]?.type === "start" && events[0].emulated, true);
+    const last = events.at(-1);
+    assert.ok(last?.type === "summary" && last.emulated === true);
+    const lock = await readLockFile(paths.lockfilePath);
+    assert.ok(Object.values(lock!.tasks).every((x) => x.state === "downloaded"));
+    assert.not.ok(existsSync(m.lockfilePath), "the real lockfile is never written");
+    assert.not.ok(existsSync(m.outputsDir), "the real outputs folder is never written");
+  } finally {
+    tmp.remove();
+  }
+});
+
+t("after an emulated run, a downloaded task whose files were deleted is made again on the new emulator; the others are kept", async () => {
+  const tmp = tempDir();
+  try {
+    const m = testManifest(tmp.dir, { tasks });
+    const paths = emulatedPaths(m);
+    const first = await runLoadedManifest(m, { emulate: { timing: { scale: 0.1 } }, policy });
+    assert.is(first.exitCode, 0);
+    const lock = await readLockFile(paths.lockfilePath);
+    const [id, victim] = Object.entries(lock!.tasks).find(([, x]) => x.kind === "video")!;
+    rmSync(join(paths.outputsDir, victim.outputs.find((o) => o.path)!.path!));
+    const second = await runLoadedManifest(m, { emulate: { timing: { scale: 0.1 } }, policy });
+    assert.is(second.exitCode, 0, JSON.stringify(second.failures));
+    assert.is(second.created, 1);
+    assert.is(second.downloaded, 1);
+    const after = await readLockFile(paths.lockfilePath);
+    assert.is(after!.tasks[id]!.state, "downloaded");
+    assert.ok(existsSync(join(paths.outputsDir, after!.tasks[id]!.outputs.find((o) => o.path)!.path!)));
+  } finally {
+    tmp.remove();
+  }
+});
+
+t.run();
