@@ -1,12 +1,46 @@
 // The command registry: every command of the CLI, in the order help lists them.
-// A command not built yet is simply absent.
+// Entries are light: a command's module (and the libraries it pulls in: the engine,
+// the emulator, ajv) is imported only when that command runs, so `--help` and
+// `--version` start fast. test/cli/help.test.ts checks names and summaries agree.
 
 import type { Command } from "./Command.js";
-import { emulatorCommand } from "./commands/emulator.js";
-import { planCommand } from "./commands/plan.js";
-import { reportCommand } from "./commands/report.js";
-import { runCommand } from "./commands/run.js";
-import { statusCommand } from "./commands/status.js";
-import { validateCommand } from "./commands/validate.js";
 
-export const commands: readonly Command[] = [validateCommand, planCommand, runCommand, statusCommand, reportCommand, emulatorCommand];
+export interface CommandEntry {
+  readonly name: string;
+  /** One line for the command list; the same as the command's own `summary`. */
+  readonly summary: string;
+  readonly load: () => Promise<Command>;
+}
+
+export const commands: readonly CommandEntry[] = [
+  {
+    name: "validate",
+    summary: "Check a manifest: schema, templates, matrix, every spec rule, local files.",
+    load: async () => (await import("./commands/validate.js")).validateCommand,
+  },
+  {
+    name: "plan",
+    summary: "Show what a run would create, compared with the lockfile, and its estimated cost.",
+    load: async () => (await import("./commands/plan.js")).planCommand,
+  },
+  {
+    name: "run",
+    summary: "Submit, follow, download and report until done, the time limit or the budget.",
+    load: async () => (await import("./commands/run.js")).runCommand,
+  },
+  {
+    name: "status",
+    summary: "Show the lockfile's view: counts per job and state, in flight, failures.",
+    load: async () => (await import("./commands/status.js")).statusCommand,
+  },
+  {
+    name: "report",
+    summary: "Write the reports again from the lockfile (results.jsonl, billing.*).",
+    load: async () => (await import("./commands/report.js")).reportCommand,
+  },
+  {
+    name: "emulator",
+    summary: "Serve a local emulator of the generation service (free dry runs, CI).",
+    load: async () => (await import("./commands/emulator.js")).emulatorCommand,
+  },
+];

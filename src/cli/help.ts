@@ -12,7 +12,7 @@ const table = (rows: ReadonlyArray<[string, string]>): string => {
   return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`).join("\n");
 };
 
-export const programHelp = (commands: readonly Command[], version: string): string =>
+export const programHelp = (commands: readonly { name: string; summary: string }[], version: string): string =>
   [
     `omnibatch ${version}: run batches of paid video and image generation tasks from YAML manifests.`,
     "",

@@ -57,21 +57,22 @@ const parseCommandArgs = (command: Command, argv: readonly string[]): ParsedArgs
 export const main = async (argv: readonly string[], io: CommandIO): Promise<ExitCode> => {
   const [first, ...rest] = argv;
   if (first === undefined || first === "-h" || first === "--help" || first === "help") {
-    const target = first === "help" ? commands.find((c) => c.name === rest[0]) : undefined;
-    io.stdout.write(target ? commandHelp(target) : programHelp(commands, version()));
+    const entry = first === "help" ? commands.find((c) => c.name === rest[0]) : undefined;
+    io.stdout.write(entry ? commandHelp(await entry.load()) : programHelp(commands, version()));
     return ExitCode.Ok;
   }
   if (first === "-v" || first === "--version") {
     io.stdout.write(`${version()}\n`);
     return ExitCode.Ok;
   }
-  const command = commands.find((c) => c.name === first);
+  const entry = commands.find((c) => c.name === first);
   try {
-    if (!command) {
+    if (!entry) {
       throw new UsageError({
         message: `unknown command '${first}'. Commands: ${commands.map((c) => c.name).join(", ")}. See 'omnibatch --help'.`,
       });
     }
+    const command = await entry.load();
     const args = parseCommandArgs(command, rest);
     if (args === "help") {
       io.stdout.write(commandHelp(command));

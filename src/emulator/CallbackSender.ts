@@ -4,6 +4,7 @@
 
 import type { EmulatorConfig } from "./EmulatorConfig.js";
 import { isLoopbackHost } from "./Loopback.js";
+import { Prng } from "./Prng.js";
 import { signWebhook } from "./signWebhook.js";
 
 export interface CallbackFigures {
@@ -15,10 +16,13 @@ export interface CallbackFigures {
   attempts: number;
   /** Callbacks not sent because the address is not loopback (or not a valid URL). */
   skipped: number;
+  /** Callbacks lost on purpose (`callbacks.dropRate`). */
+  dropped: number;
 }
 
 export class CallbackSender {
-  readonly figures: CallbackFigures = { delivered: 0, failed: 0, attempts: 0, skipped: 0 };
+  readonly figures: CallbackFigures = { delivered: 0, failed: 0, attempts: 0, skipped: 0, dropped: 0 };
+  private dice: Prng | undefined;
   private readonly chains = new Map<string, Promise<void>>();
   private abort = new AbortController();
   private messageSeq = 0;
@@ -38,6 +42,13 @@ export class CallbackSender {
     if ((target.protocol !== "http:" && target.protocol !== "https:") || (!cfg.allowNonLoopback && !isLoopbackHost(target.hostname))) {
       this.figures.skipped += 1;
       return;
+    }
+    if (cfg.dropRate > 0) {
+      this.dice ??= new Prng(this.config().seed ^ 0x5eed);
+      if (this.dice.chance(cfg.dropRate)) {
+        this.figures.dropped += 1;
+        return;
+      }
     }
     const json = JSON.stringify(body);
     const messageId = `msg_${taskId}_${++this.messageSeq}`;
@@ -94,6 +105,7 @@ export class CallbackSender {
     this.figures.failed = 0;
     this.figures.attempts = 0;
     this.figures.skipped = 0;
+    this.figures.dropped = 0;
   }
 }
 

@@ -94,6 +94,8 @@ export interface EmulatorConfig {
     readonly timeoutMs: number;
     /** Call addresses other than loopback ones (off: such callbacks are skipped and counted). */
     readonly allowNonLoopback: boolean;
+    /** Probability that a callback is silently never sent (lost deliveries, seeded by `seed`). */
+    readonly dropRate: number;
   };
   readonly faults: {
     /** Seed of the fault dice, separate from `seed` so faults can be replayed on their own. */
@@ -176,7 +178,7 @@ export const defaultEmulatorConfig: EmulatorConfig = {
   },
   results: { urlTtlMs: 3_600_000, retentionDays: 30, extraOutputs: false },
   elements: defaultElements,
-  callbacks: { retries: 3, backoffMs: 200, timeoutMs: 5_000, allowNonLoopback: false },
+  callbacks: { retries: 3, backoffMs: 200, timeoutMs: 5_000, allowNonLoopback: false, dropRate: 0 },
   faults: {
     seed: 1,
     endpoints: [],
@@ -322,6 +324,7 @@ export const configProblems = (c: EmulatorConfig): string[] => {
   nonNeg("callbacks.backoffMs", c.callbacks?.backoffMs);
   nonNeg("callbacks.timeoutMs", c.callbacks?.timeoutMs);
   if (typeof c.callbacks?.allowNonLoopback !== "boolean") p.push("callbacks.allowNonLoopback must be true or false");
+  rate("callbacks.dropRate", c.callbacks?.dropRate);
   const f = c.faults;
   int("faults.seed", f?.seed, 0);
   if (!Array.isArray(f?.endpoints) || f.endpoints.some((e) => !endpointNames.includes(e as EndpointName))) {

@@ -39,6 +39,15 @@ export interface Policy {
   readonly slotIncreaseAfter: number;
   /** Plain (non-TTY) progress: a summary line at least this often. */
   readonly summaryEvery: Duration.Duration;
+  /** While callbacks flow, in-flight tasks of a kind are polled only this often (lost callbacks are still found). */
+  readonly callbackPollInterval: (kind: ProductKind) => Duration.Duration;
+  /** A task not heard from by callback this long after its create makes polling return to its normal rhythm. */
+  readonly callbackGrace: Duration.Duration;
+  /** How long a task of a kind is expected to take, until `callbackSamples` have finished (then: the longest seen). */
+  readonly expectedDuration: (kind: ProductKind) => Duration.Duration;
+  readonly callbackSamples: number;
+  /** A task older than its expected duration times this is overdue: its callback may be lost, polling returns to normal. */
+  readonly callbackOverdueFactor: number;
 }
 
 const ms = (n: number): Duration.Duration => Duration.millis(Math.max(1, Math.round(n)));
@@ -61,6 +70,19 @@ const pollRhythm = {
   video: { startMs: 3_000, growth: 0.1, capMs: 15_000 },
 } as const;
 
+/**
+ * With callbacks arriving, polling only guards against lost ones: ten times the longest
+ * normal interval. A task unheard past the grace, or running past 1.5 times the longest
+ * duration seen (10 min video / 3 min image until 5 have finished), brings polling back.
+ */
+const callbackRhythm = {
+  stretch: 10,
+  graceMs: 5_000,
+  expectedMs: { image: 3 * 60_000, video: 10 * 60_000 },
+  samples: 5,
+  overdueFactor: 1.5,
+} as const;
+
 export const makePolicy = (scale = 1): Policy => ({
   scale,
   requestRetry: backoff(500 * scale, 20_000 * scale, 8),
@@ -81,6 +103,11 @@ export const makePolicy = (scale = 1): Policy => ({
   slotDecrease: 1,
   slotIncreaseAfter: 1,
   summaryEvery: Duration.seconds(30),
+  callbackPollInterval: (kind) => ms(pollRhythm[kind].capMs * callbackRhythm.stretch * scale),
+  callbackGrace: ms(callbackRhythm.graceMs * scale),
+  expectedDuration: (kind) => ms(callbackRhythm.expectedMs[kind] * scale),
+  callbackSamples: callbackRhythm.samples,
+  callbackOverdueFactor: callbackRhythm.overdueFactor,
 });
 
 /** Real service speed. */

@@ -4,7 +4,7 @@
 // LockStore before it matters: a create's intent is flushed before it is sent, so a kill
 // at any point leaves a lockfile from which the next run resumes without paying twice.
 
-import { Duration, Effect, FiberSet, Option, Queue } from "effect";
+import { BigDecimal, Duration, Effect, FiberSet, Option, Queue } from "effect";
 import type { ApiError } from "../api/ApiError.js";
 import { classify } from "../api/classify.js";
 import type { OmniClientService } from "../api/OmniClient.js";
@@ -21,6 +21,8 @@ import type { Policy, ProductKind } from "./Policy.js";
 import type { JobCounts, RunEvent, RunOutcome, RunSummary } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import { SlotLimiter } from "./SlotLimiter.js";
+import type { CallbackFeed, CallbackObservation } from "./CallbackListener.js";
+import { CallbackWatch } from "./CallbackWatch.js";
 import { fromImage, fromVideo, isContentRisk, type RemoteOutput, type TaskView } from "./TaskView.js";
 
 export interface RunnerDeps {
@@ -45,6 +47,8 @@ export interface RunnerOptions {
    * again from scratch, with no lookups: nothing real was ever paid for them.
    */
   readonly freshService?: boolean;
+  /** Callbacks: its address goes on every create, its observations are handled like poll answers. */
+  readonly callbacks?: CallbackFeed;
 }
 
 /** What the run did, before reports are written (RunSummary minus reports). */
@@ -56,6 +60,9 @@ interface Entry {
   task: PlannedTask;
   /** The attempt the chain started from: retries used = task.attempt - firstAttempt. */
   readonly firstAttempt: number;
+  /** Place in line for submitting (see `inLine`); fixed for the entry's life. */
+  readonly seq: number;
+  /** Change only through setPhase, which keeps the phase indexes right. */
   phase: Phase;
   taskId?: string;
   /** When it was sent (or adopted): its age drives the polling rhythm. */
@@ -84,12 +91,11 @@ type Msg =
   | { readonly _tag: "SendFailed"; readonly id: string; readonly message: string; readonly lookupFirst: boolean }
   | { readonly _tag: "Fetched"; readonly id: string; readonly outputs: readonly LockOutput[]; readonly urls: readonly RemoteOutput[] }
   | { readonly _tag: "FetchFailed"; readonly id: string; readonly message: string }
-  | { readonly _tag: "Stop"; readonly reason: "time" | "signal" };
+  | { readonly _tag: "Stop"; readonly reason: "time" | "signal" }
+  | { readonly _tag: "Callback"; readonly observation: CallbackObservation };
 
 /** States a new service has nothing to add to: the files are here, or the task ended. */
 const FINISHED_LOCALLY: ReadonlySet<TaskState> = new Set(["downloaded", "failed", "rejected"]);
-
-const TERMINAL: ReadonlySet<Phase> = new Set(["done", "failed", "rejected", "stuck"]);
 
 const errorText = (e: ApiError): string => e.message;
 const errorCode = (e: ApiError): number | undefined => (e._tag === "ServiceError" ? e.code : undefined);
@@ -104,6 +110,13 @@ const watermarkOf = (task: PlannedTask | undefined): boolean =>
   task?.kind === "video"
     ? task.request.options?.watermark_info?.enabled === true
     : task?.request?.watermark_info?.enabled === true;
+
+/** The body actually sent: the callback address is not part of the request (nor its hash or id). */
+const withCallbackUrl = (request: VideoCreateRequest, url: string | undefined): VideoCreateRequest =>
+  url === undefined ? request : { ...request, options: { ...request.options, callback_url: url } };
+
+const withImageCallbackUrl = (request: ImageCreateRequest, url: string | undefined): ImageCreateRequest =>
+  url === undefined ? request : { ...request, callback_url: url };
 
 export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effect<RunnerResult, LockfileWriteError> =>
   Effect.scoped(
@@ -125,9 +138,81 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       };
 
       const inbox = yield* Queue.unbounded<Msg>();
+      const watch = options.callbacks ? new CallbackWatch(policy) : undefined;
+      const callbackUrl = options.callbacks?.url;
+      if (options.callbacks) {
+        const unsubscribe = options.callbacks.subscribe((observation) => Queue.unsafeOffer(inbox, { _tag: "Callback", observation }));
+        yield* Effect.addFinalizer(() => Effect.sync(unsubscribe));
+      }
       const workers = yield* FiberSet.make<void, never>();
       const entries = new Map<string, Entry>();
-      const order: string[] = [];
+      // The line tasks are submitted in: downstream and retried tasks first (the newest
+      // of them first), then the manifest's tasks in order. A place is kept for the
+      // entry's life (one that goes back to waiting keeps it); seq < 0 indexes
+      // `lineFront` (-1 is its first element), seq >= 0 indexes `lineBack`. Both only grow.
+      const lineFront: Entry[] = [];
+      const lineBack: Entry[] = [];
+      const inLine = (seq: number): Entry | undefined => (seq < 0 ? lineFront[-seq - 1] : lineBack[seq]);
+      const takePlace = (front: boolean): number => (front ? -(lineFront.length + 1) : lineBack.length);
+      const enterLine = (entry: Entry) => {
+        if (entry.seq < 0) lineFront[-entry.seq - 1] = entry;
+        else lineBack[entry.seq] = entry;
+      };
+      // Indexes over the phases, kept by setPhase, so the loop's questions (anything
+      // busy? anything waiting? who is in flight?) cost nothing per task: with 20,000
+      // tasks, scanning every entry on every message made a run quadratic.
+      /** No waiting entry sits before this place in line. */
+      let firstWaiting = 0;
+      const waitingCount: Record<ProductKind, number> = { video: 0, image: 0 };
+      /** Entries creating, in flight or fetching. */
+      let activeCount = 0;
+      const inflightOf: Record<ProductKind, Set<Entry>> = { video: new Set(), image: new Set() };
+      const creatingNow = new Set<Entry>();
+      const enterPhase = (entry: Entry) => {
+        const kind = entry.task.kind;
+        switch (entry.phase) {
+          case "waiting":
+            waitingCount[kind]++;
+            if (entry.seq < firstWaiting) firstWaiting = entry.seq;
+            return;
+          case "inflight":
+            inflightOf[kind].add(entry);
+            activeCount++;
+            return;
+          case "creating":
+            creatingNow.add(entry);
+            activeCount++;
+            return;
+          case "fetching":
+            activeCount++;
+            return;
+        }
+      };
+      const leavePhase = (entry: Entry) => {
+        const kind = entry.task.kind;
+        switch (entry.phase) {
+          case "waiting":
+            waitingCount[kind]--;
+            return;
+          case "inflight":
+            inflightOf[kind].delete(entry);
+            activeCount--;
+            return;
+          case "creating":
+            creatingNow.delete(entry);
+            activeCount--;
+            return;
+          case "fetching":
+            activeCount--;
+            return;
+        }
+      };
+      const setPhase = (entry: Entry, phase: Phase) => {
+        if (entry.phase === phase) return;
+        leavePhase(entry);
+        entry.phase = phase;
+        enterPhase(entry);
+      };
       /** Fresh result URLs of finished tasks, for downstream requests. */
       const upstreamUrls = new Map<string, { at: number; outputs: readonly RemoteOutput[] }>();
       const lock = new Map<string, LockTask>(yield* store.all);
@@ -171,11 +256,22 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       let downloaded = 0;
       let noSlotAnswers = 0;
       const lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
+      // Cash charged in the budget's currency over every record, kept as a running sum
+      // once first asked for (summing all records per submitted task was quadratic).
+      const budgetCurrency = manifest.budget?.currency ?? "";
+      const zero = BigDecimal.fromBigInt(0n);
+      const chargedById = new Map<string, BigDecimal.BigDecimal>();
+      let chargedSum: BigDecimal.BigDecimal | undefined;
 
       // ------------------------------------------------------------ lockfile writes
 
       const write = (id: string, task: LockTask) =>
         Effect.suspend(() => {
+          if (chargedSum !== undefined && lock.get(id)?.billing !== task.billing) {
+            const now = chargedIn(task.billing, budgetCurrency);
+            chargedSum = BigDecimal.sum(BigDecimal.subtract(chargedSum, chargedById.get(id) ?? zero), now);
+            chargedById.set(id, now);
+          }
           lock.set(id, task);
           return store.put(id, task);
         });
@@ -241,6 +337,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           const entry: Entry = {
             task,
             firstAttempt,
+            seq: takePlace(front),
             phase: "waiting",
             sentAt: Date.now(),
             lookupFirst: lostLockfile,
@@ -253,8 +350,8 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
             ...(rec?.created_at !== undefined ? { createdAt: rec.created_at } : {}),
           };
           entries.set(task.id, entry);
-          if (front) order.unshift(task.id);
-          else order.push(task.id);
+          enterLine(entry);
+          enterPhase(entry);
           switch (rec?.state) {
             case undefined:
               yield* record(task, { state: "planned", planned_at: Date.now() });
@@ -269,41 +366,41 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               if (entry.taskId === undefined) {
                 entry.lookupFirst = true;
               } else {
-                entry.phase = "inflight";
+                setPhase(entry, "inflight");
                 entry.holding = task.slots;
                 limiters[task.kind].take(task.slots);
               }
               break;
             case "succeeded":
               // Finished but not (all) downloaded: a query gives fresh links.
-              entry.phase = entry.taskId === undefined ? "waiting" : "inflight";
+              setPhase(entry, entry.taskId === undefined ? "waiting" : "inflight");
               if (entry.taskId === undefined) entry.lookupFirst = true;
               break;
             case "downloaded": {
               const ok = yield* downloader.verify(rec.outputs);
               if (ok) {
-                entry.phase = "done";
+                setPhase(entry, "done");
                 yield* expandFrom(entry);
               } else if (entry.taskId !== undefined && options.freshService !== true) {
-                entry.phase = "inflight"; // files missing or changed: fetch again
+                setPhase(entry, "inflight"); // files missing or changed: fetch again
                 emit({ type: "notice", level: "warn", message: `${task.id}: files missing or changed on disk, downloading again` });
               } else if (options.freshService === true) {
                 // A fresh service no longer has the task: make it again.
-                entry.phase = "waiting";
+                setPhase(entry, "waiting");
                 delete entry.taskId;
                 delete entry.createdAt;
                 emit({ type: "notice", level: "warn", message: `${task.id}: files missing or changed on disk, creating it again on the emulator` });
               } else {
-                entry.phase = "waiting";
+                setPhase(entry, "waiting");
                 entry.lookupFirst = true;
               }
               break;
             }
             case "failed":
-              entry.phase = "failed";
+              setPhase(entry, "failed");
               break;
             case "rejected":
-              entry.phase = "rejected";
+              setPhase(entry, "rejected");
               break;
           }
         });
@@ -402,11 +499,11 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
 
       const sendCreate = (task: PlannedTask) =>
         task.kind === "video"
-          ? Effect.map(withRetry(client.createVideo(task.request as VideoCreateRequest), policy.requestRetry), (d) => ({
+          ? Effect.map(withRetry(client.createVideo(withCallbackUrl(task.request as VideoCreateRequest, callbackUrl)), policy.requestRetry), (d) => ({
               taskId: d.id,
               createdAt: d.create_time,
             }))
-          : Effect.map(withRetry(client.createImage(task.request as ImageCreateRequest), policy.requestRetry), (d) => ({
+          : Effect.map(withRetry(client.createImage(withImageCallbackUrl(task.request as ImageCreateRequest, callbackUrl)), policy.requestRetry), (d) => ({
               taskId: d.task_id,
               createdAt: d.created_at,
             }));
@@ -530,7 +627,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           const base = { task_id: view.taskId, created_at: view.createdAt };
           if (view.status === "submitted" || view.status === "processing") {
             if (entry.phase !== "inflight") {
-              entry.phase = "inflight";
+              setPhase(entry, "inflight");
               if (entry.holding === 0) {
                 entry.holding = task.slots;
                 limiters[task.kind].take(task.slots);
@@ -549,7 +646,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               yield* record(task, { state: "succeeded", ...base, finished_at: view.updatedAt, billing: view.billing as BillingEntry[] });
             }
             upstreamUrls.set(task.id, { at: Date.now(), outputs: view.outputs });
-            entry.phase = "fetching";
+            setPhase(entry, "fetching");
             yield* fork(downloadWorker(entry, view));
             return;
           }
@@ -557,12 +654,10 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           const code = /\b(1[0-9]{3}|5[0-9]{3})\b/.exec(view.message)?.[1];
           const error = { ...(code ? { code: Number(code) } : {}), message: view.message || "failed (no reason given)", at: Date.now() };
           yield* record(task, { state: "failed", ...base, finished_at: view.updatedAt, billing: view.billing as BillingEntry[], error });
-          entry.phase = "failed";
+          setPhase(entry, "failed");
           if (retryAllowed(task, entry.firstAttempt, error.code, error.message)) {
             const next = manifest.withAttempt(task, task.attempt + 1);
-            entries.delete(task.id);
-            const index = order.indexOf(task.id);
-            if (index >= 0) order.splice(index, 1);
+            entries.delete(task.id); // failed: in no phase index, and its place in line is passed over
             emit({ type: "notice", level: "info", message: `${task.id} failed (${error.message}); trying again as ${next.id}` });
             yield* admitRetry(next, entry.firstAttempt);
           }
@@ -573,6 +668,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           const entry: Entry = {
             task,
             firstAttempt,
+            seq: takePlace(true),
             phase: "waiting",
             sentAt: Date.now(),
             lookupFirst: lostLockfile,
@@ -583,12 +679,14 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
             missingPolls: 0,
           };
           entries.set(task.id, entry);
-          order.unshift(task.id);
+          enterLine(entry);
+          enterPhase(entry);
           if (!lock.has(task.id)) yield* record(task, { state: "planned", planned_at: Date.now() });
         });
 
       const handle = (msg: Msg): Effect.Effect<void> =>
         Effect.gen(function* () {
+          if (msg._tag === "Callback") return yield* onCallback(msg.observation);
           if (msg._tag === "Stop") {
             if (!stopReason) {
               stopReason = msg.reason;
@@ -607,12 +705,16 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
             case "Created":
               creating--;
               created++;
-              entry.phase = "inflight";
+              setPhase(entry, "inflight");
               entry.taskId = msg.taskId;
               entry.createdAt = msg.createdAt;
               entry.sentAt = Date.now();
               entry.lookupFirst = false;
               yield* record(task, { state: "submitted", task_id: msg.taskId, created_at: msg.createdAt });
+              if (watch) {
+                const early = watch.takeEarly(task.id);
+                if (early) yield* onCallback(early);
+              }
               return;
             case "Adopted":
               creating--;
@@ -629,7 +731,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               const before = limiter.limit;
               release(entry);
               limiter.onNoSlot(limiter.used);
-              entry.phase = "waiting";
+              setPhase(entry, "waiting");
               entry.lookupFirst = false; // 1303: nothing was created
               entry.notBefore = Date.now() + Duration.toMillis(policy.noSlotWait);
               yield* record(task, { state: "planned" });
@@ -641,13 +743,13 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
             case "Rejected":
               creating--;
               release(entry);
-              entry.phase = "rejected";
+              setPhase(entry, "rejected");
               yield* record(task, { state: "rejected", error: { ...(msg.code !== undefined ? { code: msg.code } : {}), message: msg.message, at: Date.now() } });
               return;
             case "Refused":
               creating--;
               release(entry);
-              entry.phase = "waiting";
+              setPhase(entry, "waiting");
               // Nothing was created (a 1xxx answer); the next run sends it again.
               if (lock.get(task.id)?.state === "submitting") yield* record(task, { state: "planned" });
               if (!stopReason) {
@@ -660,7 +762,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               creating--;
               entry.sendFailures++;
               release(entry);
-              entry.phase = entry.sendFailures >= 8 ? "stuck" : "waiting";
+              setPhase(entry, entry.sendFailures >= 8 ? "stuck" : "waiting");
               entry.lookupFirst = msg.lookupFirst;
               entry.notBefore = Date.now() + Duration.toMillis(policy.noSlotWait) * 5;
               emit({ type: "notice", level: "warn", message: `${task.id}: create not confirmed (${msg.message}); will try again` });
@@ -669,7 +771,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               downloaded += msg.outputs.filter((o) => o.path).length;
               upstreamUrls.set(task.id, { at: Date.now(), outputs: msg.urls });
               yield* record(task, { state: "downloaded", outputs: msg.outputs as LockOutput[] });
-              entry.phase = "done";
+              setPhase(entry, "done");
               yield* expandFrom(entry);
               return;
             }
@@ -677,9 +779,9 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               entry.fetchRounds++;
               emit({ type: "notice", level: "warn", message: `${task.id}: download failed: ${msg.message}` });
               if (entry.fetchRounds >= 3) {
-                entry.phase = "stuck";
+                setPhase(entry, "stuck");
               } else {
-                entry.phase = "inflight"; // the next poll brings fresh links and tries again
+                setPhase(entry, "inflight"); // the next poll brings fresh links and tries again
               }
               return;
           }
@@ -689,7 +791,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
 
       const poll = (kind: ProductKind): Effect.Effect<void> =>
         Effect.gen(function* () {
-          const flying = [...entries.values()].filter((e) => e.phase === "inflight" && e.task.kind === kind && e.taskId);
+          const flying = [...inflightOf[kind]].filter((e) => e.taskId);
           lastPoll[kind] = Date.now();
           if (flying.length === 0) return;
           const byTaskId = new Map(flying.map((e) => [e.taskId!, e] as const));
@@ -738,7 +840,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
             entry.missingPolls++;
             if (entry.missingPolls >= 5 && Date.now() - entry.sentAt > Duration.toMillis(policy.missingAfter)) {
               release(entry);
-              entry.phase = "stuck";
+              setPhase(entry, "stuck");
               emit({
                 type: "notice",
                 level: "warn",
@@ -748,32 +850,66 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           }
         });
 
+      const flyingTasks = (kind: ProductKind) => {
+        const now = Date.now();
+        return [...entries.values()]
+          .filter((e) => e.phase === "inflight" && e.task.kind === kind)
+          .map((e) => ({ taskId: e.taskId, ageMs: now - e.sentAt }));
+      };
+
+      /**
+       * A callback is a poll answer for one task, and goes the same way (apply). It may
+       * come before the create's answer: kept until then. Stale or foreign ones are dropped.
+       */
+      const onCallback = (observation: CallbackObservation): Effect.Effect<void> =>
+        Effect.gen(function* () {
+          const externalId = observation.kind === "video" ? observation.task.external_id : observation.task.task_info?.external_task_id;
+          const entry = externalId === undefined ? undefined : entries.get(externalId);
+          if (!entry || !watch || entry.task.kind !== observation.kind) return;
+          if (entry.phase === "creating") return watch.stash(entry.task.id, observation);
+          const view =
+            observation.kind === "video"
+              ? fromVideo(observation.task, watermarkOf(entry.task))
+              : fromImage(observation.task, watermarkOf(entry.task), currency);
+          if (entry.phase !== "inflight" || entry.taskId !== view.taskId) return;
+          watch.noteHeard(observation.kind, view.taskId, view.status, view.createdAt, view.updatedAt);
+          // Deliveries may overtake each other or a poll: never step back to "submitted".
+          if (view.status === "submitted" && lock.get(entry.task.id)?.state === "processing") return;
+          entry.missingPolls = 0;
+          yield* apply(entry, view);
+        });
+
       const pollDueAt = (kind: ProductKind): number | undefined => {
-        let youngest = Number.POSITIVE_INFINITY;
-        let any = false;
-        for (const e of entries.values()) {
-          if (e.phase === "inflight" && e.task.kind === kind) {
-            any = true;
-            youngest = Math.min(youngest, Date.now() - e.sentAt);
-          }
-        }
-        if (!any) return undefined;
-        return lastPoll[kind] + Duration.toMillis(policy.pollInterval(kind, youngest));
+        if (inflightOf[kind].size === 0) return undefined;
+        let newest = Number.NEGATIVE_INFINITY;
+        for (const e of inflightOf[kind]) newest = Math.max(newest, e.sentAt);
+        const youngest = Date.now() - newest;
+        const normal = policy.pollInterval(kind, youngest);
+        return lastPoll[kind] + Duration.toMillis(watch ? watch.pollInterval(kind, normal, flyingTasks(kind)) : normal);
       };
 
       // ------------------------------------------------------------ submitting
 
-      const inFlightEstimates = () =>
-        [...entries.values()]
-          .filter((e) => e.phase === "creating" || (e.phase === "inflight" && e.holding > 0))
-          .map((e) => e.task.estimate);
+      // Holding slots: creating, or in flight as far as we know; bounded by the concurrency.
+      const inFlightEstimates = () => {
+        const out: PlannedTask["estimate"][] = [];
+        for (const e of inflightOf.video) if (e.holding > 0) out.push(e.task.estimate);
+        for (const e of inflightOf.image) if (e.holding > 0) out.push(e.task.estimate);
+        for (const e of creatingNow) out.push(e.task.estimate);
+        return out;
+      };
 
-      const spent = () =>
-        spending(
-          [...lock.values()].map((t) => t.billing),
-          inFlightEstimates(),
-          manifest.budget?.currency ?? "",
-        );
+      const spent = () => {
+        if (chargedSum === undefined) {
+          chargedSum = zero;
+          for (const [id, t] of lock) {
+            const c = chargedIn(t.billing, budgetCurrency);
+            chargedById.set(id, c);
+            chargedSum = BigDecimal.sum(chargedSum, c);
+          }
+        }
+        return { charged: chargedSum, inFlight: spending([], inFlightEstimates(), budgetCurrency).inFlight };
+      };
 
       /** Starts every task that fits now; returns the earliest time a waiting task may become sendable. */
       const submit = (): Effect.Effect<number | undefined> =>
@@ -781,10 +917,24 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           let wakeAt: number | undefined;
           if (stopReason || budgetStopped) return undefined;
           const now = Date.now();
-          for (const id of order) {
+          // A kind can start something only with a task waiting and a slot free; when
+          // neither can, nothing is scanned: the message or poll that frees a slot brings
+          // the loop back here.
+          const open = (kind: ProductKind) => waitingCount[kind] > 0 && limiters[kind].fits(1);
+          if (!open("video") && !open("image")) return undefined;
+          const waiting = waitingCount.video + waitingCount.image;
+          let seen = 0;
+          let leading = true;
+          for (let seq = firstWaiting; seq < lineBack.length && seen < waiting; seq++) {
             if (creating >= policy.createConcurrency) break;
-            const entry = entries.get(id);
-            if (!entry || entry.phase !== "waiting") continue;
+            const entry = inLine(seq);
+            if (!entry || entry.phase !== "waiting") {
+              // Nothing waits before this place now; an entry back to waiting moves it back.
+              if (leading) firstWaiting = seq + 1;
+              continue;
+            }
+            leading = false;
+            seen++;
             if (entry.notBefore > now) {
               wakeAt = Math.min(wakeAt ?? Infinity, entry.notBefore);
               continue;
@@ -806,7 +956,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
             }
             limiter.take(entry.task.slots);
             entry.holding = entry.task.slots;
-            entry.phase = "creating";
+            setPhase(entry, "creating");
             creating++;
             yield* fork(createWorker(entry));
           }
@@ -867,11 +1017,8 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       options.signal?.addEventListener("abort", onAbort, { once: true });
       yield* Effect.addFinalizer(() => Effect.sync(() => options.signal?.removeEventListener("abort", onAbort)));
 
-      const busy = () => {
-        for (const e of entries.values()) if (!TERMINAL.has(e.phase) && e.phase !== "waiting") return true;
-        return false;
-      };
-      const anyWaiting = () => [...entries.values()].some((e) => e.phase === "waiting");
+      const busy = () => activeCount > 0;
+      const anyWaiting = () => waitingCount.video + waitingCount.image > 0;
 
       for (;;) {
         // Take in everything the workers said, without waiting.

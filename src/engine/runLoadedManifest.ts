@@ -9,6 +9,8 @@ import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmula
 import { Downloader } from "../outputs/Downloader.js";
 import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
+import type { CallbackListener } from "./CallbackListener.js";
+import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
 import { Engine } from "./Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "./Policy.js";
@@ -44,6 +46,13 @@ export interface RunManifestOptions {
   readonly reports?: boolean;
   /** Called with the in-process emulator once it listens (tests look at its figures). */
   readonly onEmulator?: (emulator: RunningEmulator) => void;
+  /**
+   * Callbacks from the service (hints; polling stays the truth). Default: on when the
+   * service is on loopback (an emulator), off otherwise. false: off. true or a setting:
+   * on, listening on setting.host:port, the service calling setting.url (a public
+   * address forwarding there). Signed with $OMNIBATCH_WEBHOOK_SECRET when it is set.
+   */
+  readonly callbacks?: boolean | CallbackSetting;
 }
 
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
@@ -54,6 +63,7 @@ const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
 /** Runs an already loaded manifest. Rejects with a tagged error (LockfileBusy, MissingApiKey...) when it cannot start. */
 export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
   let emulator: RunningEmulator | undefined;
+  let listener: CallbackListener | undefined;
   const emulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
   const emulated = emulation !== undefined;
   const manifest = emulated ? emulatedManifest(loaded) : loaded;
@@ -65,8 +75,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
   try {
     const env = options.env ?? process.env;
     let clientLayer: Layer.Layer<OmniClient, unknown>;
+    let serviceUrl = "";
     if (emulation !== undefined) {
-      emulator = await startEmulator(emulation, { port: 0 });
+      // The in-process emulator signs its callbacks with the same secret the listener checks.
+      const secret = options.callbacks !== false ? webhookSecret(env) : undefined;
+      emulator = await startEmulator(secret ? { ...emulation, callbacks: { ...emulation.callbacks, secret } } : emulation, { port: 0 });
       options.onEmulator?.(emulator);
       clientLayer = OmniClient.layer({ ...options.client, baseUrl: emulator.url, apiKey: Redacted.make(emulator.apiKey) });
     } else {
@@ -74,6 +87,15 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const config = OmniClient.configFromEnv(env, { ...options.client, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) });
       if (Either.isLeft(config)) throw config.left;
       clientLayer = OmniClient.layer(config.right);
+      serviceUrl = config.right.baseUrl;
+    }
+    const wanted = callbacksWanted(options.callbacks, emulator?.url ?? serviceUrl);
+    if (wanted) {
+      try {
+        listener = await startCallbackListener(wanted, webhookSecret(env));
+      } catch (error) {
+        onEvent?.({ type: "notice", level: "warn", message: `callbacks off: cannot listen (${(error as Error).message}); following tasks by polling only` });
+      }
     }
     const policy = options.policy ?? (emulated ? fastPolicy : livePolicy);
     const policyLayer = RunPolicy.layer(policy);
@@ -92,6 +114,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(onEvent ? { onEvent } : {}),
         // Every emulated run starts a new emulator, which knows none of the old tasks.
         ...(emulated ? { freshService: true } : {}),
+        ...(listener ? { callbacks: listener } : {}),
       });
       let reports: string[] = [];
       if (options.reports !== false) {
@@ -112,6 +135,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     onEvent?.({ type: "summary", ...summary });
     return summary;
   } finally {
+    await listener?.close();
     await emulator?.close();
   }
 };

@@ -20,7 +20,8 @@ export interface EmulatorProcess {
 
 export const startEmulatorProcess = async (config: DeepPartial<EmulatorConfig>): Promise<EmulatorProcess> => {
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry, JSON.stringify(config)], {
-    stdio: ["ignore", "pipe", "pipe"],
+    // stdin stays open while this process lives; the emulator stops when it closes.
+    stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";
   child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));

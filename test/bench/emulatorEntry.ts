@@ -13,3 +13,6 @@ const stop = () => {
 };
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
+// The parent holds our stdin open: when it dies (even by SIGKILL), stop too.
+process.stdin.on("end", stop);
+process.stdin.resume();

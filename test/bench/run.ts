@@ -36,12 +36,20 @@ const runScenario = (name: ScenarioName): Promise<{ result?: ScenarioResult; err
     const child = spawn(process.execPath, [...prof, "--import", "tsx", entry, name, ...(quick ? ["--quick"] : [])], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so a scenario past its limit is stopped with its children.
+      detached: true,
     });
     let out = "";
     let err = "";
     child.stdout.on("data", (c: Buffer) => (out += c.toString()));
     child.stderr.on("data", (c: Buffer) => (err += c.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), limitMs);
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    }, limitMs);
     child.on("exit", (code, signal) => {
       clearTimeout(timer);
       const wallMs = performance.now() - t0;

@@ -29,4 +29,23 @@ test("an unknown command exits 2 with a one-line message and no stack trace", as
   assert.not.match(r.stderr, /\n\s+at /);
 });
 
+test("every registered command loads, and its name and summary match the registry", async () => {
+  const { commands } = await import("../../src/cli/commands.js");
+  assert.ok(commands.length >= 6);
+  for (const entry of commands) {
+    const command = await entry.load();
+    assert.is(command.name, entry.name);
+    assert.is(command.summary, entry.summary);
+  }
+});
+
+test("each command's --help exits 0 and shows its usage line", async () => {
+  const { commands } = await import("../../src/cli/commands.js");
+  for (const entry of commands) {
+    const r = await execa("node", [bin, entry.name, "--help"], { reject: false });
+    assert.is(r.exitCode, 0, entry.name);
+    assert.match(r.stdout, `Usage: omnibatch ${entry.name}`);
+  }
+});
+
 test.run();

@@ -28,8 +28,18 @@ t("a stopped emulated run leaves tasks in flight; the next emulated run makes th
   try {
     const m = testManifest(tmp.dir, { tasks });
     const paths = emulatedPaths(m);
-    // Slow tasks (about 1 to 3 s) and a short time limit: the first run stops with tasks in flight.
-    const first = await runLoadedManifest(m, { emulate: { timing: { scale: 1 } }, policy, maxWaitMs: 300 });
+    // Slow tasks (about 1 to 3 s), stopped as soon as the emulator has accepted one: the
+    // first run stops with tasks in flight (a stop by event, not by time: steady under load).
+    const stop = new AbortController();
+    const first = await runLoadedManifest(m, {
+      emulate: { timing: { scale: 1 } },
+      policy,
+      signal: stop.signal,
+      onEvent: (e) => {
+        if (e.type === "task" && e.state === "submitted") stop.abort();
+      },
+      maxWaitMs: 20_000,
+    });
     assert.is(first.exitCode, 3);
     assert.is(first.emulated, true);
     assert.is(first.lockfile, paths.lockfilePath);

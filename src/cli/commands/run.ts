@@ -2,6 +2,7 @@
 // SIGINT/SIGTERM to a clean stop, shows progress, and returns the run's exit code.
 
 import { resolve } from "node:path";
+import type { CallbackSetting } from "../../engine/CallbackSetting.js";
 import { makePolicy } from "../../engine/Policy.js";
 import { Progress, type ProgressMode } from "../../engine/Progress.js";
 import { runManifest } from "../../engine/runManifest.js";
@@ -28,6 +29,33 @@ const policyScale = (env: NodeJS.ProcessEnv): number | undefined => {
   return Number.isFinite(n) && n > 0 && n <= 1 ? n : undefined;
 };
 
+/** --no-callbacks / --callback-url / --callback-listen: undefined leaves the choice to the engine (on for loopback). */
+const callbackSetting = (v: Record<string, string | boolean | string[] | undefined>): false | CallbackSetting | undefined => {
+  const url = typeof v["callback-url"] === "string" ? v["callback-url"] : undefined;
+  const listen = typeof v["callback-listen"] === "string" ? v["callback-listen"] : undefined;
+  if (v["no-callbacks"]) {
+    if (url !== undefined || listen !== undefined) {
+      throw new UsageError({ command: "run", message: "--no-callbacks excludes --callback-url and --callback-listen" });
+    }
+    return false;
+  }
+  if (url === undefined && listen === undefined) return undefined;
+  if (url !== undefined && !/^https?:\/\/[^/\s]+/i.test(url)) {
+    throw new UsageError({ command: "run", message: `--callback-url '${url}' must be an http(s) address, e.g. https://hooks.example.com/omnibatch` });
+  }
+  let host: string | undefined;
+  let port: number | undefined;
+  if (listen !== undefined) {
+    const m = /^\[?([^\]]*?)\]?:(\d{1,5})$/.exec(listen.trim());
+    port = m ? Number(m[2]) : NaN;
+    if (!m || !m[1] || port > 65535) {
+      throw new UsageError({ command: "run", message: `--callback-listen '${listen}' must be HOST:PORT, e.g. 0.0.0.0:8787` });
+    }
+    host = m[1];
+  }
+  return { ...(url !== undefined ? { url } : {}), ...(host !== undefined ? { host } : {}), ...(port !== undefined ? { port } : {}) };
+};
+
 export const runCommand = defineCommand({
   name: "run",
   summary: "Submit, follow, download and report until done, the time limit or the budget.",
@@ -42,7 +70,11 @@ export const runCommand = defineCommand({
     "M.emulate.lock.json and <outputs>-emulated, never touching the real ones (delete them freely).\n\n" +
     "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
     "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
-    "4 the budget stopped submission; 5 the account refused (authentication, balance, permission).",
+    "4 the budget stopped submission; 5 the account refused (authentication, balance, permission).\n\n" +
+    "Callbacks: against a service on this machine (--emulate, a loopback --base-url) the run listens on\n" +
+    "127.0.0.1 and the service reports status changes at once, so slots are refilled sooner and polling\n" +
+    "slows down (it stays the source of truth). For a real service give --callback-url, a public address\n" +
+    "forwarding to --callback-listen; set OMNIBATCH_WEBHOOK_SECRET (whsec_...) to drop unsigned callbacks.",
   options: {
     "base-url": commonOptions["base-url"],
     emulate: {
@@ -54,6 +86,13 @@ export const runCommand = defineCommand({
     "max-wait": commonOptions["max-wait"],
     yes: commonOptions.yes,
     quiet: commonOptions.quiet,
+    "no-callbacks": { type: "boolean", description: "Follow tasks by polling only, even against a loopback service." },
+    "callback-url": {
+      type: "string",
+      value: "URL",
+      description: "Public address that forwards to --callback-listen; the service POSTs task updates there (a token is appended).",
+    },
+    "callback-listen": { type: "string", value: "HOST:PORT", description: "Where the callback listener listens (default 127.0.0.1, any free port)." },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -73,6 +112,7 @@ export const runCommand = defineCommand({
         throw new UsageError({ command: "run", message: `--concurrency '${v.concurrency}' must be a whole number from 1 to 1000` });
       }
     }
+    const callbacks = callbackSetting(v);
     if (v.emulate && typeof v["base-url"] === "string") {
       throw new UsageError({ command: "run", message: "--emulate and --base-url exclude each other: --emulate runs against an in-process emulator" });
     }
@@ -103,6 +143,7 @@ export const runCommand = defineCommand({
         ...(v.emulate ? { emulate: true } : {}),
         ...(concurrency !== undefined ? { concurrency } : {}),
         ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
+        ...(callbacks !== undefined ? { callbacks } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });
