@@ -452,8 +452,26 @@ export const startEmulator = async (
   baseUrl = `http://${urlHost}:${address.port}`;
   viewCache = undefined;
 
-  // Transitions also happen while nobody asks (callbacks are due on time).
-  const ticker = setInterval(() => store.settle(clock.now()), 10);
+  // Transitions also happen while nobody asks (callbacks are due on time): a timer for the
+  // next due transition, re-armed by each settle, and a 10 ms tick that arms it for new tasks.
+  let dueTimer: NodeJS.Timeout | undefined;
+  let dueAt = Number.POSITIVE_INFINITY;
+  const armDue = () => {
+    const at = store.nextEventAt();
+    if (at === undefined || at >= dueAt) return;
+    clearTimeout(dueTimer);
+    dueAt = at;
+    dueTimer = setTimeout(() => {
+      dueAt = Number.POSITIVE_INFINITY;
+      store.settle(clock.now());
+      armDue();
+    }, Math.max(0, at - clock.now()));
+    dueTimer.unref();
+  };
+  const ticker = setInterval(() => {
+    store.settle(clock.now());
+    armDue();
+  }, 10);
   ticker.unref();
 
   let closed: Promise<void> | undefined;
@@ -474,6 +492,7 @@ export const startEmulator = async (
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         clearInterval(ticker);
+        clearTimeout(dueTimer);
         callbacks.cancelAll();
         server.close(() => resolve());
         for (const s of sockets) s.destroy();

@@ -89,6 +89,11 @@ export class TaskStore {
     return this.byExternal.get(externalId);
   }
 
+  /** When the next transition is due (emulator clock), if any. */
+  nextEventAt(): number | undefined {
+    return this.events.peek()?.at;
+  }
+
   /** Processes every transition due at `now`, in time order. */
   settle(now: number): void {
     for (let e = this.events.peek(); e !== undefined && e.at <= now; e = this.events.peek()) {

@@ -130,7 +130,9 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       // currency, which the budget or prices name, or which video charges show.
       let currency: string | undefined = manifest.budget?.currency ?? manifest.prices?.currency;
       const jobById = new Map(manifest.jobs.map((j) => [j.id, j] as const));
-      const downstreamOf = (job: string) => manifest.jobs.filter((j) => j.upstream?.job === job);
+      // Asked once per finished task: computed once per job.
+      const downstreamByJob = new Map(manifest.jobs.map((u) => [u.id, manifest.jobs.filter((j) => j.upstream?.job === u.id)] as const));
+      const downstreamOf = (job: string) => downstreamByJob.get(job) ?? [];
 
       const limiters: Record<ProductKind, SlotLimiter> = {
         video: new SlotLimiter(concurrency, policy.slotDecrease, policy.slotIncreaseAfter),
@@ -413,22 +415,23 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
 
       /** Downstream tasks of a task whose outputs are on disk. */
       const expandFrom = (entry: Entry): Effect.Effect<void> =>
-        Effect.gen(function* () {
-          const jobs = downstreamOf(entry.task.job);
-          if (jobs.length === 0) return;
-          const items = upstreamItems(entry);
-          if (items.length === 0) return;
-          for (const job of jobs) {
-            let tasks: PlannedTask[];
-            try {
-              tasks = manifest.expandDownstream(job.id, items);
-            } catch (error) {
-              emit({ type: "notice", level: "warn", message: `${job.id}: cannot expand from ${entry.task.id}: ${(error as Error).message}` });
-              continue;
-            }
-            for (const t of tasks) yield* admit(t, true);
-          }
-        });
+        downstreamOf(entry.task.job).length === 0
+          ? Effect.void
+          : Effect.gen(function* () {
+              const jobs = downstreamOf(entry.task.job);
+              const items = upstreamItems(entry);
+              if (items.length === 0) return;
+              for (const job of jobs) {
+                let tasks: PlannedTask[];
+                try {
+                  tasks = manifest.expandDownstream(job.id, items);
+                } catch (error) {
+                  emit({ type: "notice", level: "warn", message: `${job.id}: cannot expand from ${entry.task.id}: ${(error as Error).message}` });
+                  continue;
+                }
+                for (const t of tasks) yield* admit(t, true);
+              }
+            });
 
       const upstreamItems = (entry: Entry): UpstreamItem[] => {
         const rec = lock.get(entry.task.id);
@@ -852,9 +855,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
 
       const flyingTasks = (kind: ProductKind) => {
         const now = Date.now();
-        return [...entries.values()]
-          .filter((e) => e.phase === "inflight" && e.task.kind === kind)
-          .map((e) => ({ taskId: e.taskId, ageMs: now - e.sentAt }));
+        return [...inflightOf[kind]].map((e) => ({ taskId: e.taskId, ageMs: now - e.sentAt }));
       };
 
       /**
