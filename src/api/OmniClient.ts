@@ -522,6 +522,17 @@ const configFromEnv = (
   const key = env["OMNIBATCH_API_KEY"]?.trim();
   const apiKey = overrides.apiKey ?? (key ? Redacted.make(key) : undefined);
   if (apiKey === undefined || Redacted.value(apiKey) === "") return Either.left(new MissingApiKey());
+  // A key no header can carry (a control character from a bad export, a pasted space) would
+  // fail every request locally, looking like a network fault: say so before anything is sent.
+  // The message never quotes the key.
+  if (!/^[\x21-\x7e]+$/.test(Redacted.value(apiKey))) {
+    return Either.left(
+      new ClientConfigInvalid({
+        message:
+          "OMNIBATCH_API_KEY holds characters an API key cannot have (spaces, control or non-ASCII characters): check how it was exported",
+      }),
+    );
+  }
   const baseUrl = overrides.baseUrl ?? env["OMNIBATCH_BASE_URL"]?.trim();
   if (!baseUrl) {
     return Either.left(new ClientConfigInvalid({ message: "no service address: set OMNIBATCH_BASE_URL or pass --base-url (or use --emulate)" }));

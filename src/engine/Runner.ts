@@ -615,6 +615,34 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       const fork = (worker: Effect.Effect<Msg>) =>
         FiberSet.run(workers, Effect.flatMap(worker, (m) => Queue.offer(inbox, m)).pipe(Effect.asVoid));
 
+      // Downloads run a few at a time (the transfers are the limit anyway); the rest of the
+      // finished tasks wait here in the order they finished. A waiting worker fiber per
+      // finished task (thousands when many tasks end at once) cost memory and scheduling.
+      const maxFetches = Math.max(1, policy.downloadConcurrency * 2);
+      let fetchesRunning = 0;
+      const fetchQueue: ({ readonly entry: Entry; readonly view: TaskView } | undefined)[] = [];
+      let fetchHead = 0;
+      const startFetches = Effect.suspend(() => {
+        const starts: Effect.Effect<unknown>[] = [];
+        while (fetchesRunning < maxFetches && fetchHead < fetchQueue.length) {
+          const next = fetchQueue[fetchHead]!;
+          fetchQueue[fetchHead++] = undefined;
+          if (next.entry.phase !== "fetching" || entries.get(next.entry.task.id) !== next.entry) continue;
+          fetchesRunning++;
+          starts.push(fork(downloadWorker(next.entry, next.view)));
+        }
+        if (fetchHead > 1024 && fetchHead * 2 > fetchQueue.length) {
+          fetchQueue.splice(0, fetchHead);
+          fetchHead = 0;
+        }
+        return Effect.all(starts, { discard: true });
+      });
+      const queueFetch = (entry: Entry, view: TaskView) =>
+        Effect.suspend(() => {
+          fetchQueue.push({ entry, view });
+          return startFetches;
+        });
+
       // ------------------------------------------------------------ applying what the service says
 
       const release = (entry: Entry) => {
@@ -650,7 +678,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
             }
             upstreamUrls.set(task.id, { at: Date.now(), outputs: view.outputs });
             setPhase(entry, "fetching");
-            yield* fork(downloadWorker(entry, view));
+            yield* queueFetch(entry, view);
             return;
           }
           // failed: keep the service's reason; maybe try again as a new attempt
@@ -700,6 +728,10 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               });
             }
             return;
+          }
+          if (msg._tag === "Fetched" || msg._tag === "FetchFailed") {
+            fetchesRunning--;
+            yield* startFetches;
           }
           const entry = entries.get(msg.id);
           if (!entry) return;

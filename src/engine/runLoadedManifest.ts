@@ -14,6 +14,7 @@ import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSet
 import { emulatedManifest } from "./EmulatedRun.js";
 import { Engine } from "./Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "./Policy.js";
+import { ownFolders } from "./ownFolders.js";
 import type { RunEvent, RunSummary } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 
@@ -107,7 +108,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const engine = yield* Engine;
       const store = yield* LockStore;
       const result = yield* engine.run({
-        manifest,
+        // A changed task must not download over the files of the task it replaces.
+        manifest: ownFolders(manifest, yield* store.all),
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
         ...(options.signal ? { signal: options.signal } : {}),

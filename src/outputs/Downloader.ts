@@ -9,7 +9,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { Context, Data, Effect, Layer, Queue, Schedule } from "effect";
+import { Context, Data, Effect, Layer, Schedule } from "effect";
 import type { ApiError } from "../api/ApiError.js";
 import { classify } from "../api/classify.js";
 import { OmniClient, type OmniClientService } from "../api/OmniClient.js";
@@ -94,11 +94,36 @@ const attemptFromApi = (error: ApiError): Attempt => {
  * O(waiters) CPU per transfer and memory that grew with every one (20,000 tasks: 2.8 GB).
  */
 const fifoLimit = (permits: number) => {
-  const tokens = Effect.runSync(Queue.bounded<true>(permits));
-  Effect.runSync(Queue.offerAll(tokens, Array.from({ length: permits }, () => true as const)));
+  let free = permits;
+  const waiters: (() => void)[] = [];
+  const release = () => {
+    const next = waiters.shift();
+    if (next) next();
+    else free++;
+  };
+  const acquire = Effect.async<void>((resume) => {
+    if (free > 0) {
+      free--;
+      resume(Effect.void);
+      return;
+    }
+    let granted = false;
+    const waiter = () => {
+      granted = true;
+      resume(Effect.void);
+    };
+    waiters.push(waiter);
+    // Interrupted while waiting: leave the line; interrupted just as a permit was handed
+    // over: pass it on, so no permit is ever lost.
+    return Effect.sync(() => {
+      const at = waiters.indexOf(waiter);
+      if (at >= 0) waiters.splice(at, 1);
+      else if (granted) release();
+    });
+  });
   return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(restore(Queue.take(tokens)), () => Effect.ensuring(restore(self), Queue.offer(tokens, true))),
+      Effect.flatMap(restore(acquire), () => Effect.ensuring(restore(self), Effect.sync(release))),
     );
 };
 
@@ -128,7 +153,13 @@ const make = (outputsDir: string, client: OmniClientService, policy: Policy): Do
                 const data = chunk as Buffer;
                 hash.update(data);
                 bytes += data.byteLength;
-                await handle.write(data);
+                // write() may write only part of the chunk (a full disk) and still succeed:
+                // write the rest, so the hash and size recorded are those of the file.
+                for (let done = 0; done < data.byteLength; ) {
+                  const { bytesWritten } = await handle.write(data, done, data.byteLength - done);
+                  if (bytesWritten <= 0) throw new Error(`could not write ${temp}: nothing written (disk full?)`);
+                  done += bytesWritten;
+                }
               }
               if (response.contentLength !== undefined && bytes !== response.contentLength) {
                 throw new Attempt({
