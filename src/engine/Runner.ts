@@ -87,7 +87,14 @@ type Msg =
   | { readonly _tag: "Adopted"; readonly id: string; readonly view: TaskView }
   | { readonly _tag: "NoSlot"; readonly id: string }
   | { readonly _tag: "Rejected"; readonly id: string; readonly code?: number; readonly message: string }
-  | { readonly _tag: "Refused"; readonly id: string; readonly code?: number; readonly message: string }
+  | {
+      readonly _tag: "Refused";
+      readonly id: string;
+      readonly code?: number;
+      readonly message: string;
+      /** An earlier send of this create may have made the task: keep it `submitting` (looked up first next time). */
+      readonly keepSubmitting: boolean;
+    }
   | { readonly _tag: "SendFailed"; readonly id: string; readonly message: string; readonly lookupFirst: boolean }
   | { readonly _tag: "Fetched"; readonly id: string; readonly outputs: readonly LockOutput[]; readonly urls: readonly RemoteOutput[] }
   | { readonly _tag: "FetchFailed"; readonly id: string; readonly message: string }
@@ -556,10 +563,15 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
             const error = result.left;
             const kind = classify(error);
             if (kind === "no-slot") return { _tag: "NoSlot", id } as const;
-            if (kind === "refused") return { _tag: "Refused", id, code: errorCode(error), message: errorText(error) } as const;
+            if (kind === "refused") {
+              return { _tag: "Refused", id, code: errorCode(error), message: errorText(error), keepSubmitting: sends > 0 } as const;
+            }
             if (kind === "task-rejected") {
-              if (isDuplicateId(error, id)) {
-                const found = yield* lookupOne(task, true);
+              // The real service's words for a reused external id are undocumented (seen
+              // as 1201): any 1201 gets a lookup, so a task another job created is adopted,
+              // not marked rejected. Only a message naming the id is worth waiting for.
+              if (errorCode(error) === 1201) {
+                const found = yield* lookupOne(task, isDuplicateId(error, id));
                 if (found) return { _tag: "Adopted", id, view: found } as const;
               }
               // A downstream request whose upstream link expired on the way: nothing was
@@ -595,7 +607,8 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
             }
             const kind = classify(error);
             if (kind === "refused") {
-              return Effect.succeed<Msg>({ _tag: "Refused", id: entry.task.id, code: errorCode(error), message: errorText(error) });
+              // Refused during a lookup: whether the task exists is still unknown.
+              return Effect.succeed<Msg>({ _tag: "Refused", id: entry.task.id, code: errorCode(error), message: errorText(error), keepSubmitting: true });
             }
             return Effect.succeed<Msg>({ _tag: "SendFailed", id: entry.task.id, message: errorText(error), lookupFirst: true });
           }),
@@ -785,8 +798,10 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               creating--;
               release(entry);
               setPhase(entry, "waiting");
-              // Nothing was created (a 1xxx answer); the next run sends it again.
-              if (lock.get(task.id)?.state === "submitting") yield* record(task, { state: "planned" });
+              // This answer created nothing (a 1xxx code); unless an earlier send or a lookup
+              // left the outcome in doubt, the next run sends it again without a lookup.
+              if (msg.keepSubmitting) entry.lookupFirst = true;
+              else if (lock.get(task.id)?.state === "submitting") yield* record(task, { state: "planned" });
               if (!stopReason) {
                 stopReason = "refused";
                 refusal = msg.message;

@@ -91,8 +91,21 @@ const liveDisk = (
       if (fresh && file.sha256 === undefined) file = { ...file, sha256: sha256Hex(await readFile(path)) };
       if (!journal) journal = await open(journalPath, "a");
       const data = Buffer.from(fresh ? encodeJournalHeader(manifestName, file.sha256!) + text : text, "utf8");
-      await journal.write(data);
-      await journal.sync();
+      try {
+        // write() may write part of a chunk (a full disk) without failing: loop, and treat
+        // a write that makes no progress as a failure.
+        for (let offset = 0; offset < data.byteLength; ) {
+          const { bytesWritten } = await journal.write(data, offset, data.byteLength - offset);
+          if (bytesWritten <= 0) throw new Error("the journal write made no progress (is the disk full?)");
+          offset += bytesWritten;
+        }
+        await journal.sync();
+      } catch (error) {
+        // A fragment may now end the journal: never append after it; the next durable
+        // write is a full, atomic one.
+        journalSize = Number.POSITIVE_INFINITY;
+        throw error;
+      }
       if (fresh) await fsyncDir(dirname(path)); // the new journal's folder entry must survive too
       journalSize += data.byteLength;
       counters = {

@@ -112,10 +112,21 @@ const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promis
   // Stale: take it over under a guard, re-checking inside that nobody else did first.
   const guard = `${dir}.takeover`;
   if (!(await mkdirOnce(guard))) {
-    const guardAge = await stat(guard).then((s) => Date.now() - s.mtimeMs, () => 0);
-    if (guardAge <= (options.staleMs ?? DEFAULT_STALE_MS)) return busy(lockfilePath, seen?.holder);
-    await rm(guard, { recursive: true, force: true });
-    if (!(await mkdirOnce(guard))) return busy(lockfilePath, seen?.holder);
+    // A guard left by a run killed in the middle of a takeover. Replacing it must be done
+    // by one run only: whoever makes the claim folder checks again, inside it, that the
+    // guard is still the stale one (a run that replaced it did so while holding the claim).
+    const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
+    const guardIsStale = () => stat(guard).then((s) => Date.now() - s.mtimeMs > staleMs, () => false);
+    if (!(await guardIsStale())) return busy(lockfilePath, seen?.holder);
+    const claimDir = `${guard}.claim`;
+    if (!(await mkdirOnce(claimDir))) return busy(lockfilePath, seen?.holder);
+    try {
+      if (!(await guardIsStale())) return busy(lockfilePath, seen?.holder);
+      await rm(guard, { recursive: true, force: true });
+      if (!(await mkdirOnce(guard))) return busy(lockfilePath, seen?.holder);
+    } finally {
+      await rm(claimDir, { recursive: true, force: true });
+    }
   }
   try {
     const again = await inspectRunLock(lockfilePath, options);
