@@ -2,7 +2,9 @@
 // billing.json, billing.md), each atomically, and appends the Markdown summary to
 // $GITHUB_STEP_SUMMARY when set. The content comes from the pure formatters beside it.
 
-import { appendFile, mkdir } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { appendFile, mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { LockFile } from "../state/LockFile.js";
 import { stableJson } from "../state/stableJson.js";
@@ -24,6 +26,11 @@ export interface ReportInput {
   readonly now?: number;
   /** Days before deletion a result not yet downloaded is flagged. Default 5. */
   readonly warnDays?: number;
+  /**
+   * Write the files even when they were last written from this very lockfile content
+   * (the `report` command does). Otherwise a rerun that changed nothing keeps them.
+   */
+  readonly force?: boolean;
 }
 
 export interface ReportOutput {
@@ -33,7 +40,28 @@ export interface ReportOutput {
   readonly deletions: readonly DeletionWarning[];
   /** The step summary file appended to, when $GITHUB_STEP_SUMMARY was set. */
   readonly stepSummary?: string;
+  /** False when the files were already current and left as they were. */
+  readonly written: boolean;
 }
+
+/** Beside the reports: the digest of the lockfile content they were last made from. */
+export const REPORT_SOURCE_FILE = ".reports-source";
+const DAY_MS = 86_400_000;
+
+/**
+ * What the reports are made from: every task's id, state, ids and counts and its last
+ * update (every change to a task moves `updated_at`), plus the day, since the deletion
+ * warnings move with the date. Much cheaper than formatting the reports themselves.
+ */
+export const reportSource = (lock: LockFile, now: number): string => {
+  const hash = createHash("sha256");
+  hash.update(`${lock.name}\n${Math.floor(now / DAY_MS)}\n`);
+  for (const id of Object.keys(lock.tasks).sort()) {
+    const t = lock.tasks[id]!;
+    hash.update(`${id}\0${t.state}\0${t.updated_at}\0${t.task_id ?? ""}\0${t.outputs.length}\0${t.billing.length}\0${t.dir}\n`);
+  }
+  return hash.digest("hex");
+};
 
 /** Results not downloaded yet whose deletion at the service is near (or past), by id. */
 export const deletionWarnings = (lock: LockFile, now: number, warnDays = 5): DeletionWarning[] =>
@@ -50,23 +78,30 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const summary = summarizeBilling(lock);
   const deletions = deletionWarnings(lock, now, input.warnDays);
   const markdown = formatBillingMarkdown(summary, deletions);
-  const contents: Record<(typeof REPORT_FILES)[number], string> = {
-    "results.jsonl": formatResultsJsonl(lock, now),
-    "billing.csv": formatBillingCsv(lock),
-    "billing.json": stableJson({
-      ...summary,
-      nearing_deletion: deletions.map((d) => ({ id: d.id, job: d.job, deletes_at: new Date(d.deletesAt).toISOString() })),
-    }),
-    "billing.md": markdown,
-  };
   await mkdir(input.outputsDir, { recursive: true });
-  const files: string[] = [];
-  for (const name of REPORT_FILES) {
-    const path = join(input.outputsDir, name);
-    await writeFileAtomic(path, contents[name]);
-    files.push(path);
+  const files = REPORT_FILES.map((name) => join(input.outputsDir, name));
+  const sourcePath = join(input.outputsDir, REPORT_SOURCE_FILE);
+  const source = reportSource(lock, now);
+  const current =
+    input.force !== true &&
+    files.every((file) => existsSync(file)) &&
+    (await readFile(sourcePath, "utf8").then((text) => text.trim() === source, () => false));
+  if (!current) {
+    const contents: Record<(typeof REPORT_FILES)[number], string> = {
+      "results.jsonl": formatResultsJsonl(lock, now),
+      "billing.csv": formatBillingCsv(lock),
+      "billing.json": stableJson({
+        ...summary,
+        nearing_deletion: deletions.map((d) => ({ id: d.id, job: d.job, deletes_at: new Date(d.deletesAt).toISOString() })),
+      }),
+      "billing.md": markdown,
+    };
+    await rm(sourcePath, { force: true });
+    for (const [i, name] of REPORT_FILES.entries()) await writeFileAtomic(files[i]!, contents[name]);
+    // Written last: a kill before this line leaves the reports to be written again.
+    await writeFileAtomic(sourcePath, `${source}\n`);
   }
   const stepSummary = input.env?.GITHUB_STEP_SUMMARY;
   if (stepSummary) await appendFile(stepSummary, `${markdown}\n`);
-  return { files, summary, deletions, ...(stepSummary ? { stepSummary } : {}) };
+  return { files, summary, deletions, written: !current, ...(stepSummary ? { stepSummary } : {}) };
 };

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { csvField } from "../../src/report/billingCsv.js";
-import { writeReports } from "../../src/report/writeReports.js";
+import { REPORT_SOURCE_FILE, writeReports } from "../../src/report/writeReports.js";
+import { stat } from "node:fs/promises";
 import { formatBillingMarkdown } from "../../src/report/billingMarkdown.js";
 import { summarizeBilling } from "../../src/report/summarizeBilling.js";
 import { fixtureLock, NOW } from "./fixtureLock.js";
@@ -19,11 +20,11 @@ test.after(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-test("writes results.jsonl, billing.csv, billing.json and billing.md into the outputs folder, nothing else", async () => {
+test("writes results.jsonl, billing.csv, billing.json and billing.md (and the digest they come from) into the outputs folder, nothing else", async () => {
   const out = join(await tempDir(), "outputs", "spring");
   const { files, summary } = await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW, env: {} });
   assert.equal(files, ["results.jsonl", "billing.csv", "billing.json", "billing.md"].map((f) => join(out, f)));
-  assert.equal((await readdir(out)).sort(), ["billing.csv", "billing.json", "billing.md", "results.jsonl"]);
+  assert.equal((await readdir(out)).sort(), [".reports-source", "billing.csv", "billing.json", "billing.md", "results.jsonl"]);
   const json = JSON.parse(await readFile(join(out, "billing.json"), "utf8"));
   assert.equal(json.cash, summary.cash);
   assert.equal(json.nearing_deletion, [{ id: "spring-clips-j", job: "clips", deletes_at: new Date(NOW + 3 * 86_400_000).toISOString() }]);
@@ -110,6 +111,40 @@ test("the same lockfile gives byte-identical reports", async () => {
   for (const f of ["results.jsonl", "billing.csv", "billing.json", "billing.md"]) {
     assert.is(await readFile(join(a, f), "utf8"), await readFile(join(b, f), "utf8"), f);
   }
+});
+
+test("reports already made from the same lockfile content are kept as they are; a changed task, a new day, a missing file or force rewrites them", async () => {
+  const out = await tempDir();
+  const first = await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW });
+  assert.is(first.written, true);
+  // Mark every file so a rewrite is visible whatever the clock's resolution.
+  for (const f of first.files) await writeFile(f, "kept\n");
+  const again = await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW + 1000 });
+  assert.is(again.written, false);
+  for (const f of first.files) assert.is(await readFile(f, "utf8"), "kept\n");
+  assert.equal(again.summary, first.summary);
+
+  const [id, task] = Object.entries(fixtureLock.tasks)[0]!;
+  const changed = { ...fixtureLock, tasks: { ...fixtureLock.tasks, [id]: { ...task, updated_at: task.updated_at + 1 } } };
+  const afterChange = await writeReports({ lock: changed, outputsDir: out, manifestName: "spring", now: NOW });
+  assert.is(afterChange.written, true);
+  assert.is.not(await readFile(first.files[0]!, "utf8"), "kept\n");
+
+  await writeFile(first.files[1]!, "kept\n");
+  assert.is((await writeReports({ lock: changed, outputsDir: out, manifestName: "spring", now: NOW + 86_400_000 })).written, true, "a new day");
+  await rm(first.files[3]!);
+  assert.is((await writeReports({ lock: changed, outputsDir: out, manifestName: "spring", now: NOW + 86_400_000 })).written, true, "a missing file");
+  assert.is((await writeReports({ lock: changed, outputsDir: out, manifestName: "spring", now: NOW + 86_400_000, force: true })).written, true, "force");
+  assert.ok((await stat(join(out, REPORT_SOURCE_FILE))).size > 60);
+});
+
+test("the step summary is appended even when the reports were current", async () => {
+  const out = await tempDir();
+  const summaryFile = join(await tempDir(), "step-summary.md");
+  await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW });
+  const again = await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW, env: { GITHUB_STEP_SUMMARY: summaryFile } });
+  assert.is(again.written, false);
+  assert.is(await readFile(summaryFile, "utf8"), `${formatBillingMarkdown(again.summary, again.deletions)}\n`);
 });
 
 test.run();
