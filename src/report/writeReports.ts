@@ -31,6 +31,8 @@ export interface ReportInput {
    * (the `report` command does). Otherwise a rerun that changed nothing keeps them.
    */
   readonly force?: boolean;
+  /** The lockfile is an emulated run's: billing.md and the step summary say so first. */
+  readonly emulated?: boolean;
 }
 
 export interface ReportOutput {
@@ -43,6 +45,9 @@ export interface ReportOutput {
   /** False when the files were already current and left as they were. */
   readonly written: boolean;
 }
+
+/** Heads the Markdown summary of an emulated run, so a CI job summary cannot pass it off as real spend. */
+export const EMULATED_BANNER = "> **Emulated run** (`--emulate`): nothing was sent to the service and nothing was charged.\n\n";
 
 /** Beside the reports: the digest of the lockfile content they were last made from. */
 export const REPORT_SOURCE_FILE = ".reports-source";
@@ -77,7 +82,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const lock = input.lock.name === input.manifestName ? input.lock : { ...input.lock, name: input.manifestName };
   const summary = summarizeBilling(lock);
   const deletions = deletionWarnings(lock, now, input.warnDays);
-  const markdown = formatBillingMarkdown(summary, deletions);
+  const markdown = `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summary, deletions)}`;
   await mkdir(input.outputsDir, { recursive: true });
   const files = REPORT_FILES.map((name) => join(input.outputsDir, name));
   const sourcePath = join(input.outputsDir, REPORT_SOURCE_FILE);

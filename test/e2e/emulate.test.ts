@@ -135,4 +135,18 @@ t("status --emulate and report --emulate read the emulated lockfile and write in
   }
 });
 
+t("an --emulate run marks its billing summary, in billing.md and in $GITHUB_STEP_SUMMARY, as emulated", async () => {
+  const ws = workspace(manifestYaml("emusummary"));
+  try {
+    const stepSummary = join(ws.dir, "step-summary.md");
+    const r = await runCli(ws, ["--emulate", "--quiet"], { GITHUB_STEP_SUMMARY: stepSummary });
+    assert.is(r.exitCode, 0, r.all);
+    const banner = "> **Emulated run** (`--emulate`): nothing was sent to the service and nothing was charged.";
+    assert.ok(readFileSync(stepSummary, "utf8").startsWith(banner), readFileSync(stepSummary, "utf8").slice(0, 200));
+    assert.ok(readFileSync(join(ws.dir, "out-emulated", "billing.md"), "utf8").startsWith(banner));
+  } finally {
+    ws.remove();
+  }
+});
+
 t.run();

@@ -27,7 +27,7 @@ export const reportCommand = defineCommand({
       io.stderr.write(`omnibatch: note: ${manifest} has errors (see 'omnibatch validate ${manifest}'); reporting from its lockfile anyway.\n`);
     }
     const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated);
-    const result = await writeReports({ lock, outputsDir: where.outputsDir, manifestName: where.name, env: io.env, force: true });
+    const result = await writeReports({ lock, outputsDir: where.outputsDir, manifestName: where.name, env: io.env, force: true, emulated });
     if (args.values.json) {
       const out = { files: result.files, summary: result.summary, nearing_deletion: result.deletions.length, ...(emulated ? { emulated: true } : {}) };
       io.stdout.write(`${JSON.stringify(out)}\n`);
