@@ -5,7 +5,7 @@
 // find it stale cannot both take it.
 
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { Effect, Schedule, type Scope } from "effect";
@@ -102,11 +102,25 @@ const mkdirOnce = async (dir: string): Promise<boolean> => {
 const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promise<RunLockHolder | LockfileBusy> => {
   const dir = runLockPathOf(lockfilePath);
   const me: RunLockHolder = { pid: process.pid, host: hostname(), started: Date.now(), token: randomBytes(8).toString("hex") };
-  const claim = async (): Promise<RunLockHolder> => {
-    await writeFile(join(dir, "owner.json"), `${JSON.stringify(me)}\n`);
-    return me;
+  // The lock folder appears with its owner already inside (made under a temporary name,
+  // then renamed into place), so no run can ever see a lock without an owner: a run killed
+  // while taking the lock leaves either nothing or a complete one. rename() replaces only
+  // an empty folder (an ownerless lock from an older version); a held lock is never empty.
+  const place = async (): Promise<boolean> => {
+    const temp = `${dir}.${me.token}.tmp`;
+    await mkdir(temp);
+    try {
+      await writeFile(join(temp, "owner.json"), `${JSON.stringify(me)}\n`);
+      await rename(temp, dir);
+      return true;
+    } catch (error) {
+      await rm(temp, { recursive: true, force: true });
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOTDIR") return false;
+      throw error;
+    }
   };
-  if (await mkdirOnce(dir)) return claim();
+  if (await place()) return me;
   const seen = await inspectRunLock(lockfilePath, options);
   if (seen && !seen.stale) return busy(lockfilePath, seen.holder);
   // Stale: take it over under a guard, re-checking inside that nobody else did first.
@@ -132,8 +146,8 @@ const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promis
     const again = await inspectRunLock(lockfilePath, options);
     if (again && (!again.stale || again.holder?.token !== seen?.holder?.token)) return busy(lockfilePath, again.holder);
     await rm(dir, { recursive: true, force: true });
-    if (!(await mkdirOnce(dir))) return busy(lockfilePath, (await inspectRunLock(lockfilePath, options))?.holder);
-    return await claim();
+    if (!(await place())) return busy(lockfilePath, (await inspectRunLock(lockfilePath, options))?.holder);
+    return me;
   } finally {
     await rm(guard, { recursive: true, force: true });
   }

@@ -1,6 +1,6 @@
 import { mkdtemp, readFile, rm, writeFile, readdir, mkdir, stat, utimes } from "node:fs/promises";
 import { tmpdir, hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Effect, Exit } from "effect";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -296,6 +296,24 @@ test("a lock left by a killed run (dead pid on this host) is taken over", async 
   await writeFile(join(lockDir, "owner.json"), JSON.stringify({ pid: 2 ** 30, host: hostname(), started: 1, token: "old" }));
   await run(LockStore.use(path, "spring", (store) => store.put(taskId(1), task(1))));
   assert.ok((await readLockFile(path))!.tasks[taskId(1)]);
+});
+
+test("an empty lock folder (a run killed before its owner was written, by an older version) does not block the next run, and a lock never appears without its owner", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const lockDir = runLockPathOf(path);
+  await mkdir(lockDir);
+  await run(
+    LockStore.use(path, "spring", (store) =>
+      Effect.gen(function* () {
+        yield* store.put(taskId(1), task(1));
+        const owner = JSON.parse(yield* Effect.promise(() => readFile(join(lockDir, "owner.json"), "utf8")));
+        assert.is(owner.pid, process.pid);
+      }),
+    ),
+  );
+  assert.ok((await readLockFile(path))!.tasks[taskId(1)]);
+  // Nothing is left beside the lockfile but the file itself.
+  assert.equal((await readdir(dirname(path))).sort(), ["m.lock.json"]);
 });
 
 test("a lock from another host is taken over only once its heartbeat is stale", async () => {
