@@ -2,8 +2,9 @@
 // emulator, SIGKILL it at a point, check the lockfile reads back, rerun until done, and
 // check every task was created exactly once and every result is on disk.
 
+import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RunningEmulator } from "../../src/emulator/Emulator.js";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { assertAllResults, manifestYaml, runCli, workspace } from "./runFixture.js";
 
@@ -60,3 +61,28 @@ export const killScenario = async (emu: RunningEmulator, point: KillAt, index: n
   }
 };
 
+/**
+ * A suite that runs `killScenario` at every point, two at a time against one emulator,
+ * and checks that at least `minKilled` runs were really killed mid-way (not finished first).
+ */
+export const killSuite = (title: string, points: readonly KillAt[], minKilled: number) => {
+  let emu: RunningEmulator;
+  const t = suite(title);
+  t.before(async () => {
+    emu = await startEmulator({ timing: { scale: 0.15 }, slots: { video: 40, image: 80 } }, { port: 0 });
+  });
+  t.after(async () => {
+    await emu.close();
+  });
+  t(`killed with SIGKILL at ${points.length} points, rerun until done: each task created exactly once, every result present`, async () => {
+    let killed = 0;
+    // Two at a time: the emulator has room for both.
+    for (let i = 0; i < points.length; i += 2) {
+      const pair = points.slice(i, i + 2);
+      const signals = await Promise.all(pair.map((p, j) => killScenario(emu, p, i + j)));
+      killed += signals.filter((s) => s === "SIGKILL").length;
+    }
+    assert.ok(killed >= minKilled, `runs actually killed mid-way: ${killed}`);
+  });
+  t.run();
+};

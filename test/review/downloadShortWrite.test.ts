@@ -6,33 +6,19 @@
 // Needs a small file system: a tmpfs is mounted under os.tmpdir() (root on Linux only;
 // elsewhere the test says so and passes without checking).
 
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
+import { mountSmallDisk, unmountSmallDisk } from "./smallDisk.js";
 import * as assert from "uvu/assert";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { runCli, workspace } from "../e2e/runFixture.js";
 
-const mountSmall = (): string | undefined => {
-  const dir = mkdtempSync(join(tmpdir(), "omnibatch-small-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", dir], { stdio: "ignore" });
-    return dir;
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    return undefined;
-  }
-};
 
 test("with the disk full in the middle of a result file, no file is recorded as downloaded unless every byte of it is on disk", async () => {
-  const small = mountSmall();
-  if (!small) {
-    console.log("  (skipped: cannot mount a tmpfs here; needs root on Linux)");
-    return;
-  }
+  const small = mountSmallDisk();
+  if (!small) return;
   const ws = workspace(`version: 1
 name: shortwrite
 outputs: ${join(small, "out")}
@@ -64,12 +50,7 @@ jobs:
     assert.is.not(r.exitCode, 0, "a run that could not store its result does not report all done");
   } finally {
     ws.remove();
-    try {
-      execFileSync("umount", [small], { stdio: "ignore" });
-    } catch {
-      // left mounted: nothing more to do
-    }
-    rmSync(small, { recursive: true, force: true });
+    unmountSmallDisk(small);
   }
 });
 

@@ -1,40 +1,26 @@
-// Review finding (src/state/LockStore.ts, not fixed here): the journal append ignores how
-// many bytes write() wrote. With the disk nearly full, write() writes part of the records
-// and returns without an error, fsync succeeds, and flush reports the records durable:
+// Review finding (src/state/LockStore.ts, fixed there): the journal append ignored how
+// many bytes write() wrote. With the disk nearly full, write() wrote part of the records
+// and returned without an error, fsync succeeded, and flush reported the records durable:
 // the `submitting` intent the engine flushes before a create can be lost (a torn tail is
 // ignored on load), and a later append after the torn fragment makes the whole journal
 // unreadable. A flush must either make every record durable or fail.
 // Needs a small file system: a tmpfs is mounted under os.tmpdir() (root on Linux only;
 // elsewhere the test says so and passes without checking).
 
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Effect } from "effect";
 import { test } from "uvu";
+import { mountSmallDisk, unmountSmallDisk } from "./smallDisk.js";
 import * as assert from "uvu/assert";
 import { LockStore } from "../../src/state/LockStore.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { task, taskId } from "../state/lockTask.js";
 
-const mountSmall = (): string | undefined => {
-  const dir = mkdtempSync(join(tmpdir(), "omnibatch-small-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", dir], { stdio: "ignore" });
-    return dir;
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    return undefined;
-  }
-};
 
 test("a flush that reports success made every record durable, even when the disk fills in the middle of the journal append", async () => {
-  const small = mountSmall();
-  if (!small) {
-    console.log("  (skipped: cannot mount a tmpfs here; needs root on Linux)");
-    return;
-  }
+  const small = mountSmallDisk();
+  if (!small) return;
   try {
     const path = join(small, "m.lock.json");
     const big = task(2, { state: "submitting", error: { message: "x".repeat(9000), at: 1 } });
@@ -58,12 +44,7 @@ test("a flush that reports success made every record durable, even when the disk
       assert.is(lock!.tasks[taskId(2)]?.state, "submitting", "the record flush promised is in the lockfile");
     }
   } finally {
-    try {
-      execFileSync("umount", [small], { stdio: "ignore" });
-    } catch {
-      // left mounted: nothing more to do
-    }
-    rmSync(small, { recursive: true, force: true });
+    unmountSmallDisk(small);
   }
 });
 
