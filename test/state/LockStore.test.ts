@@ -132,7 +132,7 @@ test("puts become durable within the coalescing window without an explicit flush
             if (seen?.tasks[taskId(7)]) break;
           }
           assert.equal(seen?.tasks[taskId(7)], task(7));
-          assert.is((yield* store.stats).writes, 1);
+          assert.is((yield* store.stats).writes, 1, JSON.stringify(yield* store.stats));
         }),
       { coalesceMs: 20 },
     ),
