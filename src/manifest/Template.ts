@@ -54,7 +54,17 @@ export const isTemplateError = (t: Template | TemplateError): t is TemplateError
 /** Resolves the first segment of a path; undefined when the name is unknown. */
 export type Scope = (name: string) => unknown;
 
-export type RenderResult = { ok: true; value: string } | { ok: false; offset: number; message: string };
+export interface RenderProblem {
+  readonly offset: number;
+  readonly message: string;
+  /** The reference's path, e.g. ["item", "vars", "style"]. */
+  readonly path: readonly string[];
+}
+
+/** On failure: the first problem (offset, message) and every problem in the template, in order. */
+export type RenderResult =
+  | { ok: true; value: string }
+  | { ok: false; offset: number; message: string; problems: readonly RenderProblem[] };
 
 const describeKeys = (value: object): string => {
   const keys = Object.keys(value);
@@ -99,22 +109,28 @@ export const render = (template: Template, scope: Scope, names: () => readonly s
   const { parts } = template;
   if (parts.length === 1 && typeof parts[0] === "string") return { ok: true, value: parts[0] };
   let out = "";
+  const problems: RenderProblem[] = [];
   for (const part of parts) {
     if (typeof part === "string") {
       out += part;
       continue;
     }
     const found = lookup(part.path, scope, names);
-    if (!found.ok) return { ok: false, offset: part.offset, message: found.message };
+    if (!found.ok) {
+      problems.push({ offset: part.offset, message: found.message, path: part.path });
+      continue;
+    }
     const v = found.value;
     if (v !== null && typeof v === "object") {
-      return {
-        ok: false,
+      problems.push({
         offset: part.offset,
+        path: part.path,
         message: `'${part.path.join(".")}' is ${Array.isArray(v) ? "a list" : "a row of fields"}, not text: name one of its fields${Array.isArray(v) ? "" : describeKeys(v)}`,
-      };
+      });
+      continue;
     }
     out += v === null ? "" : String(v);
   }
+  if (problems.length) return { ok: false, offset: problems[0]!.offset, message: problems[0]!.message, problems };
   return { ok: true, value: out };
 };

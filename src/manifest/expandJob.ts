@@ -196,7 +196,7 @@ export const expandJob = (
         if (!v.template) return v.literal;
         const r = render(v.template, scope, names);
         if (r.ok) return r.value;
-        sink.add({ path: v.path, textOffset: r.offset }, r.message, "error", label);
+        for (const problem of r.problems) sink.add({ path: v.path, textOffset: problem.offset }, problem.message, "error", label);
         failed = true;
         return undefined;
       };

@@ -169,12 +169,19 @@ const checkDownstreamTemplates = (
   const estimates = new Map<string, { currency: string; amount: string }>();
   const byId = new Map(spec.jobs.map((j) => [j.id, j]));
   for (const job of spec.jobs) {
-    if (!job.forEach || spec.invalidJobs.has(job.id)) continue;
+    if (!job.forEach) continue;
+    // A job with its own mistakes (found when compiling) still has its `item` references
+    // checked, so every mistake is reported at once; it is not expanded.
+    const jobInvalid = spec.invalidJobs.has(job.id);
     const up = byId.get(job.forEach.job);
     if (!up || spec.invalidJobs.has(up.id)) continue;
     const chained = up.forEach !== undefined;
     const example = tasks.find((t) => t.job === up.id);
-    const vars: Record<string, unknown> = example?.vars ?? {};
+    // When no upstream task expanded (an upstream mistake, reported on its own), the
+    // upstream matrix still says which values its tasks will carry: a downstream
+    // template is checked against those, so one mistake is not reported twice.
+    const vars: Record<string, unknown> =
+      example?.vars ?? (chained ? {} : (expandMatrix(up.axes, up.include, up.exclude)[0]?.values ?? {}));
     const output = { url: "https://upstream.invalid/example", file: "/upstream/example", sha256: "0".repeat(64), type: up.kind };
     const task = example?.id ?? `${spec.name}-${up.id}-example`;
     let outputs = 1;
@@ -195,18 +202,22 @@ const checkDownstreamTemplates = (
     for (const v of templatesOf(job)) {
       const r = render(v.template!, scope, names);
       if (r.ok) continue;
-      const ref = v.template!.parts.find((p) => typeof p !== "string" && p.offset === r.offset);
-      const path = ref && typeof ref !== "string" ? ref.path : [];
-      // Vars of a downstream upstream task are only known at run time.
-      if (chained && path[0] === "item" && path[1] === "vars") continue;
-      const outOfRange = /has \d+ item\(s\); no index/.test(r.message);
-      clean = false;
-      sink.add(
-        { path: v.path, textOffset: r.offset },
-        `${r.message} (checked with an example item of '${up.id}')`,
-        outOfRange ? "warning" : "error",
-      );
+      for (const problem of r.problems) {
+        const path = problem.path;
+        // Vars of a downstream upstream task are only known at run time.
+        if (chained && path[0] === "item" && path[1] === "vars") continue;
+        // Unknown names were reported when the job was compiled.
+        if (jobInvalid && scope(path[0]!) === undefined) continue;
+        const outOfRange = /has \d+ item\(s\); no index/.test(problem.message);
+        clean = false;
+        sink.add(
+          { path: v.path, textOffset: problem.offset },
+          `${problem.message} (checked with an example item of '${up.id}')`,
+          outOfRange ? "warning" : "error",
+        );
+      }
     }
+    if (jobInvalid) continue;
     if (!clean) continue;
     // A dry expansion with the example item runs the spec's rules on the job's shape
     // (a rule broken for every item is found now) and gives one task's cost for plan.

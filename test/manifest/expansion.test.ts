@@ -287,4 +287,62 @@ jobs:
   assert.equal(m.tasks.map((t) => t.estimate), [{ currency: "USD", amount: "4" }, { currency: "USD", amount: "0.09" }]);
 });
 
+
+test("a mistake in an upstream job is reported once: downstream templates are checked against its matrix", async () => {
+  const d = await problems(`${head}jobs:
+  stills:
+    kind: image
+    matrix: { style: [studio, street] }
+    images: { ref: assets/mug.png }
+    prompt: "a cup, {{ style }} light, like <<<reff>>>"
+  clips:
+    kind: video
+    for_each: stills.outputs
+    first_frame: "{{ item.url }}"
+    prompt: "turns, {{ item.vars.style }} mood"
+    settings: { duration: 5 }
+`);
+  assert.equal(
+    d.map((x) => x.line),
+    [8],
+    `expected only the upstream typo (line 8); got:\n${d.map((x) => `${x.line}: ${x.message}`).join("\n")}`,
+  );
+  assert.match(d[0]!.message, "<<<reff>>>");
+});
+
+test("a real mistake in a downstream template is still found when the upstream job is broken", async () => {
+  const d = await problems(`${head}jobs:
+  stills:
+    kind: image
+    matrix: { style: [studio, street] }
+    images: { ref: assets/mug.png }
+    prompt: "a cup, {{ style }} light, like <<<reff>>>"
+  clips:
+    kind: video
+    for_each: stills.outputs
+    first_frame: "{{ item.url }}"
+    prompt: "turns, {{ item.vars.colour }} mood"
+    settings: { duration: 5 }
+`);
+  assert.equal(d.map((x) => x.line).sort(), [13, 8]);
+  assert.match(d.find((x) => x.line === 13)!.message, "'item.vars' has no field 'colour'");
+});
+
+test("every mistake in one string is reported, each at its column, downstream too", async () => {
+  const d = await problems(`${head}jobs:
+  stills:
+    kind: image
+    matrix: { product: [{ sku: A-1 }], style: [studio] }
+    prompt: "a cup {{ product.skew }} and {{ product.nme }}, {{ style }}"
+  clips:
+    kind: video
+    for_each: stills.outputs
+    first_frame: "{{ item.url }}"
+    prompt: "{{ mov }} turns, {{ item.vars.stle }} mood, {{ item.vars.product.sku }} {{ item.urll }}"
+    settings: { duration: 5 }
+`);
+  const at = d.map((x) => `${x.line}:${x.col}`).sort();
+  assert.equal(at, ["12:14", "12:31", "12:86", "7:20", "7:43"].sort(), d.map((x) => `${x.line}:${x.col} ${x.message}`).join("\n"));
+});
+
 test.run();
