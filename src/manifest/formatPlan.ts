@@ -1,8 +1,11 @@
-// The plan as people read it: per job, one line per task (a bounded number of them),
-// then a table of counts per job and in total, and the estimated cost per currency.
+// The plan as people read it, like a change set: per job, one line per task that
+// changes (a bounded number of them) and the unchanged summed up (`--all` lists them
+// too), then a table of counts per job and in total, the estimated cost per currency,
+// and, when the manifest has a budget, what the work left would do to it.
 
 import type { PlanCounts, PlanEntry, PlanResult } from "./diffPlan.js";
 import { describeVars } from "./outputFolder.js";
+import { describeOutlook, type BudgetOutlook } from "./budgetOutlook.js";
 
 /** Lines listed per job and mark before "... and N more". */
 const LIST_LIMIT = 25;
@@ -27,7 +30,15 @@ const line = (e: PlanEntry): string => {
 const countRow = (name: string, c: PlanCounts, width: number): string =>
   `  ${name.padEnd(width)}  ${MARKS.map((m) => String(c[m]).padStart(6)).join("")}${c.inFlight ? `   (${c.inFlight} in flight)` : ""}`;
 
-export const formatPlan = (plan: PlanResult, display: { manifest: string; lockfile: string }): string => {
+export interface PlanDisplay {
+  readonly manifest: string;
+  readonly lockfile: string;
+  /** List unchanged (`=`) tasks one per line too. */
+  readonly all?: boolean;
+  readonly outlook?: BudgetOutlook;
+}
+
+export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
   const out: string[] = [];
   out.push(
     `plan for ${display.manifest} (lockfile ${display.lockfile}${plan.lockfileFound ? "" : ": none yet, nothing has run"})`,
@@ -39,14 +50,31 @@ export const formatPlan = (plan: PlanResult, display: { manifest: string; lockfi
     if (list) list.push(e);
     else byJob.set(e.job, [e]);
   }
+  const changes = plan.total["+"] + plan.total["~"] + plan.total["-"] + plan.total["…"];
+  if (changes === 0) {
+    out.push(
+      plan.total["="] === 0
+        ? "No changes: the manifest has no tasks."
+        : `No changes: all ${plan.total["="]} task(s) are done or in flight${plan.total.inFlight ? ` (${plan.total.inFlight} in flight)` : ""}; a run would create nothing.`,
+      "",
+    );
+  }
   for (const [job, list] of byJob) {
-    out.push(`${job}:`);
+    const shown: string[] = [];
     for (const mark of MARKS) {
       const ofMark = list.filter((e) => e.mark === mark);
-      for (const e of ofMark.slice(0, LIST_LIMIT)) out.push(line(e));
-      if (ofMark.length > LIST_LIMIT) out.push(`  ${mark} ... and ${ofMark.length - LIST_LIMIT} more (see --json)`);
+      if (mark === "=" && !display.all) {
+        if (ofMark.length) {
+          const inFlight = ofMark.filter((e) => e.inFlight).length;
+          shown.push(`  = ${ofMark.length} unchanged${inFlight ? ` (${inFlight} in flight)` : ""}`);
+        }
+        continue;
+      }
+      for (const e of ofMark.slice(0, LIST_LIMIT)) shown.push(line(e));
+      if (ofMark.length > LIST_LIMIT) shown.push(`  ${mark} ... and ${ofMark.length - LIST_LIMIT} more (see --json)`);
     }
-    out.push("");
+    if (changes === 0 && !display.all) continue;
+    out.push(`${job}:`, ...shown, "");
   }
   const names = [...Object.keys(plan.jobs), "total"];
   const width = Math.max(...names.map((n) => n.length), 3);
@@ -66,6 +94,16 @@ export const formatPlan = (plan: PlanResult, display: { manifest: string; lockfi
   }
   if (Object.keys(plan.estimate).length || Object.keys(plan.waitingEstimate).length) {
     out.push("(estimates from the manifest's prices; the service's charges may differ)");
+  }
+  const o = display.outlook;
+  if (o) {
+    out.push(describeOutlook(o));
+    const unpriced = Object.entries(o.unpriced);
+    if (unpriced.length) {
+      out.push(
+        `  not counted: ${unpriced.map(([job, n]) => `${n} ${job} task(s)`).join(", ")} have no price in the manifest's prices, so their cost is unknown`,
+      );
+    }
   }
   return `${out.join("\n")}\n`;
 };

@@ -138,6 +138,7 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
     for (const t of expandJob(state, job, undefined)) tasks.push(t);
   }
   const downstreamEstimates = checkDownstreamTemplates(spec, tasks, sink, state);
+  if (spec.budget) warnUnpriced(spec, tasks, downstreamEstimates, sink);
   if (options.checkUrls && !sink.hasErrors) {
     for (const d of await checkUrls(tasks, state.fieldPlaces, locator)) sink.push(d);
   }
@@ -153,6 +154,43 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
     locator,
     downstreamEstimates,
   });
+};
+
+/**
+ * With a budget, a task whose kind and resolution have no price cannot be counted
+ * against it: one warning per job, at the job, saying which prices are missing.
+ */
+const warnUnpriced = (
+  spec: ManifestSpec,
+  tasks: readonly PlannedTask[],
+  downstreamEstimates: ReadonlyMap<string, unknown>,
+  sink: DiagnosticSink,
+): void => {
+  const missing = new Map<string, { count: number; keys: Set<string> }>();
+  for (const t of tasks) {
+    if (t.estimate) continue;
+    const resolution = String((t.kind === "video" ? t.request.settings?.resolution : t.request.resolution) ?? "?");
+    const entry = missing.get(t.job) ?? { count: 0, keys: new Set<string>() };
+    entry.count++;
+    entry.keys.add(`${t.kind} ${resolution}`);
+    missing.set(t.job, entry);
+  }
+  for (const job of spec.jobs) {
+    const entry = missing.get(job.id);
+    if (entry) {
+      sink.add(
+        { path: ["jobs"], key: job.id },
+        `a budget is set, but ${entry.count} task(s) of job '${job.id}' have no price (${[...entry.keys].sort().join(", ")}): their cost cannot be counted against the budget; add it under 'prices'`,
+        "warning",
+      );
+    } else if (job.forEach && !spec.invalidJobs.has(job.id) && !downstreamEstimates.has(job.id)) {
+      sink.add(
+        { path: ["jobs"], key: job.id },
+        `a budget is set, but job '${job.id}' has no price for its kind and resolution: its cost cannot be counted against the budget; add it under 'prices'`,
+        "warning",
+      );
+    }
+  }
 };
 
 /**

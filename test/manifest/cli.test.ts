@@ -123,10 +123,44 @@ test("after the demo ran on the emulator, plan --emulate shows every task done, 
     assert.is(real.total["+"], 5, "an emulated run leaves the real lockfile alone");
     const after = JSON.parse((await run(["plan", "manifests/demo.yaml", "--emulate", "--json"], dir)).stdout) as { total: Record<string, number> };
     assert.equal([after.total["="], after.total["+"], after.total["~"], after.total["…"]], [10, 0, 0, 0]);
+    const nothing = await run(["plan", "manifests/demo.yaml", "--emulate"], dir);
+    assert.match(nothing.stdout, "No changes: all 10 task(s) are done or in flight; a run would create nothing.");
+    assert.match(nothing.stdout, /budget 5 USD: [0-9.]+ spent \(every charge in the lockfile counts\); nothing left to create/);
     const file = join(dir, "manifests/demo.yaml");
     writeFileSync(file, readFileSync(file, "utf8").replace("soft camera move", "slow dolly in"));
     const changed = JSON.parse((await run(["plan", "manifests/demo.yaml", "--emulate", "--json"], dir)).stdout) as { jobs: Record<string, Record<string, number>> };
     assert.equal([changed.jobs.keyframes!["="], changed.jobs.clips!["~"]], [5, 5]);
+    // As a change set: the unchanged are counted, the changes listed; --all lists everything.
+    const text = await run(["plan", "manifests/demo.yaml", "--emulate"], dir);
+    assert.is(text.exitCode, 0, text.stderr);
+    assert.match(text.stdout, "keyframes:\n  = 5 unchanged\n");
+    assert.not.match(text.stdout, /= demo-keyframes-/);
+    assert.is(text.stdout.match(/~ demo-clips-[a-z2-7]{20}/g)?.length, 5);
+    assert.match(text.stdout, /budget 5 USD: [0-9.]+ spent \(every charge in the lockfile counts\), 1\.75 estimated for 5 task\(s\) left: everything left fits/);
+    const all = await run(["plan", "manifests/demo.yaml", "--emulate", "--all"], dir);
+    assert.is(all.stdout.match(/= demo-keyframes-[a-z2-7]{20}  keyframes\/[A-C]-\d_(studio|street)  \(downloaded\)/g)?.length, 5);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("plan against a small budget says how many tasks would not be made; validate warns about tasks without a price", async () => {
+  const demo = readFileSync(join(root, "manifests/demo.yaml"), "utf8");
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-budget-plan-"));
+  try {
+    cpSync(join(root, "manifests"), join(dir, "manifests"), { recursive: true });
+    const file = join(dir, "manifests/demo.yaml");
+    writeFileSync(file, demo.replace("budget: { max: 5,", "budget: { max: 0.5,"));
+    const r = await run(["plan", "manifests/demo.yaml"], dir);
+    assert.is(r.exitCode, 0, r.stderr);
+    // 0.5 - 5 keyframes at 0.02 = 0.4 left; a clip is 0.35: one fits, four do not.
+    assert.match(r.stdout, "budget 0.5 USD: 0 spent (every charge in the lockfile counts), 1.85 estimated for 10 task(s) left: about 4 clips task(s) would not be made");
+    writeFileSync(file, demo.replace('"720p": 0.07, ', ""));
+    const v = await run(["validate", "manifests/demo.yaml"], dir);
+    assert.is(v.exitCode, 0, v.stderr);
+    assert.match(v.stderr, /demo\.yaml:\d+:3: warning: a budget is set, but job 'clips' has no price for its kind and resolution/);
+    const p = await run(["plan", "manifests/demo.yaml"], dir);
+    assert.match(p.stdout, "not counted: 5 clips task(s) have no price in the manifest's prices");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
