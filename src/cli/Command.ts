@@ -16,6 +16,8 @@ export interface OptionSpec {
 export interface CommandIO {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Where a question's answer comes from (run's confirmation); absent in library use. */
+  readonly stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
 }

@@ -5,10 +5,15 @@ import { resolve } from "node:path";
 import type { CallbackSetting } from "../../engine/CallbackSetting.js";
 import { makePolicy } from "../../engine/Policy.js";
 import { Progress, type ProgressMode } from "../../engine/Progress.js";
-import { runManifest } from "../../engine/runManifest.js";
+import { runLoadedManifest } from "../../engine/runManifest.js";
+import { budgetOutlook } from "../../manifest/budgetOutlook.js";
+import { diffPlan } from "../../manifest/diffPlan.js";
+import { loadManifest } from "../../manifest/loadManifest.js";
+import { readLockFile } from "../../state/readLockFile.js";
+import { askYesNo, spendQuestion } from "../confirmSpend.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
-import type { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../ExitCode.js";
 import { UsageError } from "../UsageError.js";
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -68,6 +73,9 @@ export const runCommand = defineCommand({
     "The API key is read from OMNIBATCH_API_KEY only. With --emulate, an emulator of the service runs\n" +
     "in-process (no key needed, nothing is charged) and the run keeps its own lockfile and results,\n" +
     "M.emulate.lock.json and <outputs>-emulated, never touching the real ones (delete them freely).\n\n" +
+    "On a terminal, a run against a real service first shows what it will create and the estimated\n" +
+    "cost against the budget, and asks before the first create (--yes skips the question; CI, --json\n" +
+    "and --emulate runs never ask).\n\n" +
     "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
     "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
     "4 the budget stopped submission; 5 the account refused (authentication, balance, permission).\n\n" +
@@ -117,6 +125,20 @@ export const runCommand = defineCommand({
       throw new UsageError({ command: "run", message: "--emulate and --base-url exclude each other: --emulate runs against an in-process emulator" });
     }
 
+    const loaded = await loadManifest(file);
+    // Ask before spending: only a person at a terminal, only when money can go out.
+    // Without a service address or key the run stops before sending anything: no question.
+    const configured = (typeof v["base-url"] === "string" || !!io.env["OMNIBATCH_BASE_URL"]) && !!io.env["OMNIBATCH_API_KEY"];
+    if (!v.emulate && !v.yes && !v.json && configured && io.stdout.isTTY && io.stdin?.isTTY) {
+      const lock = await readLockFile(loaded.lockfilePath);
+      const plan = diffPlan(loaded, lock);
+      const question = spendQuestion(plan, loaded.budget ? budgetOutlook(plan, lock, loaded.budget) : undefined);
+      if (question !== undefined && !(await askYesNo(question, io.stdin, io.stdout))) {
+        io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
+        return ExitCode.Pending;
+      }
+    }
+
     const mode: ProgressMode = v.json ? "json" : v.quiet ? "quiet" : io.stdout.isTTY ? "tty" : "plain";
     const progress = new Progress({ mode, stdout: io.stdout, stderr: io.stderr });
 
@@ -136,7 +158,7 @@ export const runCommand = defineCommand({
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     try {
-      const summary = await runManifest(file, {
+      const summary = await runLoadedManifest(loaded, {
         env: io.env,
         ...(policyScale(io.env) !== undefined ? { policy: makePolicy(policyScale(io.env)) } : {}),
         ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
