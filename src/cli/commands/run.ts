@@ -9,6 +9,8 @@ import { runLoadedManifest } from "../../engine/runManifest.js";
 import { budgetOutlook } from "../../manifest/budgetOutlook.js";
 import { diffPlan } from "../../manifest/diffPlan.js";
 import { loadManifest } from "../../manifest/loadManifest.js";
+import { ManifestInvalid } from "../../manifest/Diagnostic.js";
+import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { askYesNo, spendQuestion } from "../confirmSpend.js";
 import { defineCommand } from "../Command.js";
@@ -125,7 +127,19 @@ export const runCommand = defineCommand({
       throw new UsageError({ command: "run", message: "--emulate and --base-url exclude each other: --emulate runs against an in-process emulator" });
     }
 
-    const loaded = await loadManifest(file);
+    let loaded: LoadedManifest;
+    try {
+      loaded = await loadManifest(file);
+    } catch (error) {
+      // --json: the problems as events too (stdout holds NDJSON only); the usual report goes to stderr.
+      if (v.json && error instanceof ManifestInvalid) {
+        for (const d of error.diagnostics) {
+          const { lineText: _text, ...where } = d;
+          io.stdout.write(`${JSON.stringify({ type: "diagnostic", at: new Date().toISOString(), ...where })}\n`);
+        }
+      }
+      throw error;
+    }
     // Ask before spending: only a person at a terminal, only when money can go out.
     // Without a service address or key the run stops before sending anything: no question.
     const configured = (typeof v["base-url"] === "string" || !!io.env["OMNIBATCH_BASE_URL"]) && !!io.env["OMNIBATCH_API_KEY"];
