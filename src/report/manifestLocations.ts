@@ -9,6 +9,8 @@ import { dirname, resolve } from "node:path";
 import { parse } from "yaml";
 import { ManifestInvalid } from "../manifest/Diagnostic.js";
 import { loadManifest, lockfilePathFor } from "../manifest/loadManifest.js";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import type { ManifestShape } from "./failureGroups.js";
 
 export interface ManifestLocations {
   readonly file: string;
@@ -17,7 +19,25 @@ export interface ManifestLocations {
   readonly outputsDir: string;
   /** Set when the manifest is invalid and only its name and outputs could be read. */
   readonly manifestInvalid?: ManifestInvalid;
+  /** The jobs' for_each links and retries (for failures and what they cost downstream); absent when invalid. */
+  readonly shape?: ManifestShape;
 }
+
+/** For each for_each job, about how many of its tasks one upstream task gives; each job's retry_failed. */
+const shapeOf = (m: LoadedManifest): ManifestShape => {
+  const expected = new Map<string, number>();
+  for (const job of m.jobs) {
+    expected.set(job.id, job.upstream ? m.expectedDownstreamCount(job.id) : m.tasks.filter((t) => t.job === job.id).length);
+  }
+  return {
+    downstream: m.jobs.flatMap((j) => {
+      if (!j.upstream) return [];
+      const up = expected.get(j.upstream.job) ?? 0;
+      return [{ job: j.id, upstream: j.upstream.job, perUpstreamTask: up > 0 ? (expected.get(j.id) ?? 0) / up : 0 }];
+    }),
+    retryFailed: Object.fromEntries(m.jobs.map((j) => [j.id, j.retryFailed])),
+  };
+};
 
 const readNameAndOutputs = async (file: string): Promise<{ name: string; outputs: string } | undefined> => {
   try {
@@ -33,7 +53,7 @@ const readNameAndOutputs = async (file: string): Promise<{ name: string; outputs
 export const manifestLocations = async (manifest: string, cwd: string): Promise<ManifestLocations> => {
   try {
     const m = await loadManifest(manifest, { cwd });
-    return { file: m.file, name: m.name, lockfilePath: m.lockfilePath, outputsDir: m.outputsDir };
+    return { file: m.file, name: m.name, lockfilePath: m.lockfilePath, outputsDir: m.outputsDir, shape: shapeOf(m) };
   } catch (error) {
     if (!(error instanceof ManifestInvalid)) throw error;
     const file = resolve(cwd, manifest);

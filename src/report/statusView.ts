@@ -5,6 +5,7 @@
 import type { LockFile, TaskState } from "../state/LockFile.js";
 import type { RunLockStatus } from "../state/RunLock.js";
 import { chargesLabel } from "./billingMarkdown.js";
+import { type Failures, formatFailures, groupFailures, type ManifestShape } from "./failureGroups.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type Charges, summarizeBilling, TASK_STATES } from "./summarizeBilling.js";
 
@@ -18,6 +19,8 @@ export interface StatusView {
   /** Oldest first. age_ms counts from the create (or the last change when not sent yet). */
   readonly in_flight: readonly { id: string; job: string; state: TaskState; task_id?: string; age_ms: number }[];
   readonly failed: readonly { id: string; job: string; state: TaskState; code?: number; reason: string }[];
+  /** The slots whose latest attempt failed or was rejected, grouped by reason, and what will not be made. */
+  readonly failures: Failures;
   readonly nearing_deletion: readonly { id: string; job: string; deletes_at: string }[];
   readonly spent: Charges;
   readonly run: { pid?: number; host?: string; started?: string; heartbeat: string; stale: boolean } | null;
@@ -30,6 +33,7 @@ export const statusView = (
   where: { lockfile: string; outputs: string },
   runLock: RunLockStatus | undefined,
   now: number,
+  shape?: ManifestShape,
 ): StatusView => {
   const billing = summarizeBilling(lock);
   const ids = Object.keys(lock.tasks).sort();
@@ -55,6 +59,7 @@ export const statusView = (
     jobs: billing.jobs.map((j) => ({ job: j.job, tasks: j.tasks, states: j.states })),
     in_flight,
     failed: billing.failed.map((f) => ({ id: f.id, job: f.job, state: f.state, ...(f.code !== undefined ? { code: f.code } : {}), reason: f.reason })),
+    failures: groupFailures(lock, shape),
     nearing_deletion: ids
       .filter((id) => nearingDeletion(lock.tasks[id]!, now))
       .map((id) => ({ id, job: lock.tasks[id]!.job, deletes_at: new Date(deletionTime(lock.tasks[id]!)!).toISOString() })),
@@ -121,13 +126,12 @@ export const formatStatus = (view: StatusView, manifest: string, now: number): s
     }
     if (view.in_flight.length > LIST_LIMIT) out.push(`  ... and ${view.in_flight.length - LIST_LIMIT} more (--json lists all)`);
   }
-  if (view.failed.length > 0) {
-    out.push("", `Failed (${view.failed.length}):`);
-    for (const f of view.failed.slice(0, LIST_LIMIT)) {
-      out.push(`  ${f.id}  ${f.state}${f.code !== undefined ? ` ${f.code}` : ""}: ${f.reason.replace(/\s*\n\s*/g, " ")}`);
-    }
-    if (view.failed.length > LIST_LIMIT) out.push(`  ... and ${view.failed.length - LIST_LIMIT} more (--json lists all)`);
+  const failing = view.failures.groups.reduce((n, g) => n + g.tasks.length, 0);
+  if (failing > 0) {
+    out.push("", `Failed (${failing}), by reason:`, ...formatFailures(view.failures));
   }
+  const history = view.failed.length - failing;
+  if (history > 0) out.push(`  (${history} earlier failed attempt(s) were followed by another attempt: --json lists them)`);
   if (view.nearing_deletion.length > 0) {
     out.push(
       "",

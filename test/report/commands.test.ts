@@ -73,7 +73,8 @@ test("status shows counts per job, in flight with ages, failures with reasons an
   assert.match(r.stdout, /clips\s+6\s+4\s+2\s+0\s+0/);
   assert.match(r.stdout, /keyframes\s+4\s+2\s+0\s+0\s+2/);
   assert.match(r.stdout, /In flight \(2\), oldest first:\n  spring-clips-j  succeeded  t-j  \d+d \d\dh\n  spring-clips-i  processing  t-i/);
-  assert.match(r.stdout, /spring-keyframes-g  failed 1301: content risk \| prompt, rejected/);
+  assert.match(r.stdout, /Failed \(2\), by reason:\n  content risk \| prompt, rejected \(code 1301\): 1 task\(s\)\n    keyframes \(no matrix\)  spring-keyframes-g/);
+  assert.match(r.stdout, /bad resolution \(code 1201\): 1 task\(s\)\n    keyframes \(no matrix\)  spring-keyframes-h  \(rejected, nothing was created; the next run sends it again\)/);
   assert.match(r.stdout, /Spent: CNY 1\.05; USD 1\.00; USD 5\.50 \(test_balance\); 2\.5 image units; 3 video units/);
 });
 

@@ -72,6 +72,7 @@ export const statusCommand = defineCommand({
       { lockfile: shownPath(where.lockfilePath, io.cwd), outputs: shownPath(where.outputsDir, io.cwd) },
       await inspectRunLock(where.lockfilePath, {}, now),
       now,
+      where.shape,
     );
     if (args.values.json) io.stdout.write(`${JSON.stringify(emulated ? { ...view, emulated: true } : view)}\n`);
     else io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);

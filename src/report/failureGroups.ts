@@ -1,0 +1,94 @@
+// Failures a person can act on: the lockfile's failed and rejected tasks grouped by
+// reason (the service's code and message), each named by what made it (job and matrix
+// values), with the downstream work that will therefore not be made. A slot whose
+// latest attempt succeeded is not a failure any more; its earlier failed attempts are
+// history and are not counted here. Pure.
+
+import type { LockFile, LockTask } from "../state/LockFile.js";
+import { describeVars } from "../manifest/outputFolder.js";
+
+/** A for_each job and how many of its tasks one upstream task gives (about). */
+export interface DownstreamShape {
+  readonly job: string;
+  readonly upstream: string;
+  readonly perUpstreamTask: number;
+}
+
+export interface FailureGroup {
+  readonly reason: string;
+  readonly code?: number;
+  readonly tasks: readonly {
+    readonly id: string;
+    readonly job: string;
+    readonly what: string;
+    readonly state: "failed" | "rejected";
+    /** The next run tries again: a retry left (`retry_failed`), or a rejected create (nothing was made). */
+    readonly again: boolean;
+  }[];
+}
+
+export interface Failures {
+  readonly groups: readonly FailureGroup[];
+  /** Per downstream job, tasks that will not be made because their upstream task failed. */
+  readonly notMade: Readonly<Record<string, number>>;
+}
+
+/** One line of a reason: service text can hold newlines. */
+const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, " ").trim();
+
+const slotOf = (t: LockTask): string => `${t.job}\u0000${t.dir}`;
+
+export interface ManifestShape {
+  readonly downstream: readonly DownstreamShape[];
+  /** Per job, `retry_failed`: a failed slot whose attempt is below 1 + this is tried again. */
+  readonly retryFailed: Readonly<Record<string, number>>;
+}
+
+export const groupFailures = (lock: LockFile, shape: ManifestShape = { downstream: [], retryFailed: {} }): Failures => {
+  // A failed attempt followed by a later attempt of the same slot (job and folder) is history.
+  const latestAttempt = new Map<string, number>();
+  for (const id in lock.tasks) {
+    const t = lock.tasks[id]!;
+    latestAttempt.set(slotOf(t), Math.max(latestAttempt.get(slotOf(t)) ?? -Infinity, t.attempt));
+  }
+  const current = Object.entries(lock.tasks)
+    .filter(([, t]) => t.attempt >= latestAttempt.get(slotOf(t))!)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const groups = new Map<string, { reason: string; code?: number; tasks: FailureGroup["tasks"][number][] }>();
+  const failedPerJob = new Map<string, number>();
+  for (const [id, t] of current) {
+    if (t.state !== "failed" && t.state !== "rejected") continue;
+    const reason = oneLine(t.error?.message ?? "(no reason recorded)");
+    const code = t.error?.code;
+    const key = `${code ?? ""}\u0000${reason}`;
+    const group = groups.get(key) ?? { reason, ...(code !== undefined ? { code } : {}), tasks: [] };
+    const again = t.state === "rejected" || t.attempt < 1 + (shape.retryFailed[t.job] ?? 0);
+    group.tasks.push({ id, job: t.job, what: `${t.job} ${describeVars(t.vars)}`, state: t.state, again });
+    groups.set(key, group);
+    if (!again) failedPerJob.set(t.job, (failedPerJob.get(t.job) ?? 0) + 1);
+  }
+  // Downstream of downstream: a failure upstream also removes what the removed tasks would make.
+  const notMade: Record<string, number> = {};
+  const lost = (job: string): number => (failedPerJob.get(job) ?? 0) + (notMade[job] ?? 0);
+  for (const d of shape.downstream) {
+    const n = Math.round(lost(d.upstream) * d.perUpstreamTask);
+    if (n > 0) notMade[d.job] = (notMade[d.job] ?? 0) + n;
+  }
+  return { groups: [...groups.values()].sort((a, b) => b.tasks.length - a.tasks.length), notMade };
+};
+
+/** Text lines: `content risk (code 1301): 6 task(s)`, the tasks, then what will not be made. */
+export const formatFailures = (f: Failures, limit = 10): string[] => {
+  const out: string[] = [];
+  for (const g of f.groups) {
+    out.push(`  ${g.reason}${g.code !== undefined ? ` (code ${g.code})` : ""}: ${g.tasks.length} task(s)`);
+    for (const t of g.tasks.slice(0, limit)) {
+      const note = t.state === "rejected" ? "rejected, nothing was created; the next run sends it again" : t.again ? "the next run retries it" : "";
+      out.push(`    ${t.what}  ${t.id}${note ? `  (${note})` : ""}`);
+    }
+    if (g.tasks.length > limit) out.push(`    ... and ${g.tasks.length - limit} more (--json lists all)`);
+  }
+  const cut = Object.entries(f.notMade);
+  if (cut.length) out.push(`  therefore not made: ${cut.map(([job, n]) => `${n} ${job} task(s)`).join(", ")}`);
+  return out;
+};
