@@ -5,7 +5,7 @@
 
 import { Duration } from "effect";
 import type { CallbackObservation } from "./CallbackListener.js";
-import type { Policy, ProductKind } from "./Policy.js";
+import type { Policy, ProductKind } from "../policy/Policy.js";
 
 export interface FlyingTask {
   readonly taskId: string | undefined;

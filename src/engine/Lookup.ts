@@ -8,7 +8,7 @@ import type { ApiError } from "../api/ApiError.js";
 import type { OmniClientService } from "../api/OmniClient.js";
 import { withRetry } from "../api/retry.js";
 import type { ImageTask, VideoTask } from "../api/wire.js";
-import type { Policy } from "./Policy.js";
+import type { Policy } from "../policy/Policy.js";
 
 /** Video tasks with these external ids, keyed by external id; absent ones are not (yet) visible. */
 export const findVideosByExternalId = (

@@ -17,13 +17,13 @@ import type { LockfileWriteError } from "../state/LockfileError.js";
 import type { LockStoreService } from "../state/LockStore.js";
 import { chargedIn, formatMoney, isExhausted, spending, wouldExceed } from "./Budget.js";
 import { findImagesByExternalId, findImagesById, findVideosByExternalId, findVideosById } from "./Lookup.js";
-import type { Policy, ProductKind } from "./Policy.js";
+import type { Policy, ProductKind } from "../policy/Policy.js";
 import type { JobCounts, RunEvent, RunOutcome, RunSummary } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import { SlotLimiter } from "./SlotLimiter.js";
 import type { CallbackFeed, CallbackObservation } from "./CallbackListener.js";
 import { CallbackWatch } from "./CallbackWatch.js";
-import { fromImage, fromVideo, isContentRisk, type RemoteOutput, type TaskView } from "./TaskView.js";
+import { fromImage, fromVideo, isContentRisk, type RemoteOutput, type TaskView } from "../protocol/TaskView.js";
 
 export interface RunnerDeps {
   readonly client: OmniClientService;

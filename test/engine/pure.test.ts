@@ -5,10 +5,10 @@ import { Writable } from "node:stream";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spending, wouldExceed, isExhausted } from "../../src/engine/Budget.js";
-import { formatSummary, Progress } from "../../src/engine/Progress.js";
+import { formatSummary, Progress } from "../../src/cli/Progress.js";
 import type { RunSummary } from "../../src/engine/RunEvent.js";
 import { SlotLimiter } from "../../src/engine/SlotLimiter.js";
-import { fromImage, fromVideo, isContentRisk } from "../../src/engine/TaskView.js";
+import { fromImage, fromVideo, isContentRisk } from "../../src/protocol/TaskView.js";
 import { parseDuration } from "../../src/cli/commands/run.js";
 import { resolveInside } from "../../src/outputs/OutputPaths.js";
 

@@ -10,7 +10,7 @@ import { diffPlan } from "../../manifest/diffPlan.js";
 import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
-import { emulatedManifest } from "../../engine/EmulatedRun.js";
+import { emulatedManifest } from "../../run/EmulatedRun.js";
 
 export const planCommand = defineCommand({
   name: "plan",

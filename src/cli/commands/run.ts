@@ -2,10 +2,10 @@
 // SIGINT/SIGTERM to a clean stop, shows progress, and returns the run's exit code.
 
 import { resolve } from "node:path";
-import type { CallbackSetting } from "../../engine/CallbackSetting.js";
-import { makePolicy } from "../../engine/Policy.js";
-import { Progress, type ProgressMode } from "../../engine/Progress.js";
-import { runManifest } from "../../engine/runManifest.js";
+import type { CallbackSetting } from "../../run/CallbackSetting.js";
+import { makePolicy } from "../../policy/Policy.js";
+import { Progress, type ProgressMode } from "../Progress.js";
+import { runManifest } from "../../run/runManifest.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
 import type { ExitCode } from "../ExitCode.js";
