@@ -4,7 +4,7 @@
 // is unheard or overdue, so a lost callback costs at most one normal poll interval more.
 
 import { Duration } from "effect";
-import type { CallbackObservation } from "./CallbackListener.js";
+import type { CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { Policy, ProductKind } from "../policy/Policy.js";
 
 export interface FlyingTask {

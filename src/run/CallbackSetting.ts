@@ -3,7 +3,7 @@
 // when given a public address that forwards to the listener. Off on request.
 
 import { isLoopbackHost } from "../protocol/Loopback.js";
-import { CallbackListener } from "../engine/CallbackListener.js";
+import { CallbackListener } from "../callbacks/CallbackListener.js";
 
 export interface CallbackSetting {
   /** The public address the service calls (forwarding to host:port); the token is appended. */

@@ -9,7 +9,7 @@ import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmula
 import { Downloader } from "../outputs/Downloader.js";
 import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
-import type { CallbackListener } from "../engine/CallbackListener.js";
+import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
 import { Engine } from "../engine/Engine.js";
