@@ -1,7 +1,7 @@
 // A test layer for the Downloader: results "downloaded" into memory, with canned failures
 // (`failures`: that many fetchAll calls fail before one succeeds), so the engine's
 // fetching part is tested without HTTP or files. The real downloader is tested against
-// real servers and the real file system (test/outputs/, test/review/).
+// real servers and the real file system (test/outputs/).
 
 import { Effect, Layer } from "effect";
 import { DownloadFailed, Downloader, type DownloaderService } from "../../src/outputs/Downloader.js";
