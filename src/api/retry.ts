@@ -1,6 +1,6 @@
 // Retrying idempotent calls: only errors classified "retry" are tried again, and each
 // pause is at least what the service asked for in Retry-After. The schedules themselves
-// (backoff, jitter, limits) are named in src/engine/Policy.ts; tests pass their own.
+// (backoff, jitter, limits) are named in src/policy/Policy.ts; tests pass their own.
 
 import { Duration, Effect, Ref, Schedule } from "effect";
 import type { ApiError } from "./ApiError.js";

@@ -23,6 +23,8 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 /**
  * Error tags (the `_tag` of a Data.TaggedError, or of a plain object) that a user can
  * act on, and the exit code each ends the process with. A tag not listed here is a bug.
+ * A run that ends (done, failed, pending, budget, refused) is not an error: its code is
+ * `exitCodeByOutcome` below.
  */
 const exitCodeByTag: Record<string, ExitCode> = {
   UsageError: ExitCode.Invalid,
@@ -31,12 +33,7 @@ const exitCodeByTag: Record<string, ExitCode> = {
   LockfileBusy: ExitCode.Invalid,
   LockfileWriteError: ExitCode.Invalid,
   LockfileMissing: ExitCode.Invalid,
-  AccountRefused: ExitCode.Refused,
-  BudgetReached: ExitCode.Budget,
-  Interrupted: ExitCode.Pending,
-  TimeLimitReached: ExitCode.Pending,
   EmulatorConfigInvalid: ExitCode.Invalid,
-  FileSystemError: ExitCode.Invalid,
   MissingApiKey: ExitCode.Invalid,
   ClientConfigInvalid: ExitCode.Invalid,
 };
@@ -54,3 +51,12 @@ export const isUserFacing = (error: unknown): error is UserFacing =>
 
 export const exitCodeFor = (error: unknown): ExitCode =>
   isUserFacing(error) ? exitCodeByTag[error._tag]! : ExitCode.Internal;
+
+/** The exit code a run ends with, by its outcome (RunSummary.outcome). */
+export const exitCodeByOutcome = {
+  done: ExitCode.Ok,
+  failed: ExitCode.TasksFailed,
+  pending: ExitCode.Pending,
+  budget: ExitCode.Budget,
+  refused: ExitCode.Refused,
+} as const;

@@ -3,9 +3,9 @@
 // is configured, retried with doubling backoff. Only loopback targets unless allowed.
 
 import type { EmulatorConfig } from "./EmulatorConfig.js";
-import { isLoopbackHost } from "./Loopback.js";
+import { isLoopbackHost } from "../protocol/Loopback.js";
 import { Prng } from "./Prng.js";
-import { signWebhook } from "./signWebhook.js";
+import { signWebhook } from "../protocol/signWebhook.js";
 
 export interface CallbackFigures {
   /** Deliveries answered 2xx. */

@@ -22,7 +22,7 @@ import {
 import { configInvalid } from "./EmulatorConfigInvalid.js";
 import { elementLookup } from "./ElementLibrary.js";
 import { FaultInjector } from "./FaultInjector.js";
-import { isLoopbackAddress } from "./Loopback.js";
+import { isLoopbackAddress } from "../protocol/Loopback.js";
 import { resultFile } from "./ResultFiles.js";
 import type { SlotFigures, SlotSample } from "./SlotPool.js";
 import { phaseAt } from "./Task.js";

@@ -13,7 +13,7 @@ import {
   probeVideo,
   type Violation,
 } from "../rules/index.js";
-import { isLoopbackHost } from "./Loopback.js";
+import { isLoopbackHost } from "../protocol/Loopback.js";
 
 export interface MediaFetchLimits {
   readonly maxBytes: number;

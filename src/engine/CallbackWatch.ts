@@ -4,8 +4,8 @@
 // is unheard or overdue, so a lost callback costs at most one normal poll interval more.
 
 import { Duration } from "effect";
-import type { CallbackObservation } from "./CallbackListener.js";
-import type { Policy, ProductKind } from "./Policy.js";
+import type { CallbackObservation } from "../callbacks/CallbackListener.js";
+import type { Policy, ProductKind } from "../policy/Policy.js";
 
 export interface FlyingTask {
   readonly taskId: string | undefined;

@@ -7,7 +7,7 @@ import { OmniClient } from "../api/OmniClient.js";
 import { Downloader } from "../outputs/Downloader.js";
 import type { LockfileWriteError } from "../state/LockfileError.js";
 import { LockStore } from "../state/LockStore.js";
-import { RunPolicy } from "./Policy.js";
+import { RunPolicy } from "../policy/Policy.js";
 import { runEngine, type RunnerOptions, type RunnerResult } from "./Runner.js";
 
 export interface EngineService {

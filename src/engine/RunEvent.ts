@@ -1,5 +1,5 @@
 // What a run tells the outside while it works (events) and when it ends (the summary).
-// The CLI renders these (src/engine/Progress.ts); a library user gets them through
+// The CLI renders these (src/cli/Progress.ts); a library user gets them through
 // `onEvent`. Plain data, JSON-serialisable, never holding a secret.
 
 import type { BillingEntry } from "../api/wire.js";

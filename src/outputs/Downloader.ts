@@ -13,8 +13,8 @@ import { Context, Data, Effect, Layer, Schedule } from "effect";
 import type { ApiError } from "../api/ApiError.js";
 import { classify } from "../api/classify.js";
 import { OmniClient, type OmniClientService } from "../api/OmniClient.js";
-import { RunPolicy, type Policy } from "../engine/Policy.js";
-import { outputKey, type RemoteOutput } from "../engine/TaskView.js";
+import { RunPolicy, type Policy } from "../policy/Policy.js";
+import { outputKey, type RemoteOutput } from "../protocol/TaskView.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { extensionFor, fileNameFor, relativePath, resolveInside, UnsafeOutputPath } from "./OutputPaths.js";
 

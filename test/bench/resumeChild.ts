@@ -3,7 +3,7 @@
 // time, this process's peak RSS (getrusage) and CPU time, and the run's outcome.
 // Usage: node --import tsx test/bench/resumeChild.ts M.yaml BASE_URL
 
-import { runManifest } from "../../src/engine/runManifest.js";
+import { runManifest } from "../../src/run/runManifest.js";
 
 const [file, baseUrl] = process.argv.slice(2);
 if (!file || !baseUrl) {

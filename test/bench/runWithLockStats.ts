@@ -6,7 +6,7 @@
 import { Effect, Layer, Redacted } from "effect";
 import { OmniClient } from "../../src/api/OmniClient.js";
 import { Engine } from "../../src/engine/Engine.js";
-import { RunPolicy, type Policy } from "../../src/engine/Policy.js";
+import { RunPolicy, type Policy } from "../../src/policy/Policy.js";
 import type { RunnerResult } from "../../src/engine/Runner.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { Downloader } from "../../src/outputs/Downloader.js";

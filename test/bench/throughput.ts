@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makePolicy } from "../../src/engine/Policy.js";
+import { makePolicy } from "../../src/policy/Policy.js";
 import { writeImageManifest } from "./benchManifest.js";
 import { round, type BenchFigure, type ScenarioResult } from "./BenchFigure.js";
 import { startEmulatorProcess } from "./EmulatorProcess.js";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { emulatedPaths } from "../../src/engine/EmulatedRun.js";
+import { emulatedPaths } from "../../src/run/EmulatedRun.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { assertAllResults, bin, manifestYaml, runCli, workspace, type Workspace } from "./runFixture.js";
 

@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor } from "../../src/emulator/Cursor.js";
 import { configProblems, defaultEmulatorConfig, mergeConfig, unknownKeys } from "../../src/emulator/EmulatorConfig.js";
 import { EventQueue } from "../../src/emulator/EventQueue.js";
 import { Prng } from "../../src/emulator/Prng.js";
-import { isLoopbackHost } from "../../src/emulator/Loopback.js";
+import { isLoopbackHost } from "../../src/protocol/Loopback.js";
 
 test("decimals are exact: 0.1 + 0.2 is 0.3 and 0.07 x 0.8 is 0.056", () => {
   assert.is(formatDecimal(parseDecimal("0.1")! + parseDecimal("0.2")!), "0.3");

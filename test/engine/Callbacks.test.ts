@@ -5,11 +5,11 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../../src/emulator/Emulator.js";
-import { signWebhook } from "../../src/emulator/signWebhook.js";
-import { CallbackListener, type CallbackObservation } from "../../src/engine/CallbackListener.js";
-import { makePolicy } from "../../src/engine/Policy.js";
-import { runLoadedManifest, type RunManifestOptions } from "../../src/engine/runLoadedManifest.js";
-import { verifyWebhook } from "../../src/engine/verifyWebhook.js";
+import { signWebhook } from "../../src/protocol/signWebhook.js";
+import { CallbackListener, type CallbackObservation } from "../../src/callbacks/CallbackListener.js";
+import { makePolicy } from "../../src/policy/Policy.js";
+import { runLoadedManifest, type RunManifestOptions } from "../../src/run/runLoadedManifest.js";
+import { verifyWebhook } from "../../src/protocol/verifyWebhook.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { tempDir, testManifest } from "./testManifest.js";
 

@@ -11,7 +11,7 @@ import { budgetOutlook } from "../../manifest/budgetOutlook.js";
 import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
-import { emulatedManifest } from "../../engine/EmulatedRun.js";
+import { emulatedManifest } from "../../run/EmulatedRun.js";
 
 export const planCommand = defineCommand({
   name: "plan",

@@ -2,10 +2,10 @@
 // SIGINT/SIGTERM to a clean stop, shows progress, and returns the run's exit code.
 
 import { resolve } from "node:path";
-import type { CallbackSetting } from "../../engine/CallbackSetting.js";
-import { makePolicy } from "../../engine/Policy.js";
-import { Progress, type ProgressMode } from "../../engine/Progress.js";
-import { runLoadedManifest } from "../../engine/runManifest.js";
+import type { CallbackSetting } from "../../run/CallbackSetting.js";
+import { makePolicy } from "../../policy/Policy.js";
+import { Progress, type ProgressMode } from "../Progress.js";
+import { runLoadedManifest } from "../../run/runManifest.js";
 import { budgetOutlook } from "../../manifest/budgetOutlook.js";
 import { diffPlan } from "../../manifest/diffPlan.js";
 import { loadManifest } from "../../manifest/loadManifest.js";

@@ -2,7 +2,7 @@
 
 import { relative } from "node:path";
 import { existsSync } from "node:fs";
-import { emulatedLockfilePath, emulatedPaths } from "../../engine/EmulatedRun.js";
+import { emulatedLockfilePath, emulatedPaths } from "../../run/EmulatedRun.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";

@@ -3,7 +3,7 @@
 
 import { loadManifest } from "../manifest/loadManifest.js";
 import { runLoadedManifest, type RunManifestOptions } from "./runLoadedManifest.js";
-import type { RunSummary } from "./RunEvent.js";
+import type { RunSummary } from "../engine/RunEvent.js";
 
 /** Loads `file` (ManifestInvalid, exit 2, when it is wrong) and runs it. */
 export const runManifest = async (file: string, options: RunManifestOptions = {}): Promise<RunSummary> =>

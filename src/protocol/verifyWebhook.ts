@@ -3,7 +3,7 @@
 // function, which is pure), any of several space-separated signatures, fresh timestamps only.
 
 import { timingSafeEqual } from "node:crypto";
-import { signWebhook } from "../emulator/signWebhook.js";
+import { signWebhook } from "./signWebhook.js";
 
 export interface WebhookHeaders {
   readonly id: string | undefined;

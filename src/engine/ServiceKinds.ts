@@ -1,17 +1,86 @@
-// Finding tasks at the service: by external_task_id (before a create whose earlier
-// attempt may have landed, and after a lost lockfile) and by task id (following tasks
-// in flight). Batched: video ids go 50 to a GET /tasks (inside the client); image tasks
-// are read one by one when few, else from list pages, newest first.
+// The service seen per product kind: one adapter for videos and one for images over the
+// client, so the engine says "create it", "find these", "follow these" once and never
+// asks which kind it holds. Finding is batched: video ids go 50 to a GET /tasks (inside
+// the client); image tasks are read one by one when few, else from list pages, newest
+// first. Answers come back as TaskViews (protocol/TaskView.ts).
 
 import { Effect } from "effect";
 import type { ApiError } from "../api/ApiError.js";
 import type { OmniClientService } from "../api/OmniClient.js";
 import { withRetry } from "../api/retry.js";
-import type { ImageTask, VideoTask } from "../api/wire.js";
-import type { Policy } from "./Policy.js";
+import type { ImageCreateRequest, ImageTask, VideoCreateRequest, VideoTask } from "../api/wire.js";
+import type { PlannedTask } from "../manifest/PlannedTask.js";
+import type { Policy, ProductKind } from "../policy/Policy.js";
+import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
+import type { Asked } from "./EngineEvent.js";
+
+export interface KindAdapter {
+  /** Sends the create (retried while resending is safe), with the callback address when set. */
+  readonly create: (task: PlannedTask, callbackUrl: string | undefined) => Effect.Effect<{ readonly taskId: string; readonly createdAt: number }, ApiError>;
+  /** Tasks with these external ids, keyed by external id; absent ones are not (yet) visible. */
+  readonly byExternalId: (ids: readonly string[], watermarkOf: (id: string) => boolean) => Effect.Effect<Map<string, TaskView>, ApiError>;
+  /** Tasks in flight by system id (a poll); absent ones are not visible. */
+  readonly byId: (tasks: readonly Asked[]) => Effect.Effect<TaskView[], ApiError>;
+}
+
+/** The two adapters; `currency` names the account's currency once known (image charges come without one). */
+export const makeKindAdapters = (
+  client: OmniClientService,
+  policy: Policy,
+  currency: () => string | undefined,
+): Record<ProductKind, KindAdapter> => ({
+  video: {
+    create: (task, url) => {
+      const request = task.request as VideoCreateRequest;
+      // The body actually sent: the callback address is not part of the request (nor its hash or id).
+      const body = url === undefined ? request : { ...request, options: { ...request.options, callback_url: url } };
+      return Effect.map(withRetry(client.createVideo(body), policy.requestRetry), (d) => ({ taskId: d.id, createdAt: d.create_time }));
+    },
+    byExternalId: (ids, watermarkOf) =>
+      Effect.map(findVideosByExternalId(client, policy, ids), (m) => {
+        const out = new Map<string, TaskView>();
+        for (const [id, t] of m) out.set(id, fromVideo(t, watermarkOf(id)));
+        return out;
+      }),
+    byId: (tasks) => {
+      const byTaskId = new Map(tasks.map((a) => [a.taskId, a] as const));
+      return Effect.map(findVideosById(client, policy, [...byTaskId.keys()]), (m) =>
+        [...m.values()].map((t) => fromVideo(t, byTaskId.get(t.id)!.watermark)),
+      );
+    },
+  },
+  image: {
+    create: (task, url) => {
+      const request = task.request as ImageCreateRequest;
+      const body = url === undefined ? request : { ...request, callback_url: url };
+      return Effect.map(withRetry(client.createImage(body), policy.requestRetry), (d) => ({ taskId: d.task_id, createdAt: d.created_at }));
+    },
+    byExternalId: (ids, watermarkOf) =>
+      Effect.map(findImagesByExternalId(client, policy, ids), (m) => {
+        const out = new Map<string, TaskView>();
+        for (const [id, t] of m) out.set(id, fromImage(t, watermarkOf(id), currency()));
+        return out;
+      }),
+    byId: (tasks) => {
+      const byTaskId = new Map(tasks.map((a) => [a.taskId, a] as const));
+      return Effect.map(
+        findImagesById(
+          client,
+          policy,
+          tasks.map((a) => ({ taskId: a.taskId, createdAt: a.createdAt })),
+        ),
+        (m) => [...m.values()].map((t) => fromImage(t, byTaskId.get(t.task_id)!.watermark, currency())),
+      );
+    },
+  },
+});
+
+/** The current view of one task by its system id (fresh links), if the service shows it. */
+export const viewOne = (adapter: KindAdapter, taskId: string, watermark: boolean): Effect.Effect<TaskView | undefined, ApiError> =>
+  Effect.map(adapter.byId([{ id: "", taskId, createdAt: undefined, watermark }]), (views) => views.find((v) => v.taskId === taskId));
 
 /** Video tasks with these external ids, keyed by external id; absent ones are not (yet) visible. */
-export const findVideosByExternalId = (
+const findVideosByExternalId = (
   client: OmniClientService,
   policy: Policy,
   ids: readonly string[],
@@ -28,7 +97,7 @@ export const findVideosByExternalId = (
       );
 
 /** Video tasks by system id, keyed by id. */
-export const findVideosById = (
+const findVideosById = (
   client: OmniClientService,
   policy: Policy,
   taskIds: readonly string[],
@@ -66,7 +135,7 @@ const scanImagePages = (
  * Image tasks with these external ids, keyed by external id: the client tries B2 for a
  * few and pages B3 once for all the others. `createdAfterMs` bounds the paging.
  */
-export const findImagesByExternalId = (
+const findImagesByExternalId = (
   client: OmniClientService,
   policy: Policy,
   ids: readonly string[],
@@ -84,7 +153,7 @@ export const findImagesByExternalId = (
       );
 
 /** Image tasks in flight by system id, keyed by id; `oldestCreatedAt` bounds the listing. */
-export const findImagesById = (
+const findImagesById = (
   client: OmniClientService,
   policy: Policy,
   tasks: ReadonlyArray<{ readonly taskId: string; readonly createdAt: number | undefined }>,

@@ -9,14 +9,14 @@ import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmula
 import { Downloader } from "../outputs/Downloader.js";
 import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
-import type { CallbackListener } from "./CallbackListener.js";
+import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
-import { Engine } from "./Engine.js";
-import { fastPolicy, livePolicy, RunPolicy, type Policy } from "./Policy.js";
-import { ownFolders } from "./ownFolders.js";
-import type { RunEvent, RunSummary } from "./RunEvent.js";
-import type { RunnableManifest } from "./RunnableManifest.js";
+import { Engine } from "../engine/Engine.js";
+import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
+import { ownFolders } from "../engine/ownFolders.js";
+import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
+import type { RunnableManifest } from "../engine/RunnableManifest.js";
 
 /** `--emulate` timing: tasks finish in roughly 0.2 to 1 s. */
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };

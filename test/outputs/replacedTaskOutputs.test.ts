@@ -1,3 +1,6 @@
+// Guarantee: a task replaced by a changed manifest keeps its downloaded results; the task
+// that replaces it never writes over them.
+//
 // Review finding: a task replaced by a changed manifest (`~` in plan: the old task is kept,
 // a new one is created) must not have its downloaded results overwritten by the new task,
 // which by default lands in the same folder (same matrix values). Real CLI, --emulate.

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ImageTask, VideoTask } from "../api/wire.js";
-import { verifyWebhook } from "./verifyWebhook.js";
+import { verifyWebhook } from "../protocol/verifyWebhook.js";
 
 /** One task object a callback carried, with the kind its shape shows. */
 export type CallbackObservation =

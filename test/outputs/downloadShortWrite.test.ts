@@ -1,3 +1,6 @@
+// Guarantee: a result file is recorded downloaded only when every byte of it is on disk;
+// a short write (full disk) fails the download instead.
+//
 // Review finding: a result file written short (a full disk makes write(2) write part of a
 // chunk and return its count without an error) was renamed into place and recorded as
 // downloaded with the size and sha256 of the bytes received, not of the bytes on disk:
@@ -10,7 +13,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
-import { mountSmallDisk, unmountSmallDisk } from "./smallDisk.js";
+import { mountSmallDisk, unmountSmallDisk } from "../state/smallDisk.js";
 import * as assert from "uvu/assert";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { runCli, workspace } from "../e2e/runFixture.js";

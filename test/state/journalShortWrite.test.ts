@@ -1,3 +1,6 @@
+// Guarantee: a lockfile flush makes every journal record durable or fails; a short write
+// (full disk) never passes for a durable one.
+//
 // Review finding (src/state/LockStore.ts, fixed there): the journal append ignored how
 // many bytes write() wrote. With the disk nearly full, write() wrote part of the records
 // and returned without an error, fsync succeeded, and flush reported the records durable:
@@ -15,7 +18,7 @@ import { mountSmallDisk, unmountSmallDisk } from "./smallDisk.js";
 import * as assert from "uvu/assert";
 import { LockStore } from "../../src/state/LockStore.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
-import { task, taskId } from "../state/lockTask.js";
+import { task, taskId } from "./lockTask.js";
 
 
 test("a flush that reports success made every record durable, even when the disk fills in the middle of the journal append", async () => {

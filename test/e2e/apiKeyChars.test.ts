@@ -1,3 +1,6 @@
+// Guarantee: an API key no HTTP header can carry is a configuration error: exit 2 before
+// anything is sent or written, and the key is never echoed.
+//
 // Review finding: an OMNIBATCH_API_KEY that no HTTP header can carry (a control character
 // from a bad export, say) made every request fail locally as "network error after the
 // request was sent", and the run retried until its time limit. It is a configuration
@@ -7,7 +10,7 @@ import { existsSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
-import { runCli, workspace } from "../e2e/runFixture.js";
+import { runCli, workspace } from "./runFixture.js";
 
 const yaml = `version: 1
 name: keychars

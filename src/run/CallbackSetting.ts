@@ -2,8 +2,8 @@
 // machine (an emulator), since it can reach a loopback listener; for a real service only
 // when given a public address that forwards to the listener. Off on request.
 
-import { isLoopbackHost } from "../emulator/Loopback.js";
-import { CallbackListener } from "./CallbackListener.js";
+import { isLoopbackHost } from "../protocol/Loopback.js";
+import { CallbackListener } from "../callbacks/CallbackListener.js";
 
 export interface CallbackSetting {
   /** The public address the service calls (forwarding to host:port); the token is appended. */

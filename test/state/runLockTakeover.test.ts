@@ -1,3 +1,6 @@
+// Guarantee: of several runs starting at once over a stale run lock (or a stale takeover
+// guard), exactly one takes the lock over.
+//
 // Review finding (src/state/RunLock.ts, not fixed here): the run lock's stale takeover. A
 // lock left by a dead run, and a takeover guard left by a run killed during its own
 // takeover, must be taken over by exactly one of several runs starting at the same moment.

@@ -7,7 +7,7 @@
 import { BigDecimal } from "effect";
 import type { BillingEntry } from "../api/wire.js";
 import type { TaskState } from "../state/LockFile.js";
-import type { RunEvent, RunSummary } from "./RunEvent.js";
+import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 
 export type ProgressMode = "tty" | "plain" | "json" | "quiet";
 

@@ -1,7 +1,7 @@
 // The callback signature function against the vector of service-behaviour.md.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { signWebhook } from "../../src/emulator/signWebhook.js";
+import { signWebhook } from "../../src/protocol/signWebhook.js";
 
 const secret = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI=";
 const body = '{"id":"1234567890","status":"succeeded","message":"","create_time":1781080778802,"update_time":1781080794151}';

@@ -48,6 +48,24 @@ export interface Policy {
   readonly callbackSamples: number;
   /** A task older than its expected duration times this is overdue: its callback may be lost, polling returns to normal. */
   readonly callbackOverdueFactor: number;
+  /** Sends of one create (resends after an unknown outcome found nothing) before the worker gives up for now. */
+  readonly sendsPerCreate: number;
+  /** Sends of a downstream create again with fresh upstream links, after the service could not fetch them. */
+  readonly linkRefreshesPerCreate: number;
+  /** A create whose upstream links keep failing is rejected once it has failed this many times. */
+  readonly linkFailuresBeforeReject: number;
+  /** A task whose creates went unconfirmed this many times is left for a later run. */
+  readonly sendFailuresBeforeStuck: number;
+  /** How long a task waits after an unconfirmed create before it may be sent again. */
+  readonly sendFailedWait: Duration.Duration;
+  /** Download rounds of one task (each with fresh links) before it is left for a later run. */
+  readonly downloadRounds: number;
+  /** Tasks downloading at once (each fetches its files `downloadConcurrency` at a time). */
+  readonly tasksDownloading: number;
+  /** Polls in a row without the task (and `missingAfter` passed) before it is left for a later run. */
+  readonly missingPolls: number;
+  /** The loop looks at the time at least this often, however far the next poll is. */
+  readonly loopWakeAtLeast: Duration.Duration;
 }
 
 const ms = (n: number): Duration.Duration => Duration.millis(Math.max(1, Math.round(n)));
@@ -108,6 +126,15 @@ export const makePolicy = (scale = 1): Policy => ({
   expectedDuration: (kind) => ms(callbackRhythm.expectedMs[kind] * scale),
   callbackSamples: callbackRhythm.samples,
   callbackOverdueFactor: callbackRhythm.overdueFactor,
+  sendsPerCreate: 4,
+  linkRefreshesPerCreate: 3,
+  linkFailuresBeforeReject: 5,
+  sendFailuresBeforeStuck: 8,
+  sendFailedWait: ms(5 * 2_000 * scale),
+  downloadRounds: 3,
+  tasksDownloading: 4 * 2,
+  missingPolls: 5,
+  loopWakeAtLeast: Duration.seconds(60),
 });
 
 /** Real service speed. */

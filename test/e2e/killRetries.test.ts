@@ -1,3 +1,6 @@
+// Guarantee: killed (SIGKILL) at any point of a run whose tasks fail and are retried, every
+// attempt is created at most once at the service, and reruns finish every attempt.
+//
 // Review: SIGKILL at many points of a run whose tasks fail and are retried (retry_failed:
 // 2, content-risk failures retried): every attempt's id is created at most once at the
 // service, and reruns finish with every attempt made exactly once. Real CLI + emulator.
@@ -6,7 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
-import { runCli, workspace } from "../e2e/runFixture.js";
+import { runCli, workspace } from "./runFixture.js";
 
 const yaml = (name: string) => `version: 1
 name: ${name}

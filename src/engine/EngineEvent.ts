@@ -1,0 +1,90 @@
+// What reaches the task state machine (events, each carrying the time it happened) and
+// what it asks the effectful parts to do (effects). Plain data: the machine itself
+// (transition.ts) never performs anything, and the parts never decide a task's next step.
+
+import type { BigDecimal } from "effect";
+import type { CallbackObservation } from "../callbacks/CallbackListener.js";
+import type { PlannedTask } from "../manifest/PlannedTask.js";
+import type { ProductKind } from "../policy/Policy.js";
+import type { RemoteOutput, TaskView } from "../protocol/TaskView.js";
+import type { LockOutput, LockTask, TaskState } from "../state/LockFile.js";
+import type { RunEvent } from "./RunEvent.js";
+import type { Entry } from "./TaskTable.js";
+
+/** What the lockfile already says about a task being admitted. */
+export interface KnownRecord {
+  readonly state: TaskState;
+  readonly task_id?: string;
+  readonly created_at?: number;
+}
+
+/** The answers a create worker reports. `intentRecorded`: it wrote `submitting` before sending. */
+export type CreateOutcome =
+  | { readonly _tag: "Created"; readonly id: string; readonly taskId: string; readonly createdAt: number }
+  | { readonly _tag: "Adopted"; readonly id: string; readonly view: TaskView; readonly intentRecorded: boolean }
+  | { readonly _tag: "NoSlot"; readonly id: string }
+  | { readonly _tag: "Rejected"; readonly id: string; readonly code?: number; readonly message: string; readonly intentRecorded: boolean }
+  | {
+      readonly _tag: "Refused";
+      readonly id: string;
+      readonly code?: number;
+      readonly message: string;
+      /** An earlier send of this create may have made the task: keep it `submitting` (looked up first next time). */
+      readonly keepSubmitting: boolean;
+      readonly intentRecorded: boolean;
+    }
+  | { readonly _tag: "SendFailed"; readonly id: string; readonly message: string; readonly lookupFirst: boolean; readonly intentRecorded: boolean };
+
+export type FetchOutcome =
+  | { readonly _tag: "Fetched"; readonly id: string; readonly outputs: readonly LockOutput[]; readonly urls: readonly RemoteOutput[] }
+  | { readonly _tag: "FetchFailed"; readonly id: string; readonly message: string };
+
+/** A task the service was asked about in one poll. */
+export interface Asked {
+  readonly id: string;
+  readonly taskId: string;
+  readonly createdAt: number | undefined;
+  readonly watermark: boolean;
+}
+
+export type EngineEvent = { readonly now: number } & (
+  | CreateOutcome
+  | FetchOutcome
+  | {
+      /** A task enters the run, in the phase the lockfile says (`known`); `filesOk`: its recorded files are intact. */
+      readonly _tag: "Admit";
+      readonly task: PlannedTask;
+      readonly firstAttempt: number;
+      readonly front: boolean;
+      readonly known?: KnownRecord;
+      readonly filesOk?: boolean;
+    }
+  | { readonly _tag: "AdmitRetry"; readonly task: PlannedTask; readonly firstAttempt: number; readonly known?: KnownRecord }
+  | { readonly _tag: "LookedUp"; readonly ids: readonly string[]; readonly found: ReadonlyMap<string, TaskView> }
+  | { readonly _tag: "LookupFailed"; readonly kind: ProductKind; readonly message: string; readonly refused: boolean }
+  | { readonly _tag: "Polled"; readonly asked: readonly Asked[]; readonly views: readonly TaskView[] }
+  | { readonly _tag: "PollFailed"; readonly kind: ProductKind; readonly message: string; readonly refused: boolean }
+  | { readonly _tag: "Callback"; readonly observation: CallbackObservation }
+  | { readonly _tag: "Stop"; readonly reason: "time" | "signal" }
+  /** Time to start what fits and poll what is due; `charged`: cash charged so far in the budget's currency. */
+  | { readonly _tag: "Tick"; readonly charged?: BigDecimal.BigDecimal }
+);
+
+export type EngineEffect =
+  | { readonly _tag: "Record"; readonly task: PlannedTask; readonly patch: Partial<LockTask> & { readonly state: TaskState }; readonly at: number }
+  | { readonly _tag: "Emit"; readonly event: RunEvent }
+  /** Start the create worker; `lookupFirst`: look the task up by external id before any send. */
+  | { readonly _tag: "Create"; readonly entry: Entry; readonly lookupFirst: boolean; readonly sendFailures: number }
+  | { readonly _tag: "Poll"; readonly kind: ProductKind; readonly tasks: readonly Asked[] }
+  | { readonly _tag: "Download"; readonly entry: Entry; readonly view: TaskView }
+  /** Plan the downstream tasks of a task whose outputs are on disk. */
+  | { readonly _tag: "Expand"; readonly entry: Entry }
+  /** Admit the next attempt of a failed task. */
+  | { readonly _tag: "Retry"; readonly task: PlannedTask; readonly firstAttempt: number }
+  /** Fresh result links of a finished task (for downstream requests). */
+  | { readonly _tag: "Links"; readonly id: string; readonly outputs: readonly RemoteOutput[]; readonly at: number };
+
+export interface Transition<S> {
+  readonly state: S;
+  readonly effects: readonly EngineEffect[];
+}

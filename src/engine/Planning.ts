@@ -1,0 +1,133 @@
+// Tasks entering the run: the manifest's at start-up, downstream ones when an upstream
+// task's files are on disk, and the next attempt of a failed one. Reads the lockfile
+// (following a retry chain, checking recorded files) and hands each task to the state
+// machine as an Admit event; keeps the fresh result links downstream requests carry.
+
+import { Effect } from "effect";
+import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
+import type { DownloaderService } from "../outputs/Downloader.js";
+import type { RemoteOutput } from "../protocol/TaskView.js";
+import type { LockTask } from "../state/LockFile.js";
+import type { EngineEvent, KnownRecord } from "./EngineEvent.js";
+import type { Recorder } from "./Recorder.js";
+import type { RunEvent } from "./RunEvent.js";
+import type { RunnableManifest } from "./RunnableManifest.js";
+import type { Entry, TaskTable } from "./TaskTable.js";
+import { retryAllowed } from "./taskRules.js";
+
+/** Result links of finished tasks, with when they were fetched: downstream requests carry them. */
+export class UpstreamLinks {
+  private readonly links = new Map<string, { readonly at: number; readonly outputs: readonly RemoteOutput[] }>();
+  get(id: string) {
+    return this.links.get(id);
+  }
+  set(id: string, outputs: readonly RemoteOutput[], at: number): void {
+    this.links.set(id, { at, outputs });
+  }
+  forget(id: string): void {
+    this.links.delete(id);
+  }
+}
+
+const knownOf = (rec: LockTask): KnownRecord => ({
+  state: rec.state,
+  ...(rec.task_id ? { task_id: rec.task_id } : {}),
+  ...(rec.created_at !== undefined ? { created_at: rec.created_at } : {}),
+});
+
+export interface PlanningDeps {
+  readonly manifest: RunnableManifest;
+  readonly table: TaskTable;
+  readonly recorder: Recorder;
+  readonly downloader: DownloaderService;
+  readonly links: UpstreamLinks;
+  readonly emit: (event: RunEvent) => void;
+  /** Runs an event through the state machine and performs its effects. */
+  readonly feed: (event: EngineEvent) => Effect.Effect<void>;
+  readonly now: Effect.Effect<number>;
+}
+
+export const makePlanning = (deps: PlanningDeps) => {
+  const { manifest, table, recorder, downloader, links } = deps;
+  // Asked once per finished task: computed once per job.
+  const downstreamByJob = new Map(manifest.jobs.map((u) => [u.id, manifest.jobs.filter((j) => j.upstream?.job === u.id)] as const));
+  const downstreamOf = (job: string) => downstreamByJob.get(job) ?? [];
+
+  /** Adds a task (following its retry chain through the lockfile) in the phase the lockfile says. */
+  const admit = (planned: PlannedTask, front: boolean): Effect.Effect<void> =>
+    Effect.gen(function* () {
+      let task = planned;
+      const firstAttempt = planned.attempt;
+      // Walk the attempts already made: a failed attempt with retries left leads to the next.
+      for (;;) {
+        const rec = recorder.get(task.id);
+        if (rec?.state !== "failed") break;
+        if (!retryAllowed(table, task, firstAttempt, rec.error?.code, rec.error?.message ?? "")) break;
+        task = manifest.withAttempt(task, task.attempt + 1);
+      }
+      if (table.entries.has(task.id)) return;
+      const rec = recorder.get(task.id);
+      const filesOk = rec?.state === "downloaded" ? yield* downloader.verify(rec.outputs) : undefined;
+      yield* deps.feed({
+        _tag: "Admit",
+        now: yield* deps.now,
+        task,
+        firstAttempt,
+        front,
+        ...(rec ? { known: knownOf(rec) } : {}),
+        ...(filesOk !== undefined ? { filesOk } : {}),
+      });
+    });
+
+  /** The next attempt of a failed task, at the front of the line. */
+  const retry = (task: PlannedTask, firstAttempt: number): Effect.Effect<void> =>
+    Effect.flatMap(deps.now, (now) => {
+      const rec = recorder.get(task.id);
+      return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, ...(rec ? { known: knownOf(rec) } : {}) });
+    });
+
+  const upstreamItems = (entry: Entry): UpstreamItem[] => {
+    const rec = recorder.get(entry.task.id);
+    if (!rec) return [];
+    const urls = links.get(entry.task.id)?.outputs ?? [];
+    return rec.outputs
+      .filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video") && o.path && o.sha256)
+      .map((o) => ({
+        job: entry.task.job,
+        task: entry.task.id,
+        index: o.index,
+        type: o.type as "image" | "video",
+        // Without a known link (a result from an earlier run) the id is still right, since
+        // identity uses the content hash; the link is refreshed before any create uses it.
+        url:
+          urls.find((u) => u.type === o.type && u.index === o.index && u.variant === "main")?.url ??
+          `https://omnibatch.invalid/stale/${o.sha256}`,
+        file: downloader.absolutePath(o.path!),
+        sha256: o.sha256!,
+        vars: entry.task.vars,
+      }));
+  };
+
+  /** Downstream tasks of a task whose outputs are on disk. */
+  const expand = (entry: Entry): Effect.Effect<void> =>
+    downstreamOf(entry.task.job).length === 0
+      ? Effect.void
+      : Effect.gen(function* () {
+          const items = upstreamItems(entry);
+          if (items.length === 0) return;
+          for (const job of downstreamOf(entry.task.job)) {
+            let tasks: PlannedTask[];
+            try {
+              tasks = manifest.expandDownstream(job.id, items);
+            } catch (error) {
+              deps.emit({ type: "notice", level: "warn", message: `${job.id}: cannot expand from ${entry.task.id}: ${(error as Error).message}` });
+              continue;
+            }
+            for (const t of tasks) yield* admit(t, true);
+          }
+        });
+
+  return { admit, retry, expand, upstreamItems };
+};
+
+export type Planning = ReturnType<typeof makePlanning>;

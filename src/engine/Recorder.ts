@@ -1,0 +1,120 @@
+// The lockfile recorder: the one place the engine writes task records, through one
+// builder (`record`: the current record, or a fresh one, with a patch and the time), and
+// the one place that announces a task's change of state. It keeps the run's view of the
+// records (the LockStore's, read once at start) and the running sum of cash charged.
+
+import { BigDecimal, Effect } from "effect";
+import type { PlannedTask } from "../manifest/PlannedTask.js";
+import type { LockTask, TaskState } from "../state/LockFile.js";
+import type { LockStoreService } from "../state/LockStore.js";
+import { chargedIn, formatMoney } from "./Budget.js";
+import type { RunEvent } from "./RunEvent.js";
+
+/** The fields a new record takes from its task. */
+type Identity = Pick<LockTask, "job" | "kind" | "vars" | "dir" | "request_hash" | "take" | "attempt" | "upstream">;
+
+const identityOf = (task: PlannedTask): Identity => ({
+  job: task.job,
+  kind: task.kind,
+  vars: task.vars,
+  dir: task.dir,
+  request_hash: task.requestHash,
+  take: task.take,
+  attempt: task.attempt,
+  ...(task.upstream ? { upstream: task.upstream } : {}),
+});
+
+/** A record with nothing done yet: `state` at `now`, no outputs, no billing. */
+export const freshRecord = (identity: Identity, state: TaskState, now: number): LockTask => ({
+  job: identity.job,
+  kind: identity.kind,
+  vars: identity.vars,
+  dir: identity.dir,
+  request_hash: identity.request_hash,
+  take: identity.take,
+  attempt: identity.attempt,
+  state,
+  planned_at: now,
+  updated_at: now,
+  outputs: [],
+  billing: [],
+  ...(identity.upstream ? { upstream: identity.upstream } : {}),
+});
+
+/** The task event for a record that just changed state. */
+const taskEvent = (id: string, next: LockTask): RunEvent => ({
+  type: "task",
+  id,
+  job: next.job,
+  state: next.state,
+  ...(next.task_id ? { task_id: next.task_id } : {}),
+  ...(next.error ? { error: { ...(next.error.code !== undefined ? { code: next.error.code } : {}), message: next.error.message } } : {}),
+  ...(next.state === "downloaded" ? { files: next.outputs.filter((o) => o.path).length } : {}),
+  ...((next.state === "succeeded" || next.state === "failed") && next.billing.length > 0 ? { billing: next.billing } : {}),
+});
+
+export class Recorder {
+  // Cash charged in the budget's currency over every record, kept as a running sum once
+  // first asked for (summing all records per submitted task was quadratic).
+  private readonly chargedById = new Map<string, BigDecimal.BigDecimal>();
+  private chargedSum: BigDecimal.BigDecimal | undefined;
+
+  constructor(
+    private readonly store: LockStoreService,
+    private readonly emit: (event: RunEvent) => void,
+    private readonly budgetCurrency: string,
+    readonly records: Map<string, LockTask>,
+  ) {}
+
+  get(id: string): LockTask | undefined {
+    return this.records.get(id);
+  }
+
+  /** Replaces a record as it is (start-up resets). */
+  put(id: string, task: LockTask): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.chargedSum !== undefined && this.records.get(id)?.billing !== task.billing) {
+        const now = chargedIn(task.billing, this.budgetCurrency);
+        this.chargedSum = BigDecimal.sum(BigDecimal.subtract(this.chargedSum, this.chargedById.get(id) ?? BigDecimal.fromBigInt(0n)), now);
+        this.chargedById.set(id, now);
+      }
+      this.records.set(id, task);
+      return this.store.put(id, task);
+    });
+  }
+
+  /** The one record builder: the task's record (or a fresh one) with `patch`, updated at `now`; announces a change of state. */
+  record(task: PlannedTask, patch: Partial<LockTask> & { readonly state: TaskState }, now: number): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const current = this.records.get(task.id) ?? freshRecord(identityOf(task), "planned", now);
+      const next: LockTask = { ...current, ...patch, updated_at: now };
+      const changed = current.state !== next.state;
+      return Effect.tap(this.put(task.id, next), () => Effect.sync(() => changed && this.emit(taskEvent(task.id, next))));
+    });
+  }
+
+  /** Cash charged so far in the budget's currency. */
+  charged(): BigDecimal.BigDecimal {
+    if (this.chargedSum === undefined) {
+      let sum = BigDecimal.fromBigInt(0n);
+      for (const [id, t] of this.records) {
+        const c = chargedIn(t.billing, this.budgetCurrency);
+        this.chargedById.set(id, c);
+        sum = BigDecimal.sum(sum, c);
+      }
+      this.chargedSum = sum;
+    }
+    return this.chargedSum;
+  }
+
+  /** Cash charged per currency over every record (and `currency`, at 0 when nothing was charged in it). */
+  spend(currency: string | undefined): Record<string, string> {
+    const currencies = new Set<string>();
+    for (const t of this.records.values()) for (const b of t.billing) if (b.charge_type === "cash" && b.currency) currencies.add(b.currency);
+    if (currency) currencies.add(currency);
+    const all = [...this.records.values()].flatMap((t) => t.billing);
+    const spend: Record<string, string> = {};
+    for (const c of currencies) spend[c] = formatMoney(chargedIn(all, c));
+    return spend;
+  }
+}

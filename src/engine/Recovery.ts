@@ -1,0 +1,69 @@
+// Recovery at start-up: a fresh service forgets the old one's tasks, the manifest's tasks
+// enter the run as the lockfile left them, and every task whose create may have landed
+// is looked up by external id in batches (with a lost lockfile, all of them), so it is
+// followed rather than created again.
+
+import { Clock, Effect } from "effect";
+import { classify } from "../api/classify.js";
+import type { ProductKind } from "../policy/Policy.js";
+import type { TaskState } from "../state/LockFile.js";
+import type { EngineEvent } from "./EngineEvent.js";
+import type { Planning } from "./Planning.js";
+import { freshRecord, type Recorder } from "./Recorder.js";
+import type { RunEvent } from "./RunEvent.js";
+import type { RunnableManifest } from "./RunnableManifest.js";
+import type { KindAdapter } from "./ServiceKinds.js";
+import type { TaskTable } from "./TaskTable.js";
+import { watermarkOf } from "./taskRules.js";
+
+/** States a new service has nothing to add to: the files are here, or the task ended. */
+const FINISHED_LOCALLY: ReadonlySet<TaskState> = new Set(["downloaded", "failed", "rejected"]);
+
+/**
+ * The old service is gone with its tasks (a new in-process emulator): waiting on them
+ * would leave them stuck, so they are planned again. Finished work (downloaded, failed,
+ * rejected) stays as the record of that run.
+ */
+export const forgetOldService = (recorder: Recorder): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis;
+    for (const [id, rec] of [...recorder.records]) {
+      if (FINISHED_LOCALLY.has(rec.state) || (rec.state === "planned" && rec.task_id === undefined)) continue;
+      yield* recorder.put(id, freshRecord(rec, "planned", now));
+    }
+  });
+
+export interface RecoveryDeps {
+  readonly manifest: RunnableManifest;
+  readonly table: TaskTable;
+  readonly planning: Planning;
+  readonly adapters: Record<ProductKind, KindAdapter>;
+  readonly feed: (event: EngineEvent) => Effect.Effect<void>;
+  readonly emit: (event: RunEvent) => void;
+}
+
+/** Admits the manifest's tasks and looks up the ones whose outcome is unknown. */
+export const recover = (deps: RecoveryDeps): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const { table } = deps;
+    for (const t of deps.manifest.tasks) yield* deps.planning.admit(t, false);
+    for (const kind of ["video", "image"] as const) {
+      const unsure = [...table.entries.values()].filter((e) => e.lookupFirst && e.phase === "waiting" && e.task.kind === kind);
+      if (unsure.length === 0) continue;
+      const ids = unsure.map((e) => e.task.id);
+      const found = yield* Effect.either(deps.adapters[kind].byExternalId(ids, (id) => watermarkOf(table.entries.get(id)?.task)));
+      const now = yield* Clock.currentTimeMillis;
+      if (found._tag === "Left") {
+        yield* deps.feed({ _tag: "LookupFailed", now, kind, message: found.left.message, refused: classify(found.left) === "refused" });
+      } else {
+        yield* deps.feed({ _tag: "LookedUp", now, ids, found: found.right });
+      }
+    }
+    if (table.config.lookupFirst && table.counters.adopted > 0) {
+      deps.emit({
+        type: "notice",
+        level: "info",
+        message: `no lockfile: found ${table.counters.adopted} task(s) already at the service; they are followed, not created again`,
+      });
+    }
+  });

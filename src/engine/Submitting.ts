@@ -1,0 +1,152 @@
+// Submitting: the create worker. Looks the task up first when an earlier create's outcome
+// is unknown, refreshes a downstream request's upstream links when stale, makes the
+// intent durable (`submitting`, flushed) before the request leaves, sends, and reports
+// one CreateOutcome. What to do after an error is decided in createRules.ts.
+
+import { Clock, Duration, Effect } from "effect";
+import type { ApiError } from "../api/ApiError.js";
+import { classify } from "../api/classify.js";
+import type { PlannedTask } from "../manifest/PlannedTask.js";
+import type { Policy, ProductKind } from "../policy/Policy.js";
+import type { TaskView } from "../protocol/TaskView.js";
+import type { LockfileWriteError } from "../state/LockfileError.js";
+import type { LockStoreService } from "../state/LockStore.js";
+import { afterCreateError, outOfSends, type CreateErrorStep } from "./createRules.js";
+import type { CreateOutcome, EngineEffect } from "./EngineEvent.js";
+import type { Planning, UpstreamLinks } from "./Planning.js";
+import type { Recorder } from "./Recorder.js";
+import type { RunnableManifest } from "./RunnableManifest.js";
+import { viewOne, type KindAdapter } from "./ServiceKinds.js";
+import type { TaskTable } from "./TaskTable.js";
+import { watermarkOf } from "./taskRules.js";
+
+export interface SubmittingDeps {
+  readonly adapters: Record<ProductKind, KindAdapter>;
+  readonly recorder: Recorder;
+  readonly store: LockStoreService;
+  readonly policy: Policy;
+  readonly manifest: RunnableManifest;
+  readonly table: TaskTable;
+  readonly links: UpstreamLinks;
+  readonly planning: Planning;
+  readonly callbackUrl: string | undefined;
+}
+
+const errorCode = (e: ApiError): number | undefined => (e._tag === "ServiceError" ? e.code : undefined);
+
+export const makeSubmitting = (deps: SubmittingDeps) => {
+  const { adapters, recorder, store, policy, manifest, table, links } = deps;
+
+  /** A downstream request carries an upstream result URL; send it only while fresh. */
+  const freshRequest = (task: PlannedTask): Effect.Effect<PlannedTask, ApiError | string> =>
+    Effect.gen(function* () {
+      if (!task.upstream) return task;
+      const up = table.entries.get(task.upstream.task);
+      const known = links.get(task.upstream.task);
+      if (known && (yield* Clock.currentTimeMillis) - known.at < Duration.toMillis(policy.urlFreshFor)) return task;
+      if (!up?.taskId) return yield* Effect.fail(`its upstream task ${task.upstream.task} is not known at the service`);
+      const view = yield* viewOne(adapters[up.task.kind], up.taskId, false);
+      if (!view || view.status !== "succeeded") {
+        return yield* Effect.fail(`its upstream task ${task.upstream.task} has no results at the service any more`);
+      }
+      links.set(up.task.id, view.outputs, yield* Clock.currentTimeMillis);
+      const again = manifest.expandDownstream(task.job, deps.planning.upstreamItems(up)).find((t) => t.id === task.id);
+      if (!again) return yield* Effect.fail(`its upstream outputs changed since it was planned`);
+      return again.attempt === task.attempt ? again : manifest.withAttempt(again, task.attempt);
+    });
+
+  /** Looks one task up by external id, a few times apart when `patient` (a create may take a moment to show). */
+  const lookupOne = (task: PlannedTask, patient: boolean): Effect.Effect<TaskView | undefined, ApiError> => {
+    const once = Effect.map(adapters[task.kind].byExternalId([task.id], () => watermarkOf(table.entries.get(task.id)?.task)), (m) => m.get(task.id));
+    if (!patient) return once;
+    return once.pipe(
+      Effect.flatMap((v) => (v === undefined ? Effect.fail("absent" as const) : Effect.succeed(v))),
+      Effect.retry(policy.lookupBeforeRecreate),
+      Effect.catchIf(
+        (e): e is "absent" => e === "absent",
+        () => Effect.succeed(undefined),
+      ),
+    );
+  };
+
+  /** The create worker for one Create effect. */
+  const create = (order: Extract<EngineEffect, { _tag: "Create" }>): Effect.Effect<CreateOutcome> => {
+    const id = order.entry.task.id;
+    let intentRecorded = false;
+    return Effect.gen(function* () {
+      let task = order.entry.task;
+      if (order.lookupFirst) {
+        const found = yield* lookupOne(task, false);
+        if (found) return { _tag: "Adopted", id, view: found, intentRecorded } as const;
+      }
+      const fresh = yield* Effect.either(freshRequest(task));
+      if (fresh._tag === "Left") {
+        const why = typeof fresh.left === "string" ? fresh.left : fresh.left.message;
+        return { _tag: "Rejected", id, message: `not sent: ${why}`, intentRecorded } as const;
+      }
+      task = fresh.right;
+      // The intent is durable before the request leaves: a kill after this point is
+      // resolved by a lookup, never by a second create.
+      const now = yield* Clock.currentTimeMillis;
+      yield* recorder.record(task, { state: "submitting", submitted_at: now }, now);
+      intentRecorded = true;
+      yield* store.flush;
+      let linkRefreshes = 0;
+      for (let sends = 0; sends < policy.sendsPerCreate; sends++) {
+        if (sends > 0 || linkRefreshes > 0) {
+          // Time has passed (retries, lookups) or a link was refused: refresh when stale.
+          const again = yield* Effect.either(freshRequest(task));
+          if (again._tag === "Right") task = again.right;
+        }
+        const result = yield* Effect.either(adapters[task.kind].create(task, deps.callbackUrl));
+        if (result._tag === "Right") return { _tag: "Created", id, ...result.right } as const;
+        const error = result.left;
+        const code = errorCode(error);
+        let next: CreateErrorStep = afterCreateError(
+          { errorClass: classify(error), code, message: error.message },
+          { id, sends, linkRefreshes, sendFailures: order.sendFailures, downstream: task.upstream !== undefined },
+          policy,
+        );
+        if (next._tag === "Lookup") {
+          const found = yield* lookupOne(task, next.patient);
+          if (found) return { _tag: "Adopted", id, view: found, intentRecorded } as const;
+          next = next.then;
+        }
+        switch (next._tag) {
+          case "NoSlot":
+            return { _tag: "NoSlot", id } as const;
+          case "Refused":
+            return { _tag: "Refused", id, code, message: error.message, keepSubmitting: next.keepSubmitting, intentRecorded } as const;
+          case "RefreshLinks":
+            linkRefreshes++;
+            links.forget(task.upstream!.task);
+            sends--; // not a send whose outcome was in doubt
+            continue;
+          case "SendFailed":
+            return { _tag: "SendFailed", id, message: error.message, lookupFirst: next.lookupFirst, intentRecorded } as const;
+          case "Rejected":
+            return { _tag: "Rejected", id, code, message: error.message, intentRecorded } as const;
+          case "SendAgain":
+          case "Lookup":
+            continue;
+        }
+      }
+      return { _tag: "SendFailed", id, message: "the service did not confirm the create after several tries", lookupFirst: outOfSends.lookupFirst, intentRecorded } as const;
+    }).pipe(
+      Effect.catchAll((error: ApiError | LockfileWriteError): Effect.Effect<CreateOutcome> => {
+        if (error._tag === "LockfileWriteError") {
+          // The intent could not be made durable, so nothing was sent; try later, and
+          // after repeated failures leave it for the next run (exit 3).
+          return Effect.succeed({ _tag: "SendFailed", id, message: error.message, lookupFirst: true, intentRecorded });
+        }
+        if (classify(error) === "refused") {
+          // Refused during a lookup: whether the task exists is still unknown.
+          return Effect.succeed({ _tag: "Refused", id, code: errorCode(error), message: error.message, keepSubmitting: true, intentRecorded });
+        }
+        return Effect.succeed({ _tag: "SendFailed", id, message: error.message, lookupFirst: true, intentRecorded });
+      }),
+    );
+  };
+
+  return { create };
+};

@@ -1,0 +1,84 @@
+// The summary: what the run did, from the task table and the recorded tasks, once the
+// loop has stopped. The outcome names why it ended; its exit code comes from the one
+// table in cli/ExitCode.ts.
+
+import { exitCodeByOutcome } from "../cli/ExitCode.js";
+import type { Recorder } from "./Recorder.js";
+import type { JobCounts, RunOutcome, RunSummary } from "./RunEvent.js";
+import type { RunnableManifest } from "./RunnableManifest.js";
+import type { TaskTable } from "./TaskTable.js";
+
+/** What the run did, before reports are written (RunSummary minus reports). */
+export type RunnerResult = Omit<RunSummary, "reports">;
+
+export const summarize = (table: TaskTable, recorder: Recorder, manifest: RunnableManifest, elapsedMs: number): RunnerResult => {
+  const counts: Record<string, { total: number; done: number; inFlight: number; queued: number; failed: number; rejected: number }> = {};
+  const zero = () => ({ total: 0, done: 0, inFlight: 0, queued: 0, failed: 0, rejected: 0 });
+  for (const j of manifest.jobs) counts[j.id] = zero();
+  const failures: RunSummary["failures"][number][] = [];
+  let pending = 0;
+  for (const e of table.entries.values()) {
+    const c = (counts[e.task.job] ??= zero());
+    c.total++;
+    const rec = recorder.get(e.task.id);
+    switch (e.phase) {
+      case "done":
+        c.done++;
+        break;
+      case "failed":
+      case "rejected":
+        if (e.phase === "failed") c.failed++;
+        else c.rejected++;
+        failures.push({
+          id: e.task.id,
+          job: e.task.job,
+          state: e.phase,
+          ...(rec?.error?.code !== undefined ? { code: rec.error.code } : {}),
+          message: rec?.error?.message ?? "",
+        });
+        break;
+      case "waiting":
+        c.queued++;
+        pending++;
+        break;
+      default:
+        c.inFlight++;
+        pending++;
+    }
+  }
+
+  let outcome: RunOutcome;
+  let reason: string | undefined;
+  const stop = table.stop;
+  if (stop === "refused") {
+    outcome = "refused";
+    reason = `the account refused: ${table.refusal}`;
+  } else if (table.budgetStopped && pending > 0) {
+    outcome = "budget";
+    reason = `budget ${manifest.budget?.max} ${manifest.budget?.currency} reached`;
+  } else if (pending > 0) {
+    outcome = "pending";
+    reason = stop === "time" ? "time limit reached" : stop === "signal" ? "interrupted" : "some results could not be downloaded yet";
+  } else if (failures.length > 0) {
+    outcome = "failed";
+  } else {
+    outcome = "done";
+  }
+  const jobs: Record<string, JobCounts> = counts;
+  return {
+    exitCode: exitCodeByOutcome[outcome],
+    outcome,
+    ...(reason ? { reason } : {}),
+    manifest: manifest.file,
+    lockfile: manifest.lockfilePath,
+    outputs: manifest.outputsDir,
+    jobs,
+    spend: recorder.spend(table.currency),
+    created: table.counters.created,
+    adopted: table.counters.adopted,
+    downloaded: table.counters.downloaded,
+    failures,
+    elapsedMs,
+    noSlotAnswers: table.counters.noSlotAnswers,
+  };
+};

@@ -1,0 +1,210 @@
+// The run's state of every task, as one table: each task's phase, its place in the submit
+// line, what the run last recorded for it, and the phase indexes and counters the loop
+// asks about. Plain bookkeeping, no I/O and no clock: only `transition` (transition.ts)
+// changes it, and the effectful parts read it.
+
+import type { BigDecimal } from "effect";
+import type { PlannedTask } from "../manifest/PlannedTask.js";
+import type { Policy, ProductKind } from "../policy/Policy.js";
+import type { TaskState } from "../state/LockFile.js";
+import type { BudgetLimit } from "./Budget.js";
+import { CallbackWatch } from "./CallbackWatch.js";
+import { SlotLimiter } from "./SlotLimiter.js";
+
+export type Phase = "waiting" | "creating" | "inflight" | "fetching" | "done" | "failed" | "rejected" | "stuck";
+
+export interface Entry {
+  task: PlannedTask;
+  /** The attempt the chain started from: retries used = task.attempt - firstAttempt. */
+  readonly firstAttempt: number;
+  /** Place in line for submitting (see `TaskTable.inLine`); fixed for the entry's life. */
+  readonly seq: number;
+  /** Change only through TaskTable.setPhase, which keeps the phase indexes right. */
+  phase: Phase;
+  taskId?: string;
+  /** When it was sent (or adopted): its age drives the polling rhythm. */
+  sentAt: number;
+  createdAt?: number;
+  /** Must be looked up by external_task_id before any create: an earlier create's outcome is unknown. */
+  lookupFirst: boolean;
+  /** Not to be sent before this time (after a 1303 or a failed send). */
+  notBefore: number;
+  /** Slots held at the service, by our count. */
+  holding: number;
+  /** Failed download rounds. */
+  fetchRounds: number;
+  /** Creates that ended without an answer to act on. */
+  sendFailures: number;
+  /** Polls in a row whose answer did not include the task. */
+  missingPolls: number;
+  /** The lockfile state and task id this run last recorded (or found) for the task. */
+  recorded?: TaskState;
+  recordedTaskId?: string;
+}
+
+/** What the table is told once, at the start of a run. */
+export interface TableConfig {
+  readonly concurrency: number;
+  readonly policy: Policy;
+  /** Callbacks are on: observations are kept and polling is stretched while they flow. */
+  readonly callbacks: boolean;
+  /** New entries must be looked up before their create (the lockfile was lost). */
+  readonly lookupFirst: boolean;
+  /** The service is new (an in-process emulator) and knows none of the lockfile's tasks. */
+  readonly freshService: boolean;
+  /** Stop submitting and waiting at this time (ms). */
+  readonly deadline?: number;
+  readonly budget?: BudgetLimit;
+  /** The next attempt of a task (pure, from the manifest). */
+  readonly withAttempt: (task: PlannedTask, attempt: number) => PlannedTask;
+  /** The job's retry_failed, when the job is known. */
+  readonly retryFailedOf: (job: string) => number | undefined;
+}
+
+/** What the loop does after a Tick: stop, end (nothing left to do) or wait until `until`. */
+export type LoopStep = { readonly _tag: "Stop" } | { readonly _tag: "Quiet" } | { readonly _tag: "Wait"; readonly until: number };
+
+export class TaskTable {
+  readonly entries = new Map<string, Entry>();
+  // The line tasks are submitted in: downstream and retried tasks first (the newest
+  // of them first), then the manifest's tasks in order. A place is kept for the
+  // entry's life (one that goes back to waiting keeps it); seq < 0 indexes
+  // `lineFront` (-1 is its first element), seq >= 0 indexes `lineBack`. Both only grow.
+  private readonly lineFront: Entry[] = [];
+  private readonly lineBack: Entry[] = [];
+  // Indexes over the phases, kept by setPhase, so the loop's questions (anything busy?
+  // anything waiting? who is in flight?) cost nothing per task: with 20,000 tasks,
+  // scanning every entry on every message made a run quadratic.
+  /** No waiting entry sits before this place in line. */
+  firstWaiting = 0;
+  readonly waitingCount: Record<ProductKind, number> = { video: 0, image: 0 };
+  /** Entries creating, in flight or fetching. */
+  activeCount = 0;
+  readonly inflightOf: Record<ProductKind, Set<Entry>> = { video: new Set(), image: new Set() };
+  readonly creatingNow = new Set<Entry>();
+
+  readonly limiters: Record<ProductKind, SlotLimiter>;
+  readonly watch: CallbackWatch | undefined;
+  readonly counters = { creating: 0, created: 0, adopted: 0, downloaded: 0, noSlotAnswers: 0 };
+  readonly lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
+  stop: "time" | "signal" | "refused" | undefined;
+  refusal: string | undefined;
+  budgetStopped = false;
+  /** The account's currency (image charges come without one), once known. */
+  currency: string | undefined;
+  /** Set by each Tick. */
+  loop: LoopStep = { _tag: "Wait", until: 0 };
+  /** Cash charged in the budget's currency, as last told by a Tick. */
+  charged: BigDecimal.BigDecimal | undefined;
+
+  constructor(
+    readonly config: TableConfig,
+    currency: string | undefined,
+  ) {
+    const { concurrency, policy } = config;
+    this.limiters = {
+      video: new SlotLimiter(concurrency, policy.slotDecrease, policy.slotIncreaseAfter),
+      image: new SlotLimiter(concurrency, policy.slotDecrease, policy.slotIncreaseAfter),
+    };
+    this.watch = config.callbacks ? new CallbackWatch(policy) : undefined;
+    this.currency = currency;
+  }
+
+  get lineEnd(): number {
+    return this.lineBack.length;
+  }
+
+  inLine(seq: number): Entry | undefined {
+    return seq < 0 ? this.lineFront[-seq - 1] : this.lineBack[seq];
+  }
+
+  /** A new entry, waiting, at the front of the line (downstream, retries) or its back. */
+  add(task: PlannedTask, firstAttempt: number, front: boolean, now: number): Entry {
+    const entry: Entry = {
+      task,
+      firstAttempt,
+      seq: front ? -(this.lineFront.length + 1) : this.lineBack.length,
+      phase: "waiting",
+      sentAt: now,
+      lookupFirst: this.config.lookupFirst,
+      notBefore: 0,
+      holding: 0,
+      fetchRounds: 0,
+      sendFailures: 0,
+      missingPolls: 0,
+    };
+    this.entries.set(task.id, entry);
+    if (entry.seq < 0) this.lineFront[-entry.seq - 1] = entry;
+    else this.lineBack[entry.seq] = entry;
+    this.enterPhase(entry);
+    return entry;
+  }
+
+  setPhase(entry: Entry, phase: Phase): void {
+    if (entry.phase === phase) return;
+    this.leavePhase(entry);
+    entry.phase = phase;
+    this.enterPhase(entry);
+  }
+
+  /** Takes the task's slots at the service (by our count), unless it holds them already. */
+  hold(entry: Entry): void {
+    if (entry.holding > 0) return;
+    entry.holding = entry.task.slots;
+    this.limiters[entry.task.kind].take(entry.task.slots);
+  }
+
+  release(entry: Entry): void {
+    if (entry.holding > 0) this.limiters[entry.task.kind].release(entry.holding);
+    entry.holding = 0;
+  }
+
+  busy(): boolean {
+    return this.activeCount > 0;
+  }
+
+  anyWaiting(): boolean {
+    return this.waitingCount.video + this.waitingCount.image > 0;
+  }
+
+  private enterPhase(entry: Entry): void {
+    const kind = entry.task.kind;
+    switch (entry.phase) {
+      case "waiting":
+        this.waitingCount[kind]++;
+        if (entry.seq < this.firstWaiting) this.firstWaiting = entry.seq;
+        return;
+      case "inflight":
+        this.inflightOf[kind].add(entry);
+        this.activeCount++;
+        return;
+      case "creating":
+        this.creatingNow.add(entry);
+        this.activeCount++;
+        return;
+      case "fetching":
+        this.activeCount++;
+        return;
+    }
+  }
+
+  private leavePhase(entry: Entry): void {
+    const kind = entry.task.kind;
+    switch (entry.phase) {
+      case "waiting":
+        this.waitingCount[kind]--;
+        return;
+      case "inflight":
+        this.inflightOf[kind].delete(entry);
+        this.activeCount--;
+        return;
+      case "creating":
+        this.creatingNow.delete(entry);
+        this.activeCount--;
+        return;
+      case "fetching":
+        this.activeCount--;
+        return;
+    }
+  }
+}

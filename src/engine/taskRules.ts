@@ -1,0 +1,34 @@
+// Small rules the state machine and the parts around it share: whether a failed attempt
+// may be tried again, whether a request asks for a watermark, and how a transition
+// appends its effects. Pure.
+
+import type { PlannedTask } from "../manifest/PlannedTask.js";
+import { isContentRisk } from "../protocol/TaskView.js";
+import type { EngineEffect } from "./EngineEvent.js";
+import type { Entry, TaskTable } from "./TaskTable.js";
+
+/** The transition under way: the table, the event's time, the effects so far. */
+export interface Out {
+  readonly table: TaskTable;
+  readonly now: number;
+  readonly effects: EngineEffect[];
+}
+
+/** May a failed attempt of `task` be followed by another? */
+export const retryAllowed = (table: TaskTable, task: PlannedTask, firstAttempt: number, code: number | undefined, message: string): boolean => {
+  const retryFailed = table.config.retryFailedOf(task.job) ?? task.retryFailed;
+  if (task.attempt - firstAttempt >= retryFailed) return false;
+  return !isContentRisk(code, message) || task.retryContentRisk;
+};
+
+export const watermarkOf = (task: PlannedTask | undefined): boolean =>
+  task?.kind === "video" ? task.request.options?.watermark_info?.enabled === true : task?.request?.watermark_info?.enabled === true;
+
+export const notice = (out: Out, level: "info" | "warn", message: string) => out.effects.push({ _tag: "Emit", event: { type: "notice", level, message } });
+
+/** Records a patch for the entry's task, and remembers what the lockfile now says. */
+export const record = (out: Out, entry: Entry, patch: Extract<EngineEffect, { _tag: "Record" }>["patch"], task: PlannedTask = entry.task) => {
+  entry.recorded = patch.state;
+  if (patch.task_id !== undefined) entry.recordedTaskId = patch.task_id;
+  out.effects.push({ _tag: "Record", task, patch, at: out.now });
+};

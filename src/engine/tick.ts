@@ -1,0 +1,122 @@
+// The loop's tick, as part of the state machine: at the deadline, stop; otherwise start
+// every waiting task that fits (slots, create concurrency, budget) in line order, poll
+// each kind whose rhythm is due, and say when to look again (table.loop). Pure.
+
+import { BigDecimal, Duration } from "effect";
+import type { PlannedTask } from "../manifest/PlannedTask.js";
+import type { ProductKind } from "../policy/Policy.js";
+import { formatMoney, isExhausted, spending, wouldExceed } from "./Budget.js";
+import type { EngineEvent } from "./EngineEvent.js";
+import { notice, watermarkOf, type Out } from "./taskRules.js";
+import type { TaskTable } from "./TaskTable.js";
+
+const KINDS: readonly ProductKind[] = ["video", "image"];
+
+/** Starts every task that fits now, polls what is due, and says when to look again. */
+export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopAtDeadline: (event: EngineEvent) => void): void => {
+  const { table, now } = out;
+  const deadline = table.config.deadline;
+  if (deadline !== undefined && now >= deadline && !table.stop) stopAtDeadline({ _tag: "Stop", reason: "time", now });
+  if (table.stop) {
+    table.loop = { _tag: "Stop" };
+    return;
+  }
+  if (charged !== undefined) table.charged = charged;
+  const wakeForWaiting = submit(out);
+  if (!table.busy() && (!table.anyWaiting() || table.budgetStopped)) {
+    table.loop = { _tag: "Quiet" };
+    return;
+  }
+  let next = wakeForWaiting ?? Infinity;
+  for (const kind of KINDS) {
+    const due = pollDueAt(table, kind, now);
+    if (due === undefined) continue;
+    if (due <= now) {
+      const flying = [...table.inflightOf[kind]].filter((e) => e.taskId);
+      table.lastPoll[kind] = now;
+      if (flying.length > 0) {
+        out.effects.push({
+          _tag: "Poll",
+          kind,
+          tasks: flying.map((e) => ({ id: e.task.id, taskId: e.taskId!, createdAt: e.createdAt, watermark: watermarkOf(e.task) })),
+        });
+      }
+      next = Math.min(next, now);
+    } else next = Math.min(next, due);
+  }
+  if (deadline !== undefined) next = Math.min(next, deadline);
+  table.loop = { _tag: "Wait", until: next };
+};
+
+const pollDueAt = (table: TaskTable, kind: ProductKind, now: number): number | undefined => {
+  const inflight = table.inflightOf[kind];
+  if (inflight.size === 0) return undefined;
+  const policy = table.config.policy;
+  let newest = Number.NEGATIVE_INFINITY;
+  for (const e of inflight) newest = Math.max(newest, e.sentAt);
+  const normal = policy.pollInterval(kind, now - newest);
+  const watch = table.watch;
+  const interval = watch ? watch.pollInterval(kind, normal, [...inflight].map((e) => ({ taskId: e.taskId, ageMs: now - e.sentAt }))) : normal;
+  return table.lastPoll[kind] + Duration.toMillis(interval);
+};
+
+/** Starts every waiting task that fits; returns the earliest time a waiting task may become sendable. */
+const submit = (out: Out): number | undefined => {
+  const { table, now } = out;
+  if (table.stop || table.budgetStopped) return undefined;
+  const policy = table.config.policy;
+  // A kind can start something only with a task waiting and a slot free; when neither
+  // can, nothing is scanned: the event that frees a slot brings the loop back here.
+  const open = (kind: ProductKind) => table.waitingCount[kind] > 0 && table.limiters[kind].fits(1);
+  if (!open("video") && !open("image")) return undefined;
+  let wakeAt: number | undefined;
+  const waiting = table.waitingCount.video + table.waitingCount.image;
+  let seen = 0;
+  let leading = true;
+  for (let seq = table.firstWaiting; seq < table.lineEnd && seen < waiting; seq++) {
+    if (table.counters.creating >= policy.createConcurrency) break;
+    const entry = table.inLine(seq);
+    if (!entry || entry.phase !== "waiting") {
+      // Nothing waits before this place now; an entry back to waiting moves it back.
+      if (leading) table.firstWaiting = seq + 1;
+      continue;
+    }
+    leading = false;
+    seen++;
+    if (entry.notBefore > now) {
+      wakeAt = Math.min(wakeAt ?? Infinity, entry.notBefore);
+      continue;
+    }
+    const limiter = table.limiters[entry.task.kind];
+    if (!limiter.fits(entry.task.slots)) continue;
+    const budget = table.config.budget;
+    if (budget && !entry.lookupFirst) {
+      const s = { charged: table.charged ?? BigDecimal.fromBigInt(0n), inFlight: inFlightSpend(table, budget.currency) };
+      const over = entry.task.estimate ? wouldExceed(budget, s, entry.task.estimate) : isExhausted(budget, s);
+      if (over) {
+        table.budgetStopped = true;
+        notice(
+          out,
+          "warn",
+          `budget: ${formatMoney(s.charged)} ${budget.currency} charged and ${formatMoney(s.inFlight)} in flight; the next task would pass ${budget.max}. Nothing more is submitted.`,
+        );
+        return undefined;
+      }
+    }
+    limiter.take(entry.task.slots);
+    entry.holding = entry.task.slots;
+    table.setPhase(entry, "creating");
+    table.counters.creating++;
+    out.effects.push({ _tag: "Create", entry, lookupFirst: entry.lookupFirst, sendFailures: entry.sendFailures });
+  }
+  return wakeAt;
+};
+
+/** Estimates of the tasks holding slots: creating, or in flight as far as we know. */
+const inFlightSpend = (table: TaskTable, currency: string) => {
+  const estimates: PlannedTask["estimate"][] = [];
+  for (const e of table.inflightOf.video) if (e.holding > 0) estimates.push(e.task.estimate);
+  for (const e of table.inflightOf.image) if (e.holding > 0) estimates.push(e.task.estimate);
+  for (const e of table.creatingNow) estimates.push(e.task.estimate);
+  return spending([], estimates, currency).inFlight;
+};

@@ -1,0 +1,215 @@
+// The task state machine: one function from the table and an event (a create's answer,
+// a poll, a callback, a download, a tick of the loop, a stop) to the table's next state
+// and the effects to perform (send a create, poll, download, record, emit). No I/O and
+// no clock: time comes in with the event. The table is updated in place and returned
+// (copying 20,000 entries per event would make a run quadratic); the same table and
+// events always give the same effects. Answers from the service: followAnswers.ts;
+// the loop's tick: tick.ts; shared small rules: taskRules.ts.
+
+import { Duration } from "effect";
+import type { EngineEffect, EngineEvent, KnownRecord, Transition } from "./EngineEvent.js";
+import { applyView, onCallback, onLookedUp, onPolled } from "./followAnswers.js";
+import { notice, record, type Out } from "./taskRules.js";
+import { tick } from "./tick.js";
+import type { Entry, TaskTable } from "./TaskTable.js";
+
+export const transition = (table: TaskTable, event: EngineEvent): Transition<TaskTable> => {
+  const effects: EngineEffect[] = [];
+  const out: Out = { table, now: event.now, effects };
+  step(out, event);
+  return { state: table, effects };
+};
+
+const step = (out: Out, event: EngineEvent): void => {
+  const { table } = out;
+  switch (event._tag) {
+    case "Tick":
+      return tick(out, event.charged, (stop) => step(out, stop));
+    case "Stop":
+      if (!table.stop) {
+        table.stop = event.reason;
+        notice(out, "warn", event.reason === "time" ? "time limit reached: stopping, tasks in flight continue at the service" : "interrupted: stopping");
+      }
+      return;
+    case "Admit":
+      return admit(out, event);
+    case "AdmitRetry": {
+      const entry = table.add(event.task, event.firstAttempt, true, out.now);
+      if (event.known) knownAs(entry, event.known);
+      else record(out, entry, { state: "planned", planned_at: out.now });
+      return;
+    }
+    case "LookedUp":
+      return onLookedUp(out, event.ids, event.found);
+    case "LookupFailed":
+      notice(out, "warn", `looking up ${event.kind} tasks: ${event.message}; each is looked up again before its create`);
+      if (event.refused) {
+        table.stop = "refused";
+        table.refusal = event.message;
+      }
+      return;
+    case "Polled":
+      return onPolled(out, event.asked, event.views);
+    case "PollFailed":
+      if (event.refused && !table.stop) {
+        table.stop = "refused";
+        table.refusal = event.message;
+        notice(out, "warn", `the account refused: ${event.message}`);
+      } else {
+        notice(out, "warn", `following ${event.kind} tasks: ${event.message}; asking again later`);
+      }
+      return;
+    case "Callback":
+      return onCallback(out, event.observation);
+  }
+  const entry = table.entries.get(event.id);
+  if (!entry) return;
+  const task = entry.task;
+  const now = out.now;
+  const { counters } = table;
+  if ("intentRecorded" in event && event.intentRecorded) entry.recorded = "submitting";
+  switch (event._tag) {
+    case "Created": {
+      counters.creating--;
+      counters.created++;
+      table.setPhase(entry, "inflight");
+      entry.taskId = event.taskId;
+      entry.createdAt = event.createdAt;
+      entry.sentAt = now;
+      entry.lookupFirst = false;
+      record(out, entry, { state: "submitted", task_id: event.taskId, created_at: event.createdAt });
+      const early = table.watch?.takeEarly(task.id);
+      if (early) onCallback(out, early);
+      return;
+    }
+    case "Adopted":
+      counters.creating--;
+      counters.adopted++;
+      entry.lookupFirst = false;
+      entry.sentAt = now;
+      notice(out, "info", `${task.id}: found at the service (${event.view.taskId}), not created again`);
+      return applyView(out, entry, event.view);
+    case "NoSlot": {
+      counters.creating--;
+      counters.noSlotAnswers++;
+      const limiter = table.limiters[task.kind];
+      const before = limiter.limit;
+      table.release(entry);
+      limiter.onNoSlot(limiter.used);
+      table.setPhase(entry, "waiting");
+      entry.lookupFirst = false; // 1303: nothing was created
+      entry.notBefore = now + Duration.toMillis(table.config.policy.noSlotWait);
+      record(out, entry, { state: "planned" });
+      if (limiter.limit < before) {
+        notice(out, "info", `${task.kind} slots: the service is full at ${limiter.used + task.slots}; using ${limiter.limit}`);
+      }
+      return;
+    }
+    case "Rejected":
+      counters.creating--;
+      table.release(entry);
+      table.setPhase(entry, "rejected");
+      record(out, entry, { state: "rejected", error: { ...(event.code !== undefined ? { code: event.code } : {}), message: event.message, at: now } });
+      return;
+    case "Refused":
+      counters.creating--;
+      table.release(entry);
+      table.setPhase(entry, "waiting");
+      // This answer created nothing (a 1xxx code); unless an earlier send or a lookup
+      // left the outcome in doubt, the next run sends it again without a lookup.
+      if (event.keepSubmitting) entry.lookupFirst = true;
+      else if (entry.recorded === "submitting") record(out, entry, { state: "planned" });
+      if (!table.stop) {
+        table.stop = "refused";
+        table.refusal = event.message;
+        notice(out, "warn", `the account refused: ${event.message}. Nothing more is submitted.`);
+      }
+      return;
+    case "SendFailed": {
+      const policy = table.config.policy;
+      counters.creating--;
+      entry.sendFailures++;
+      table.release(entry);
+      table.setPhase(entry, entry.sendFailures >= policy.sendFailuresBeforeStuck ? "stuck" : "waiting");
+      entry.lookupFirst = event.lookupFirst;
+      entry.notBefore = now + Duration.toMillis(policy.sendFailedWait);
+      notice(out, "warn", `${task.id}: create not confirmed (${event.message}); will try again`);
+      return;
+    }
+    case "Fetched":
+      counters.downloaded += event.outputs.filter((o) => o.path).length;
+      out.effects.push({ _tag: "Links", id: task.id, outputs: event.urls, at: now });
+      record(out, entry, { state: "downloaded", outputs: [...event.outputs] });
+      table.setPhase(entry, "done");
+      out.effects.push({ _tag: "Expand", entry });
+      return;
+    case "FetchFailed":
+      entry.fetchRounds++;
+      notice(out, "warn", `${task.id}: download failed: ${event.message}`);
+      // Otherwise the next poll brings fresh links and tries again.
+      table.setPhase(entry, entry.fetchRounds >= table.config.policy.downloadRounds ? "stuck" : "inflight");
+      return;
+  }
+};
+
+/** What the lockfile says about an entry's task. */
+const knownAs = (entry: Entry, known: KnownRecord): void => {
+  entry.recorded = known.state;
+  if (known.task_id !== undefined) entry.recordedTaskId = known.task_id;
+};
+
+/** A task enters in the phase its lockfile record says. */
+const admit = (out: Out, event: Extract<EngineEvent, { _tag: "Admit" }>): void => {
+  const { table, now } = out;
+  if (table.entries.has(event.task.id)) return;
+  const entry = table.add(event.task, event.firstAttempt, event.front, now);
+  const known = event.known;
+  if (known?.task_id) entry.taskId = known.task_id;
+  if (known?.created_at !== undefined) entry.createdAt = known.created_at;
+  if (known) knownAs(entry, known);
+  const fresh = table.config.freshService;
+  switch (known?.state) {
+    case undefined:
+      return record(out, entry, { state: "planned", planned_at: now });
+    case "planned":
+      return;
+    case "submitting":
+      entry.lookupFirst = true;
+      return;
+    case "submitted":
+    case "processing":
+      if (entry.taskId === undefined) entry.lookupFirst = true;
+      else {
+        table.setPhase(entry, "inflight");
+        table.hold(entry);
+      }
+      return;
+    case "succeeded":
+      // Finished but not (all) downloaded: a query gives fresh links.
+      table.setPhase(entry, entry.taskId === undefined ? "waiting" : "inflight");
+      if (entry.taskId === undefined) entry.lookupFirst = true;
+      return;
+    case "downloaded":
+      if (event.filesOk) {
+        table.setPhase(entry, "done");
+        out.effects.push({ _tag: "Expand", entry });
+      } else if (entry.taskId !== undefined && !fresh) {
+        table.setPhase(entry, "inflight"); // files missing or changed: fetch again
+        notice(out, "warn", `${entry.task.id}: files missing or changed on disk, downloading again`);
+      } else if (fresh) {
+        // A fresh service no longer has the task: make it again.
+        table.setPhase(entry, "waiting");
+        delete entry.taskId;
+        delete entry.createdAt;
+        notice(out, "warn", `${entry.task.id}: files missing or changed on disk, creating it again on the emulator`);
+      } else {
+        table.setPhase(entry, "waiting");
+        entry.lookupFirst = true;
+      }
+      return;
+    case "failed":
+      return table.setPhase(entry, "failed");
+    case "rejected":
+      return table.setPhase(entry, "rejected");
+  }
+};

@@ -1,0 +1,168 @@
+// The task state machine, event by event: what each answer does to a task's phase and
+// which effects it asks for (a create, a lookup first, a record, a download). No I/O,
+// no clock: every event carries its time.
+
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { makePolicy } from "../../src/policy/Policy.js";
+import { afterCreateError } from "../../src/engine/createRules.js";
+import type { KnownRecord } from "../../src/engine/EngineEvent.js";
+import { Machine, makeTable, ofTag, task, view } from "./machine.js";
+
+const policy = makePolicy(1);
+
+const admitted = (known?: KnownRecord) => {
+  const m = new Machine(makeTable());
+  const effects = m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false, ...(known ? { known } : {}) });
+  return { m, effects, entry: m.table.entries.get("a")! };
+};
+
+test("a new task is recorded planned and the next tick starts its create without a lookup", () => {
+  const { m, effects } = admitted();
+  assert.equal(ofTag(effects, "Record").map((r) => r.patch.state), ["planned"]);
+  const tick = m.feed({ _tag: "Tick", now: 1 });
+  const creates = ofTag(tick, "Create");
+  assert.is(creates.length, 1);
+  assert.is(creates[0]!.lookupFirst, false);
+  assert.is(m.table.entries.get("a")!.phase, "creating");
+});
+
+test("a task left `submitting` by a killed run is looked up before any create", () => {
+  const { m, effects } = admitted({ state: "submitting" });
+  assert.is(ofTag(effects, "Record").length, 0, "nothing recorded: the lockfile already says submitting");
+  const creates = ofTag(m.feed({ _tag: "Tick", now: 1 }), "Create");
+  assert.is(creates[0]!.lookupFirst, true);
+});
+
+test("a task in flight by the lockfile is followed (polled), not created", () => {
+  const { m, entry } = admitted({ state: "processing", task_id: "t1", created_at: 5 });
+  assert.is(entry.phase, "inflight");
+  const tick = m.feed({ _tag: "Tick", now: 10_000 });
+  assert.is(ofTag(tick, "Create").length, 0);
+  assert.equal(ofTag(tick, "Poll")[0]!.tasks.map((t) => t.taskId), ["t1"]);
+});
+
+test("a create answered: recorded submitted with the service's id; a poll saying succeeded starts its download", () => {
+  const { m } = admitted();
+  m.feed({ _tag: "Tick", now: 1 });
+  const created = m.feed({ _tag: "Created", now: 2, id: "a", taskId: "t1", createdAt: 2 });
+  assert.equal(ofTag(created, "Record")[0]!.patch, { state: "submitted", task_id: "t1", created_at: 2 });
+  const polled = m.feed({ _tag: "Polled", now: 5, asked: [{ id: "a", taskId: "t1", createdAt: 2, watermark: false }], views: [view("t1", "a", "succeeded", 4)] });
+  assert.equal(ofTag(polled, "Record").map((r) => r.patch.state), ["succeeded"]);
+  assert.is(ofTag(polled, "Download").length, 1);
+  const fetched = m.feed({ _tag: "Fetched", now: 6, id: "a", outputs: [{ type: "video", index: 0, variant: "main", path: "a/0.mp4", sha256: "x" } as never], urls: [] });
+  assert.equal(ofTag(fetched, "Record").map((r) => r.patch.state), ["downloaded"]);
+  assert.is(m.table.entries.get("a")!.phase, "done");
+  assert.is(m.table.counters.downloaded, 1);
+});
+
+test("an unconfirmed create (outcome unknown) is looked up before it is sent again, after the wait", () => {
+  const { m } = admitted();
+  m.feed({ _tag: "Tick", now: 0 });
+  m.feed({ _tag: "SendFailed", now: 1, id: "a", message: "timeout", lookupFirst: true, intentRecorded: true });
+  const entry = m.table.entries.get("a")!;
+  assert.is(entry.phase, "waiting");
+  assert.is(ofTag(m.feed({ _tag: "Tick", now: 2 }), "Create").length, 0, "not before sendFailedWait");
+  const later = ofTag(m.feed({ _tag: "Tick", now: 1 + 10_000 }), "Create");
+  assert.is(later.length, 1);
+  assert.is(later[0]!.lookupFirst, true);
+});
+
+test("a 1303 puts the task back in line without a lookup (nothing was created) and lowers the slot limit", () => {
+  const { m } = admitted();
+  m.feed({ _tag: "Tick", now: 0 });
+  const effects = m.feed({ _tag: "NoSlot", now: 1, id: "a" });
+  assert.equal(ofTag(effects, "Record").map((r) => r.patch.state), ["planned"]);
+  const entry = m.table.entries.get("a")!;
+  assert.is(entry.lookupFirst, false);
+  assert.is(entry.notBefore, 1 + 2_000);
+  assert.is(m.table.counters.noSlotAnswers, 1);
+});
+
+test("a refusal after an earlier send keeps the task submitting (looked up next time) and stops submitting", () => {
+  const { m } = admitted();
+  m.feed({ _tag: "Tick", now: 0 });
+  const effects = m.feed({ _tag: "Refused", now: 1, id: "a", message: "balance", keepSubmitting: true, intentRecorded: true });
+  assert.is(ofTag(effects, "Record").length, 0);
+  assert.is(m.table.entries.get("a")!.lookupFirst, true);
+  assert.is(m.table.stop, "refused");
+  m.feed({ _tag: "Tick", now: 2 });
+  assert.equal(m.table.loop, { _tag: "Stop" });
+});
+
+test("a refusal of the first send records the task planned again (nothing was created)", () => {
+  const { m } = admitted();
+  m.feed({ _tag: "Tick", now: 0 });
+  const effects = m.feed({ _tag: "Refused", now: 1, id: "a", message: "balance", keepSubmitting: false, intentRecorded: true });
+  assert.equal(ofTag(effects, "Record").map((r) => r.patch.state), ["planned"]);
+});
+
+test("a failed task with retries left is recorded failed and its next attempt is admitted", () => {
+  const m = new Machine(makeTable());
+  m.feed({ _tag: "Admit", now: 0, task: task("a", "video", 1, 1), firstAttempt: 1, front: false, known: { state: "processing", task_id: "t1" } });
+  const effects = m.feed({ _tag: "Polled", now: 5, asked: [{ id: "a", taskId: "t1", createdAt: 0, watermark: false }], views: [view("t1", "a", "failed", 4, "5000 render error")] });
+  const rec = ofTag(effects, "Record")[0]!;
+  assert.is(rec.patch.state, "failed");
+  assert.is(rec.patch.error?.code, 5000);
+  assert.equal(ofTag(effects, "Retry").map((r) => r.task.id), ["a-a2"]);
+  assert.not.ok(m.table.entries.has("a"), "the failed attempt leaves the table");
+});
+
+test("a task the service no longer shows is left stuck after enough polls and time, never created again", () => {
+  const m = new Machine(makeTable());
+  m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false, known: { state: "submitted", task_id: "t1" } });
+  const asked = [{ id: "a", taskId: "t1", createdAt: 0, watermark: false }];
+  for (let i = 1; i <= 4; i++) m.feed({ _tag: "Polled", now: 700_000 + i, asked, views: [] });
+  assert.is(m.table.entries.get("a")!.phase, "inflight");
+  const effects = m.feed({ _tag: "Polled", now: 700_010, asked, views: [] });
+  assert.is(m.table.entries.get("a")!.phase, "stuck");
+  const said = ofTag(effects, "Emit").map((e) => (e.event.type === "notice" ? e.event.message : ""));
+  assert.match(said.join("\n"), "not created again");
+  assert.is(ofTag(m.feed({ _tag: "Tick", now: 800_000 }), "Create").length, 0);
+});
+
+test("a callback before the create's answer is kept and applied once the create is confirmed", () => {
+  const { m } = admitted();
+  m.feed({ _tag: "Tick", now: 0 });
+  const early = m.feed({ _tag: "Callback", now: 1, observation: { kind: "video", task: { id: "t1", external_id: "a", status: "processing", create_time: 1, update_time: 1 } as never } });
+  assert.is(early.length, 0);
+  const created = m.feed({ _tag: "Created", now: 2, id: "a", taskId: "t1", createdAt: 1 });
+  assert.equal(ofTag(created, "Record").map((r) => r.patch.state), ["submitted", "processing"]);
+});
+
+test("the deadline stops the loop; nothing is started after it", () => {
+  const m = new Machine(makeTable({ deadline: 100 }));
+  m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false });
+  const effects = m.feed({ _tag: "Tick", now: 100 });
+  assert.is(ofTag(effects, "Create").length, 0);
+  assert.is(m.table.stop, "time");
+  assert.equal(m.table.loop, { _tag: "Stop" });
+});
+
+test("the budget stops submission before a task whose estimate would pass it", () => {
+  const m = new Machine(makeTable({ budget: { max: "1", currency: "USD" } }));
+  m.feed({ _tag: "Admit", now: 0, task: { ...task("a"), estimate: { currency: "USD", amount: "0.6" } }, firstAttempt: 1, front: false });
+  m.feed({ _tag: "Admit", now: 0, task: { ...task("b"), estimate: { currency: "USD", amount: "0.6" } }, firstAttempt: 1, front: false });
+  const effects = m.feed({ _tag: "Tick", now: 1 });
+  assert.equal(ofTag(effects, "Create").map((c) => c.entry.task.id), ["a"]);
+  assert.ok(m.table.budgetStopped);
+});
+
+test("after a create error: unknown outcome means look up (patiently) before sending again; 1303 and 'retry' never look up", () => {
+  const at = { id: "x", sends: 0, linkRefreshes: 0, sendFailures: 0, downstream: false };
+  assert.equal(afterCreateError({ errorClass: "unknown-outcome", code: undefined, message: "reset" }, at, policy), { _tag: "Lookup", patient: true, then: { _tag: "SendAgain" } });
+  assert.equal(afterCreateError({ errorClass: "no-slot", code: 1303, message: "" }, at, policy), { _tag: "NoSlot" });
+  assert.equal(afterCreateError({ errorClass: "retry", code: 5000, message: "" }, at, policy), { _tag: "SendFailed", lookupFirst: false });
+  assert.equal(afterCreateError({ errorClass: "refused", code: 1102, message: "" }, { ...at, sends: 1 }, policy), { _tag: "Refused", keepSubmitting: true });
+  assert.equal(afterCreateError({ errorClass: "task-rejected", code: 1201, message: "external_task_id x already exists" }, at, policy), {
+    _tag: "Lookup",
+    patient: true,
+    then: { _tag: "Rejected" },
+  });
+  const link = { errorClass: "task-rejected" as const, code: 1201, message: "could not fetch image: 403" };
+  assert.equal(afterCreateError(link, { ...at, downstream: true }, policy), { _tag: "Lookup", patient: false, then: { _tag: "RefreshLinks" } });
+  assert.equal(afterCreateError({ ...link, code: 1200 }, { ...at, downstream: true, linkRefreshes: 3 }, policy), { _tag: "SendFailed", lookupFirst: false });
+  assert.equal(afterCreateError({ ...link, code: 1200 }, { ...at, downstream: true, linkRefreshes: 3, sendFailures: 5 }, policy), { _tag: "Rejected" });
+});
+
+test.run();
