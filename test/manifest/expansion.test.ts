@@ -86,7 +86,7 @@ test("aspect_ratio defaults to 16:9 only when nothing else gives a ratio", async
 test("image slots are n, or series_amount for a series", async () => {
   const m = await load(`${head}jobs:
   a: { kind: image, prompt: x, n: 3 }
-  b: { kind: image, prompt: y, result_type: series, series_amount: 6 }
+  b: { kind: image, prompt: y, model: svc-v3-omni, aspect_ratio: "1:1", result_type: series, series_amount: 6 }
 `);
   assert.equal(m.tasks.map((t) => t.slots), [3, 6]);
   const b = m.tasks[1]!;
