@@ -189,7 +189,7 @@ test("lenient where the real service varies: null optional fields, no request_id
   assert.is(tasks[0]!.external_id, undefined);
   assert.is(tasks[0]!.billing?.[0]?.amount, "0.35");
   assert.is(tasks[0]!.billing?.[0]?.list_price, "0.5");
-  assert.is(tasks[0]!.outputs?.[0]?.duration, "5");
+  assert.is((tasks[0]!.outputs?.[0] as { duration?: string } | undefined)?.duration, "5");
 });
 
 test("a null where a required string was expected is an anomaly for that task only (image list and B2)", async ({ service }) => {
