@@ -287,4 +287,18 @@ jobs:
   assert.equal(m.tasks.map((t) => t.estimate), [{ currency: "USD", amount: "4" }, { currency: "USD", amount: "0.09" }]);
 });
 
+test("per-model limits are caught at validate: svc-image-o1 with 4k or series, svc-v3-omni without references and an auto ratio", async () => {
+  const found = await problems(`${head}jobs:
+  a: { kind: image, prompt: x, resolution: 4k }
+  b: { kind: image, prompt: y, result_type: series }
+  c: { kind: image, prompt: z, model: svc-v3-omni }
+  d: { kind: image, prompt: w, model: svc-v3-omni, resolution: 4k, result_type: series, aspect_ratio: "16:9" }
+`);
+  const lines = found.map((d) => `${d.line}: ${d.message}`);
+  assert.is(lines.length, 3, lines.join("\n"));
+  assert.match(lines[0]!, /^4: resolution: svc-image-o1 does not take resolution 4k/);
+  assert.match(lines[1]!, /^5: result_type: svc-image-o1 does not take result_type series/);
+  assert.match(lines[2]!, /^6: .*svc-v3-omni without reference images does not take aspect_ratio auto/);
+});
+
 test.run();
