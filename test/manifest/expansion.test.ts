@@ -301,4 +301,45 @@ test("per-model limits are caught at validate: svc-image-o1 with 4k or series, s
   assert.match(lines[2]!, /^6: .*svc-v3-omni without reference images does not take aspect_ratio auto/);
 });
 
+test("task folders must be unique as paths: one folder inside another is refused at validate, naming both positions", async () => {
+  const found = await problems(`${head}jobs:
+  pics:
+    kind: image
+    prompt: "{{ v }}"
+    output: "{{ v }}"
+    matrix:
+      v:
+        - x
+        - x/image-1.png
+        - y/z
+        - y
+`);
+  const lines = found.map((d) => `${d.line}:${d.col} ${d.message}`);
+  assert.is(lines.length, 2, lines.join("\n"));
+  assert.match(lines[0]!, /^11:\d+ .*its folder 'pics\/x\/image-1.png' lies inside the folder 'pics\/x'.* at .*m\.yaml:10:\d+/);
+  assert.match(lines[1]!, /^13:\d+ .*its folder 'pics\/y' holds the folder 'pics\/y\/z'.* at .*m\.yaml:12:\d+/);
+});
+
+test("task folders differing only in letter case are refused (one folder on macOS and Windows); equal names still get a suffix", async () => {
+  const found = await problems(`${head}jobs:
+  pics:
+    kind: image
+    prompt: "{{ v }}"
+    matrix:
+      v: [Alpha, alpha]
+`);
+  assert.is(found.length, 1);
+  assert.match(found[0]!.message, "differs only in letter case from 'pics/Alpha'");
+  const m = await load(`${head}jobs:
+  pics:
+    kind: image
+    prompt: "{{ v }} {{ w }}"
+    output: "{{ v }}"
+    matrix:
+      v: [a]
+      w: [one, two]
+`);
+  assert.equal(m.tasks.map((t) => t.dir.replace(/-[a-z2-7]{6}$/, "-<id>")), ["pics/a", "pics/a-<id>"]);
+});
+
 test.run();
