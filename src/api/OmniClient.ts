@@ -25,6 +25,7 @@ import { loadAnswerSchemas } from "./AnswerSchemas.js";
 import { classify } from "./classify.js";
 import { fillImageCreated, fillImageTask, fillVideoTask } from "./fillDefaults.js";
 import { interpretAnswer, interpretTaskAnswer, type TaskAnomaly, type TaskAnswer } from "./interpretAnswer.js";
+import { stringifyExact } from "./exactJson.js";
 import { serviceTextCleaner } from "./neutralise.js";
 import { withRetry } from "./retry.js";
 import {
@@ -236,7 +237,8 @@ const make = (config: OmniClientConfig) =>
         const onInterrupt = () => controller.abort();
         signal.addEventListener("abort", onInterrupt);
         count(operation);
-        const bodyText = body === undefined ? undefined : JSON.stringify(body);
+        // Element ids above 2^53 travel as bigint and are written as exact JSON integers.
+        const bodyText = body === undefined ? undefined : stringifyExact(body);
         // Redirects are followed by hand: node-fetch would keep Authorization for the same
         // host on another port. Only the exact origin of the service gets the key; a GET
         // may follow any redirect there, another method only a 307/308 (same method, same body).

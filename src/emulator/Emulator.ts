@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { RuleContext } from "../rules/index.js";
+import { parseExact } from "../api/exactJson.js";
 import { fail, type Answer } from "./Answer.js";
 import { EmulatorApi } from "./ApiHandlers.js";
 import { CallbackSender, type CallbackFigures } from "./CallbackSender.js";
@@ -270,7 +271,8 @@ export const startEmulator = async (
       return { ok: false };
     }
     try {
-      return { ok: true, value: JSON.parse(body.buf.toString("utf8")) };
+      // Integers above 2^53 (64-bit element ids) are read exactly, as bigint.
+      return { ok: true, value: parseExact(body.buf.toString("utf8")) };
     } catch (e) {
       send(res, fail(400, 1200, `body: malformed JSON (${(e as Error).message.slice(0, 120)})`));
       return { ok: false };

@@ -23,6 +23,7 @@ import { comboFolder, describeVars, folderPath, folderSegment } from "./outputFo
 import type { PlannedTask, SourcePos } from "./PlannedTask.js";
 import { intentDigest, requestHash, taskId } from "./TaskIdentity.js";
 import { render, type Scope } from "./Template.js";
+import { exactInteger } from "../api/exactJson.js";
 
 /** A local image as read once per file: content hash, base64 and what probing found. */
 export interface LocalImage {
@@ -363,12 +364,13 @@ export const expandJob = (
       } else {
         places?.set("prompt", { path: job.prompt.path });
         const imageList: { image: string }[] = [];
-        const elementList: { element_id: number }[] = [];
+        const elementList: { element_id: number | bigint }[] = [];
         for (const input of job.inputs) {
           if (input.role === "element") {
             places?.set(`element_list[${elementList.length}]`, declarationPlace(input.path));
             places?.set(`element_list[${elementList.length}].element_id`, { path: input.path });
-            elementList.push({ element_id: Number(input.elementId) });
+            // Exact: a 64-bit id above 2^53 stays a bigint, written as a JSON integer when sent.
+            elementList.push({ element_id: exactInteger(input.elementId!) });
             continue;
           }
           const n = imageList.length;

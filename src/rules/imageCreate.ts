@@ -143,7 +143,9 @@ function checkElementList(list: unknown, ctx: RuleContext, out: Violation[]): nu
       return;
     }
     const id = item["element_id"];
-    if (typeof id !== "number" || !Number.isSafeInteger(id)) {
+    // 64-bit ids: a bigint (parsed or built exactly) or a safe integer; a number past
+    // 2^53 has already lost digits and would name another element.
+    if (typeof id === "bigint" ? id < 0n : typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) {
       out.push(
         violation(
           `element_list[${i}].element_id`,
