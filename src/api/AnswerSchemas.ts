@@ -53,7 +53,12 @@ export interface AnswerSchemas {
   readonly problems: (operation: Exclude<Operation, "download">, answer: unknown, max?: number) => string[];
   /** What is wrong with `answer` as an envelope (code, message, request_id); [] when it conforms. */
   readonly envelopeProblems: (answer: unknown) => string[];
+  /** What is wrong with one task item (A2/A3 item, B2/B3 task); [] when it conforms. */
+  readonly taskProblems: (shape: TaskShape, item: unknown, max?: number) => string[];
 }
+
+/** The two task item shapes of the wire format. */
+export type TaskShape = "videoTask" | "imageTask";
 
 /**
  * Reads the answer schemas; each operation's validator is compiled on first use, and
@@ -91,8 +96,19 @@ export const loadAnswerSchemas = (opts: { readonly checkSchemas?: boolean } = {}
     return lines.length > max ? [...lines.slice(0, max), `... and ${lines.length - max} more`] : lines;
   };
 
+  const itemValidators = new Map<TaskShape, ValidateFunction>();
+  const itemValidatorOf = (shape: TaskShape): ValidateFunction => {
+    let validate = itemValidators.get(shape);
+    if (validate === undefined) {
+      validate = ajv.compile({ $id: `https://omnibatch.local/schemas/api/item-${shape}.schema.json`, $ref: `defs.schema.json#/$defs/${shape}` });
+      itemValidators.set(shape, validate);
+    }
+    return validate;
+  };
+
   const schemas: AnswerSchemas = {
     problems: (operation, answer, max = 8) => report(validatorOf(operation), answer, max),
+    taskProblems: (shape, item, max = 8) => report(itemValidatorOf(shape), item, max),
     envelopeProblems: (answer) => report(ajv.getSchema("https://omnibatch.local/schemas/api/envelope.schema.json")!, answer, 8),
   };
   if (!opts.checkSchemas) shared = schemas;

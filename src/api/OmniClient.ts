@@ -2,6 +2,9 @@
 // service. It speaks HTTP (node-fetch over keep-alive agents), checks every answer
 // against schemas/api/, and reports failures as ApiError values. It never retries a
 // create: deciding whether a create may be sent again is the engine's job.
+// The key goes to the service's exact origin only: redirects are followed by hand, and
+// only to that origin; downloads never carry it. Every string of every answer is
+// scrubbed of the key and has its control characters neutralised before it leaves here.
 
 import http from "node:http";
 import https from "node:https";
@@ -10,6 +13,7 @@ import { Context, Effect, Either, Layer, Redacted, type Schedule } from "effect"
 import fetch, { type RequestInit, type Response } from "node-fetch";
 import {
   ClientConfigInvalid,
+  DecodeError,
   MissingApiKey,
   RequestTimeout,
   ServiceError,
@@ -20,7 +24,9 @@ import {
 import { loadAnswerSchemas } from "./AnswerSchemas.js";
 import { classify } from "./classify.js";
 import { fillImageCreated, fillImageTask, fillVideoTask } from "./fillDefaults.js";
-import { interpretAnswer } from "./interpretAnswer.js";
+import { interpretAnswer, interpretTaskAnswer, type TaskAnomaly, type TaskAnswer } from "./interpretAnswer.js";
+import { stringifyExact } from "./exactJson.js";
+import { serviceTextCleaner } from "./neutralise.js";
 import { withRetry } from "./retry.js";
 import {
   paths,
@@ -83,6 +89,12 @@ export interface DownloadResponse {
   readonly contentLength?: number;
 }
 
+/** The readable tasks of one or more query answers, and the unreadable ones (see interpretTaskAnswer). */
+export interface CheckedTasks<T> {
+  readonly tasks: T[];
+  readonly anomalies: TaskAnomaly[];
+}
+
 export interface ClientStats {
   /** HTTP requests sent, per operation (each batch and each retry counts). */
   readonly requests: Record<string, number>;
@@ -106,12 +118,30 @@ export interface OmniClientService {
     externalIds: readonly string[],
     opts?: FindImageOptions,
   ) => Effect.Effect<Map<string, ImageTask>, ApiError>;
-  /** GET a result URL, streaming. Fails on a non-2xx answer (ServiceError with the HTTP status). */
+  /**
+   * GET a result URL, streaming, without the API key; redirects followed (at most 5, http(s)
+   * only). Fails on a non-2xx answer (ServiceError with the HTTP status), and before
+   * sending anything for a URL that is not http(s).
+   */
   readonly download: (url: string) => Effect.Effect<DownloadResponse, ApiError>;
+  /** queryVideos, validated per task: one unreadable task is an anomaly, the rest come through. */
+  readonly queryVideosChecked: (q: VideoQuery) => Effect.Effect<CheckedTasks<VideoTask>, ApiError>;
+  /** cursorVideos, validated per task. */
+  readonly cursorVideosChecked: (req: CursorQueryRequest) => Effect.Effect<CursorPage & { readonly anomalies: TaskAnomaly[] }, ApiError>;
+  /** getImage, validated per task: an unreadable task is an anomaly (tasks: []). */
+  readonly getImageChecked: (idOrExternalId: string) => Effect.Effect<CheckedTasks<ImageTask>, ApiError>;
+  /** listImages, validated per task. */
+  readonly listImagesChecked: (p: { readonly pageNum: number; readonly pageSize: number }) => Effect.Effect<CheckedTasks<ImageTask>, ApiError>;
   readonly stats: Effect.Effect<ClientStats>;
 }
 
 const defaultTimeoutMs = 30_000;
+/** Redirects followed at most, for an API call (same origin only) or a download. */
+const maxRedirects = 5;
+const redirectStatuses = new Set([301, 302, 303, 307, 308]);
+
+/** A redirect the client will not follow (another origin, not http(s), too many hops). */
+class RedirectRefused extends Error {}
 const defaultDownloadTimeoutMs = 10 * 60_000;
 /** With this many ids or fewer, asking B2 per id is cheaper than paging B3. */
 const directLookupLimit = 3;
@@ -168,10 +198,7 @@ const make = (config: OmniClientConfig) =>
     const schemas = loadAnswerSchemas();
     const counts: Record<string, number> = {};
 
-    const scrub = (text: string): string => {
-      const key = Redacted.value(config.apiKey);
-      return key.length >= 4 ? text.split(key).join("[redacted]") : text;
-    };
+    const scrub = serviceTextCleaner(Redacted.value(config.apiKey));
 
     // Idle keep-alive sockets are dropped after 4 s, before a typical server's 5 s,
     // so a reused socket is rarely closed under a request by the other side.
@@ -210,20 +237,50 @@ const make = (config: OmniClientConfig) =>
         const onInterrupt = () => controller.abort();
         signal.addEventListener("abort", onInterrupt);
         count(operation);
-        const init: RequestInit = {
-          method,
-          agent: agentFor(apiAgents),
-          signal: controller.signal,
-          headers: {
-            // The key leaves its Redacted wrapper only here, at the moment of sending.
-            Authorization: `Bearer ${Redacted.value(config.apiKey)}`,
-            "Content-Type": "application/json",
-            Accept: "application/json",
-            "User-Agent": userAgent,
-          },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        // Element ids above 2^53 travel as bigint and are written as exact JSON integers.
+        const bodyText = body === undefined ? undefined : stringifyExact(body);
+        // Redirects are followed by hand: node-fetch would keep Authorization for the same
+        // host on another port. Only the exact origin of the service gets the key; a GET
+        // may follow any redirect there, another method only a 307/308 (same method, same body).
+        const send = async (url: string, sendMethod: "GET" | "POST", hops: number): Promise<Response> => {
+          const init: RequestInit = {
+            method: sendMethod,
+            agent: agentFor(apiAgents),
+            signal: controller.signal,
+            redirect: "manual",
+            headers: {
+              // The key leaves its Redacted wrapper only here, at the moment of sending.
+              Authorization: `Bearer ${Redacted.value(config.apiKey)}`,
+              "Content-Type": "application/json",
+              Accept: "application/json",
+              "User-Agent": userAgent,
+            },
+            ...(bodyText === undefined || sendMethod === "GET" ? {} : { body: bodyText }),
+          };
+          const response = await fetch(url, init);
+          if (!redirectStatuses.has(response.status)) return response;
+          const location = response.headers.get("location");
+          if (location === null) return response;
+          await response.arrayBuffer().catch(() => undefined);
+          let next: URL;
+          try {
+            next = new URL(location, url);
+          } catch {
+            throw new RedirectRefused(`the service answered HTTP ${response.status} with a malformed redirect: not followed`);
+          }
+          if (next.origin !== base.origin) {
+            throw new RedirectRefused(
+              `the service answered HTTP ${response.status} redirecting to another origin (${urlForMessage(next.href)}); ` +
+                `the API key is sent only to ${base.origin}, so the redirect was not followed`,
+            );
+          }
+          if (sendMethod !== "GET" && response.status !== 307 && response.status !== 308) {
+            throw new RedirectRefused(`the service answered HTTP ${response.status} to a ${sendMethod}: a redirect that would change the request, not followed`);
+          }
+          if (hops >= maxRedirects) throw new RedirectRefused(`more than ${maxRedirects} redirects: not followed`);
+          return send(next.href, sendMethod, hops + 1);
         };
-        fetch(`${baseText}${path}`, init)
+        send(`${baseText}${path}`, method, 0)
           .then(async (response) => ({
             httpStatus: response.status,
             retryAfter: response.headers.get("retry-after"),
@@ -241,8 +298,9 @@ const make = (config: OmniClientConfig) =>
                   Effect.fail(
                     new TransportError({
                       operation,
-                      phase: code !== undefined && connectCodes.has(code) ? "connect" : "sent",
-                      reason: scrub(errorText(error)),
+                      // A refused redirect answered a request that was sent: a create's outcome is unknown.
+                      phase: !(error instanceof RedirectRefused) && code !== undefined && connectCodes.has(code) ? "connect" : "sent",
+                      reason: scrub(error instanceof RedirectRefused ? error.message : errorText(error)),
                     }),
                   ),
                 );
@@ -275,13 +333,47 @@ const make = (config: OmniClientConfig) =>
     const createImage = (req: ImageCreateRequest) =>
       Effect.map(call("createImage", "POST", paths.imageCreate, req), (data) => fillImageCreated(data as ImageCreated));
 
-    const queryBatch = (param: "task_ids" | "external_task_ids", ids: readonly string[]) =>
-      idempotent(
-        Effect.map(
-          call("queryVideos", "GET", `${paths.tasks}?${param}=${ids.map(encodeURIComponent).join(",")}`),
-          (data) => (data as VideoTask[]).map(fillVideoTask),
+    /** One query call, each task checked on its own (interpretTaskAnswer). */
+    const callTasks = (operation: "queryVideos" | "cursorVideos" | "getImage" | "listImages", method: "GET" | "POST", path: string, body?: unknown) =>
+      exchange(operation, method, path, body).pipe(
+        Effect.flatMap((answer) =>
+          Either.match(interpretTaskAnswer(operation, answer, schemas, scrub, Date.now()), {
+            onLeft: (error) => Effect.fail(error),
+            onRight: (data) => Effect.succeed({ ...data, httpStatus: answer.httpStatus }),
+          }),
         ),
       );
+
+    /**
+     * The strict (whole-answer) reading the first callers rely on: any anomaly fails the
+     * answer as a DecodeError (retried like any unreadable answer).
+     */
+    const strict = <T extends TaskAnswer & { httpStatus: number }>(checked: T): Effect.Effect<T, ApiError> =>
+      checked.anomalies.length === 0
+        ? Effect.succeed(checked)
+        : Effect.fail(
+            new DecodeError({
+              operation: checked.anomalies[0]!.operation,
+              httpStatus: checked.httpStatus,
+              requestId: checked.anomalies[0]!.requestId,
+              problems: checked.anomalies.map((a) => a.problems).join("; "),
+            }),
+          );
+
+    const queryBatch = (param: "task_ids" | "external_task_ids", ids: readonly string[], strictly: boolean) =>
+      idempotent(
+        Effect.map(
+          Effect.flatMap(callTasks("queryVideos", "GET", `${paths.tasks}?${param}=${ids.map(encodeURIComponent).join(",")}`), (c) =>
+            strictly ? strict(c) : Effect.succeed(c),
+          ),
+          (c): CheckedTasks<VideoTask> => ({ tasks: (c.tasks as VideoTask[]).map(fillVideoTask), anomalies: c.anomalies }),
+        ),
+      );
+
+    const merge = <T>(parts: readonly CheckedTasks<T>[]): CheckedTasks<T> => ({
+      tasks: parts.flatMap((p) => p.tasks),
+      anomalies: parts.flatMap((p) => p.anomalies),
+    });
 
     // The batch limit of GET /tasks is undocumented: 50 is known to work. A batch answered
     // 1201 is split in halves; if the halves pass, later calls use the smaller size.
@@ -289,8 +381,8 @@ const make = (config: OmniClientConfig) =>
     // it out: the batch is then split until the unknown ids are isolated (not visible).
     let batchLimit = batchSize;
 
-    const queryIds = (param: "task_ids" | "external_task_ids", ids: readonly string[]): Effect.Effect<VideoTask[], ApiError> =>
-      queryBatch(param, ids).pipe(
+    const queryIds = (param: "task_ids" | "external_task_ids", ids: readonly string[], strictly: boolean): Effect.Effect<CheckedTasks<VideoTask>, ApiError> =>
+      queryBatch(param, ids, strictly).pipe(
         Effect.catchIf(
           (error) => error._tag === "ServiceError" && (error.code === 1201 || error.code === 1203) && ids.length > 1,
           (error) => {
@@ -299,36 +391,36 @@ const make = (config: OmniClientConfig) =>
             const queryPart = (part: readonly string[]) =>
               Effect.suspend(() =>
                 part.length > batchLimit
-                  ? Effect.map(Effect.forEach(chunk(part, batchLimit), (p) => queryIds(param, p)), (r) => r.flat())
-                  : queryIds(param, part),
+                  ? Effect.map(Effect.forEach(chunk(part, batchLimit), (p) => queryIds(param, p, strictly)), merge)
+                  : queryIds(param, part, strictly),
               );
             return Effect.map(Effect.forEach(chunk(ids, half), queryPart), (parts) => {
               // Halves that worked after a 1201 mean the batch was too large for the service.
               if (error._tag === "ServiceError" && error.code === 1201) batchLimit = Math.min(batchLimit, half);
-              return parts.flat();
+              return merge(parts);
             });
           },
         ),
         Effect.catchIf(
           (error) => error._tag === "ServiceError" && error.code === 1203 && ids.length === 1,
-          () => Effect.succeed([] as VideoTask[]),
+          () => Effect.succeed<CheckedTasks<VideoTask>>({ tasks: [], anomalies: [] }),
         ),
       );
 
-    const queryVideos = (q: VideoQuery) =>
+    const queryVideosWith = (q: VideoQuery, strictly: boolean) =>
       Effect.suspend(() => {
         // The two id kinds must not share a call; each list is split into batches.
         const batches = [
           ...chunk([...new Set(q.taskIds ?? [])], batchLimit).map((ids) => ["task_ids", ids] as const),
           ...chunk([...new Set(q.externalTaskIds ?? [])], batchLimit).map((ids) => ["external_task_ids", ids] as const),
         ];
-        return Effect.map(
-          Effect.forEach(batches, ([param, ids]) => queryIds(param, ids), { concurrency: queryConcurrency }),
-          (answers) => answers.flat(),
-        );
+        return Effect.map(Effect.forEach(batches, ([param, ids]) => queryIds(param, ids, strictly), { concurrency: queryConcurrency }), merge);
       });
 
-    const cursorVideos = (req: CursorQueryRequest) => {
+    const queryVideos = (q: VideoQuery) => Effect.map(queryVideosWith(q, true), (c) => c.tasks);
+    const queryVideosChecked = (q: VideoQuery) => queryVideosWith(q, false);
+
+    const cursorVideosWith = (req: CursorQueryRequest, strictly: boolean) => {
       // The service takes the time bounds as strings of Unix milliseconds.
       const body: CursorQueryRequest = {
         ...req,
@@ -336,17 +428,43 @@ const make = (config: OmniClientConfig) =>
         ...(req.end_time !== undefined ? { end_time: String(req.end_time) } : {}),
       };
       return idempotent(
-        Effect.map(call("cursorVideos", "POST", paths.tasks, body), (data) => {
-          const page = data as CursorPage;
-          return {
-            ...page,
-            result: page.result.map(fillVideoTask),
-            count: page.count ?? page.result.length,
-            next_cursor: page.next_cursor ?? "",
-          };
-        }),
+        Effect.map(
+          Effect.flatMap(callTasks("cursorVideos", "POST", paths.tasks, body), (c) => (strictly ? strict(c) : Effect.succeed(c))),
+          (c) => {
+            const page = (c.page ?? {}) as Partial<CursorPage>;
+            const result = (c.tasks as VideoTask[]).map(fillVideoTask);
+            return {
+              ...page,
+              result,
+              has_more: page.has_more === true,
+              count: page.count ?? result.length,
+              next_cursor: page.next_cursor ?? "",
+              anomalies: c.anomalies,
+            };
+          },
+        ),
       );
     };
+
+    const cursorVideos = (req: CursorQueryRequest): Effect.Effect<CursorPage, ApiError> =>
+      Effect.map(cursorVideosWith(req, true), ({ anomalies: _anomalies, ...page }) => page);
+    const cursorVideosChecked = (req: CursorQueryRequest) => cursorVideosWith(req, false);
+
+    const getImageChecked = (idOrExternalId: string) =>
+      idempotent(
+        Effect.map(
+          callTasks("getImage", "GET", paths.imageTask(idOrExternalId)),
+          (c): CheckedTasks<ImageTask> => ({ tasks: (c.tasks as ImageTask[]).map(fillImageTask), anomalies: c.anomalies }),
+        ),
+      );
+
+    const listImagesChecked = (p: { readonly pageNum: number; readonly pageSize: number }) =>
+      idempotent(
+        Effect.map(
+          callTasks("listImages", "GET", `${paths.imageList}?pageNum=${p.pageNum}&pageSize=${p.pageSize}`),
+          (c): CheckedTasks<ImageTask> => ({ tasks: (c.tasks as ImageTask[]).map(fillImageTask), anomalies: c.anomalies }),
+        ),
+      );
 
     const getImage = (idOrExternalId: string) =>
       idempotent(Effect.map(call("getImage", "GET", paths.imageTask(idOrExternalId)), (data) => fillImageTask(data as ImageTask)));
@@ -390,7 +508,16 @@ const make = (config: OmniClientConfig) =>
         const pageSize = Math.min(500, Math.max(1, opts.pageSize ?? 100));
         const maxPages = Math.min(1000, Math.max(1, opts.maxPages ?? 50));
         for (let pageNum = 1; pageNum <= maxPages; pageNum++) {
-          const page = yield* listImages({ pageNum, pageSize });
+          const checked = yield* listImagesChecked({ pageNum, pageSize });
+          // An unreadable task that may be one we look for must not read as "not found"
+          // (that would send its create again): the lookup fails instead. Others are skipped.
+          const doubtful = checked.anomalies.filter((a) => a.externalId === undefined || wanted.has(a.externalId));
+          if (doubtful.length > 0) {
+            return yield* Effect.fail(
+              new DecodeError({ operation: "listImages", httpStatus: 200, requestId: doubtful[0]!.requestId, problems: doubtful.map((d) => d.problems).join("; ") }),
+            );
+          }
+          const page = checked.tasks;
           for (const task of page) {
             const id = task.task_info.external_task_id;
             if (id !== undefined && wanted.has(id) && !found.has(id)) {
@@ -398,7 +525,7 @@ const make = (config: OmniClientConfig) =>
               if (missedDirectly && directLookupWorks === undefined) directLookupWorks = false;
             }
           }
-          if (found.size === wanted.size || page.length < pageSize) break;
+          if (found.size === wanted.size || page.length + checked.anomalies.length < pageSize) break;
           if (opts.createdAfterMs !== undefined && page.every((task) => task.created_at < opts.createdAfterMs!)) break;
         }
         return found;
@@ -416,6 +543,20 @@ const make = (config: OmniClientConfig) =>
           resume(Effect.fail(new TransportError({ operation: "download", phase: "connect", reason: "malformed URL" })));
           return;
         }
+        if (target.protocol !== "http:" && target.protocol !== "https:") {
+          resume(
+            Effect.fail(
+              new ServiceError({
+                operation: "download",
+                code: undefined,
+                httpStatus: 400,
+                message: scrub(`refusing to fetch a result link that is not http(s) (${target.protocol.slice(0, 20)})`),
+                requestId: "",
+              }),
+            ),
+          );
+          return;
+        }
         const controller = new AbortController();
         let timedOut: "headers" | "body" | undefined;
         let timer = setTimeout(() => {
@@ -426,10 +567,26 @@ const make = (config: OmniClientConfig) =>
         signal.addEventListener("abort", onInterrupt);
         count("download");
         const started = Date.now();
+        // Result links are signed: a download never carries the key, wherever it points.
         const headers: Record<string, string> = { "User-Agent": userAgent };
-        // Result links are signed; the key goes only to the service's own origin.
-        if (target.origin === base.origin) headers["Authorization"] = `Bearer ${Redacted.value(config.apiKey)}`;
-        fetch(target.href, { method: "GET", agent: agentFor(downloadAgents), signal: controller.signal, headers }).then(
+        const get = async (href: string, hops: number): Promise<Response> => {
+          const response = await fetch(href, { method: "GET", agent: agentFor(downloadAgents), signal: controller.signal, headers, redirect: "manual" });
+          const location = response.headers.get("location");
+          if (!redirectStatuses.has(response.status) || location === null) return response;
+          response.body?.resume();
+          let next: URL;
+          try {
+            next = new URL(location, href);
+          } catch {
+            throw new RedirectRefused(`HTTP ${response.status} with a malformed redirect`);
+          }
+          if (next.protocol !== "http:" && next.protocol !== "https:") {
+            throw new RedirectRefused(`HTTP ${response.status} redirecting to a link that is not http(s) (${next.protocol.slice(0, 20)}): not followed`);
+          }
+          if (hops >= maxRedirects) throw new RedirectRefused(`more than ${maxRedirects} redirects: not followed`);
+          return get(next.href, hops + 1);
+        };
+        get(target.href, 0).then(
           async (response) => {
             signal.removeEventListener("abort", onInterrupt);
             clearTimeout(timer);
@@ -468,7 +625,7 @@ const make = (config: OmniClientConfig) =>
                   new TransportError({
                     operation: "download",
                     phase: code !== undefined && connectCodes.has(code) ? "connect" : "sent",
-                    reason: scrub(`${errorText(error)} (${urlForMessage(url)})`),
+                    reason: scrub(`${error instanceof RedirectRefused ? error.message : errorText(error)} (${urlForMessage(url)})`),
                   }),
                 ),
               );
@@ -510,6 +667,10 @@ const make = (config: OmniClientConfig) =>
       findImageByExternalId,
       findImagesByExternalIds,
       download,
+      queryVideosChecked,
+      cursorVideosChecked,
+      getImageChecked,
+      listImagesChecked,
       stats,
     });
   });

@@ -164,7 +164,8 @@ export interface ImageCreateRequest {
   model_name?: string;
   prompt: string;
   image_list?: Array<{ image: string }>;
-  element_list?: Array<{ element_id: number }>;
+  /** element_id is a 64-bit integer: a bigint when above 2^53 (written exactly, see exactJson.ts). */
+  element_list?: Array<{ element_id: number | bigint }>;
   resolution?: "1k" | "2k" | "4k";
   result_type?: "single" | "series";
   n?: number;

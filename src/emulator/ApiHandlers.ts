@@ -35,6 +35,11 @@ const pick = <T extends string>(v: unknown, allowed: readonly T[], fallback: T):
 export class EmulatorApi {
   constructor(private readonly deps: ApiDeps) {}
 
+  /** False while a new task is still inside the configured visibility lag. */
+  private visible(t: Task, now: number): boolean {
+    return now >= t.createdAt + this.deps.config().faults.visibilityLagMs;
+  }
+
   /** The account's standing, judged before the request is read. */
   private accountRefusal(): Answer | undefined {
     const code = this.deps.config().faults.refuseCreates;
@@ -190,8 +195,10 @@ export class EmulatorApi {
     const found: Task[] = [];
     const unknown: string[] = [];
     for (const id of ids) {
-      const t = byTask !== undefined ? this.deps.store.get(id) : this.deps.store.getByExternal(id);
-      if (t && t.kind === "video") found.push(t);
+      // Under duplicateExternalId "create-second" one external id may name several tasks: all are listed.
+      const matches = byTask !== undefined ? [this.deps.store.get(id)] : this.deps.store.allByExternal(id);
+      const shown = matches.filter((t): t is Task => t !== undefined && t.kind === "video" && this.visible(t, now));
+      if (shown.length > 0) found.push(...shown);
       else unknown.push(id);
     }
     if (unknown.length > 0 && cfg.faults.unknownIdsAnswer === "error-1203") {
@@ -254,6 +261,7 @@ export class EmulatorApi {
       if (t.createdAt > end) break;
       if (t.createdAt < start) continue;
       if (t.kind === "video" ? !wantVideo : !wantImage) continue;
+      if (!this.visible(t, now)) continue;
       if (statuses.length > 0 && !statuses.includes(phaseAt(t, now))) continue;
       if (result.length === limit) {
         hasMore = true;
@@ -277,8 +285,8 @@ export class EmulatorApi {
     const store = this.deps.store;
     let t = store.get(id);
     if ((!t || t.kind !== "image") && cfg.faults.imageQueryByExternalId) t = store.getByExternal(id);
-    if (!t || t.kind !== "image") return fail(404, 1203, `id: no image task '${id.slice(0, 200)}'`);
     const now = this.deps.now();
+    if (!t || t.kind !== "image" || !this.visible(t, now)) return fail(404, 1203, `id: no image task '${id.slice(0, 200)}'`);
     store.settle(now);
     return ok(imageTaskView(this.deps.view(), t, now));
   }
@@ -299,7 +307,10 @@ export class EmulatorApi {
     const list = store.images;
     const view = this.deps.view();
     const out = [];
-    for (let k = list.length - 1 - (num - 1) * size, taken = 0; k >= 0 && taken < size; k--, taken++) {
+    // Tasks inside the visibility lag are the newest: they are left out before paging.
+    let newest = list.length - 1;
+    while (newest >= 0 && !this.visible(list[newest]!, now)) newest--;
+    for (let k = newest - (num - 1) * size, taken = 0; k >= 0 && taken < size; k--, taken++) {
       out.push(imageTaskView(view, list[k]!, now));
     }
     return ok(out);

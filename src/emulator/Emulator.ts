@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { RuleContext } from "../rules/index.js";
+import { parseExact } from "../api/exactJson.js";
 import { fail, type Answer } from "./Answer.js";
 import { EmulatorApi } from "./ApiHandlers.js";
 import { CallbackSender, type CallbackFigures } from "./CallbackSender.js";
@@ -21,6 +22,7 @@ import {
 } from "./EmulatorConfig.js";
 import { configInvalid } from "./EmulatorConfigInvalid.js";
 import { elementLookup } from "./ElementLibrary.js";
+import { echoInFailures, externalIdOf, malformTask, mapTaskItems, unrequestedTask } from "./AnswerTampering.js";
 import { FaultInjector } from "./FaultInjector.js";
 import { isLoopbackAddress } from "../protocol/Loopback.js";
 import { resultFile } from "./ResultFiles.js";
@@ -158,10 +160,15 @@ export const startEmulator = async (
     if (viewCache?.config !== config) viewCache = { config, view: { config, signer, baseUrl } };
     return viewCache.view;
   };
-  let rulesCache: { elements: EmulatorConfig["elements"]; service: string; ctx: RuleContext } | undefined;
+  let rulesCache: { elements: EmulatorConfig["elements"]; service: string; modelLimits: boolean; ctx: RuleContext } | undefined;
   const rules = (): RuleContext => {
-    if (rulesCache?.elements !== config.elements || rulesCache.service !== config.service) {
-      rulesCache = { elements: config.elements, service: config.service, ctx: { service: config.service, elements: elementLookup(config.elements) } };
+    if (rulesCache?.elements !== config.elements || rulesCache.service !== config.service || rulesCache.modelLimits !== config.faults.modelLimits) {
+      rulesCache = {
+        elements: config.elements,
+        service: config.service,
+        modelLimits: config.faults.modelLimits,
+        ctx: { service: config.service, elements: elementLookup(config.elements), modelLimits: config.faults.modelLimits },
+      };
     }
     return rulesCache.ctx;
   };
@@ -264,7 +271,8 @@ export const startEmulator = async (
       return { ok: false };
     }
     try {
-      return { ok: true, value: JSON.parse(body.buf.toString("utf8")) };
+      // Integers above 2^53 (64-bit element ids) are read exactly, as bigint.
+      return { ok: true, value: parseExact(body.buf.toString("utf8")) };
     } catch (e) {
       send(res, fail(400, 1200, `body: malformed JSON (${(e as Error).message.slice(0, 120)})`));
       return { ok: false };
@@ -312,6 +320,14 @@ export const startEmulator = async (
     countRequest("download");
     if (req.method !== "GET" && req.method !== "HEAD") return send(res, fail(405, 1202, "result links answer GET only"), { allow: "GET" });
     const params = new URLSearchParams(search);
+    const redirectTo = config.faults.resultRedirectTo;
+    if (redirectTo !== "" && params.get("hop") === null) {
+      // "self": one hop back to this emulator (marked so it is served the second time).
+      const location = redirectTo === "self" ? `${path}?${search}&hop=1` : `${redirectTo}${path}?${search}`;
+      res.writeHead(302, { location, "content-length": 0 });
+      res.end();
+      return;
+    }
     const now = clock.now();
     const check = signer.check(path, params.get("expires"), params.get("sig"), now);
     if (!check.ok && check.reason === "tampered") return send(res, fail(403, 1103, "result link signature is not valid (hotlink protection)"));
@@ -375,7 +391,8 @@ export const startEmulator = async (
       }
     }
     if (!endpoint) {
-      if (allowed.length > 0) return send(res, fail(405, 1202, `invalid method ${method} for ${path}; allowed: ${allowed.join(", ")}`), { allow: allowed.join(", ") });
+      // The service's error table: a wrong method on a known path is HTTP 404 code 1202.
+      if (allowed.length > 0) return send(res, fail(404, 1202, `invalid method ${method} for ${path}; allowed: ${allowed.join(", ")}`), { allow: allowed.join(", ") });
       return send(res, fail(404, 1202, `no such API: ${method} ${path}`));
     }
     countRequest(endpoint);
@@ -385,12 +402,13 @@ export const startEmulator = async (
     faults.reseedIfChanged();
     const slow = faults.slowMs(endpoint);
     if (slow > 0) await delay(slow);
+    const echo = (a: Answer): Answer => (config.faults.echoAuthorization && a.code !== 0 ? { ...a, message: `${a.message} (request Authorization: ${auth})` } : a);
     const fault = faults.before(endpoint);
     if (fault?.kind === "reset") {
       req.socket.destroy();
       return;
     }
-    if (fault) return send(res, fail(fault.http, fault.code, fault.message));
+    if (fault) return stalled(endpoint, req, res, echo(fail(fault.http, fault.code, fault.message)));
     let answer: Answer;
     if (method === "POST") {
       const type = req.headers["content-type"];
@@ -417,7 +435,43 @@ export const startEmulator = async (
     if ((endpoint === "video.create" || endpoint === "image.create") && answer.code === 0 && faults.errorAfterCreate(endpoint)) {
       answer = fail(500, 5000, "internal error (emulated, after the task was created)");
     }
-    send(res, answer);
+    if (answer.code === 0 && (endpoint === "video.query" || endpoint === "video.cursor" || endpoint === "image.get" || endpoint === "image.list")) {
+      answer = tamper(endpoint, answer, auth);
+    }
+    return stalled(endpoint, req, res, echo(answer));
+  };
+
+  /** Query answers as a misbehaving service sends them (faults.malformedTask, unrequestedTaskRate, echoAuthorization). */
+  const tamper = (endpoint: EndpointName, answer: Answer, auth: string): Answer => {
+    let data = mapTaskItems(answer.data, (item) => (faults.malformed(endpoint, externalIdOf(item)) ? malformTask(item, config.faults.malformedTask.kind) : item));
+    if (config.faults.echoAuthorization) data = mapTaskItems(data, (item) => echoInFailures(item, auth));
+    if ((endpoint === "video.query" || endpoint === "image.get") && faults.unrequested(endpoint)) {
+      const extra = unrequestedTask(endpoint === "video.query" ? "video" : "image", ++unrequestedSeq, clock.now());
+      data = Array.isArray(data) ? [...data, extra] : extra;
+    }
+    return { ...answer, data };
+  };
+  let unrequestedSeq = 0;
+
+  /** Sends the answer, unless faults.stall says to hold it forever or drip it out byte by byte. */
+  const stalled = (endpoint: EndpointName, req: IncomingMessage, res: ServerResponse, answer: Answer): void => {
+    if (!faults.stall(endpoint)) return send(res, answer);
+    if (config.faults.stall.mode === "never") return; // the socket stays open until the client gives up or we close
+    const text = JSON.stringify({ code: answer.code, message: answer.message, request_id: `${requestPrefix}-${(++requestSeq).toString(36)}`, ...(answer.data !== undefined ? { data: answer.data } : {}) });
+    const bytes = Buffer.from(text);
+    res.writeHead(answer.http, { "content-type": "application/json; charset=utf-8", "content-length": bytes.length });
+    let at = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || at >= bytes.length) {
+        clearInterval(timer);
+        if (!res.destroyed) res.end();
+        return;
+      }
+      res.write(bytes.subarray(at, at + 1));
+      at += 1;
+    }, Math.max(1, config.faults.stall.dripMs));
+    timer.unref();
+    req.socket.once("close", () => clearInterval(timer));
   };
 
   const sockets = new Set<Socket>();

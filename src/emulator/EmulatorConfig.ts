@@ -123,8 +123,46 @@ export interface EmulatorConfig {
     readonly slowRate: number;
     /** Downloads cut off halfway (Content-Length announces the whole file). */
     readonly truncatedDownloadRate: number;
-    /** A create with an external_task_id already used: 400 code 1201, or the existing task. */
-    readonly duplicateExternalId: "reject-1201" | "return-existing";
+    /**
+     * A create with an external_task_id already used: 400 code 1201 ("reject-1201"), the
+     * existing task ("return-existing"), or a second task with the same external id,
+     * charged again ("create-second": the worst case a client must survive).
+     */
+    readonly duplicateExternalId: "reject-1201" | "return-existing" | "create-second";
+    /**
+     * A new task stays invisible to A2, A3, B2 and B3 for this long after its create
+     * (emulator clock; 0: visible at once). The real service's lag is undocumented.
+     */
+    readonly visibilityLagMs: number;
+    /**
+     * One task item of a query answer (A2, A3, B2, B3) served malformed: each item with
+     * probability `rate`, and always for tasks whose external id is listed. `kind` says how.
+     */
+    readonly malformedTask: {
+      readonly rate: number;
+      readonly externalIds: readonly string[];
+      readonly kind: MalformedKind;
+    };
+    /** Probability that an A2 answer carries a task nobody asked for, and B2 answers another task. */
+    readonly unrequestedTaskRate: number;
+    /**
+     * Probability that an API answer stalls: "never" sends nothing and holds the connection
+     * open; "drip" sends the headers, then the body one byte per `dripMs` (slow loris).
+     */
+    readonly stall: { readonly rate: number; readonly mode: "never" | "drip"; readonly dripMs: number };
+    /**
+     * Result links answer 302: "" off; "self" to the same link on this emulator (one hop);
+     * else a base URL (http://127.0.0.1:PORT) the path and query are appended to.
+     */
+    readonly resultRedirectTo: string;
+    /** Error messages and failed tasks' messages echo the request's Authorization header. */
+    readonly echoAuthorization: boolean;
+    /**
+     * Per-model capability limits (svc-image-o1: no 4k, no series; svc-v3-omni without
+     * reference images: no aspect_ratio auto) refused with 1201. On by default: the real
+     * outcome (refusal or silent fallback) is undocumented.
+     */
+    readonly modelLimits: boolean;
     /** A2 with ids that do not exist: omitted (`data: []`) or 404 code 1203. */
     readonly unknownIdsAnswer: "empty" | "error-1203";
     /** B2 also accepts an external_task_id in place of the task id. */
@@ -142,6 +180,18 @@ export interface EmulatorConfig {
   /** Largest media file fetched from a loopback URL, and its time limit. */
   readonly mediaFetch: { readonly maxBytes: number; readonly timeoutMs: number };
 }
+
+/** How a malformed task item is broken (see faults.malformedTask). */
+export const malformedKinds = [
+  "nan-charge",
+  "huge-charge",
+  "negative-charge",
+  "number-charge",
+  "null-message",
+  "bad-status",
+  "missing-id",
+] as const;
+export type MalformedKind = (typeof malformedKinds)[number];
 
 /** A patch of a config: any subset; null on an optional setting removes it. */
 export type DeepPartial<T> = T extends readonly unknown[]
@@ -194,6 +244,13 @@ export const defaultEmulatorConfig: EmulatorConfig = {
     slowRate: 0,
     truncatedDownloadRate: 0,
     duplicateExternalId: "reject-1201",
+    visibilityLagMs: 0,
+    malformedTask: { rate: 0, externalIds: [], kind: "nan-charge" },
+    unrequestedTaskRate: 0,
+    stall: { rate: 0, mode: "never", dripMs: 1_000 },
+    resultRedirectTo: "",
+    echoAuthorization: false,
+    modelLimits: true,
     unknownIdsAnswer: "empty",
     imageQueryByExternalId: true,
     refuseCreates: 0,
@@ -336,7 +393,22 @@ export const configProblems = (c: EmulatorConfig): string[] => {
   int("faults.rate1302Burst.every", f?.rate1302Burst?.every, 0);
   int("faults.rate1302Burst.length", f?.rate1302Burst?.length, 0);
   nonNeg("faults.slowMs", f?.slowMs);
-  oneOf("faults.duplicateExternalId", f?.duplicateExternalId, ["reject-1201", "return-existing"]);
+  oneOf("faults.duplicateExternalId", f?.duplicateExternalId, ["reject-1201", "return-existing", "create-second"]);
+  nonNeg("faults.visibilityLagMs", f?.visibilityLagMs);
+  rate("faults.malformedTask.rate", f?.malformedTask?.rate);
+  if (!Array.isArray(f?.malformedTask?.externalIds) || f.malformedTask.externalIds.some((e) => typeof e !== "string")) {
+    p.push("faults.malformedTask.externalIds must be a list of strings");
+  }
+  oneOf("faults.malformedTask.kind", f?.malformedTask?.kind, malformedKinds);
+  rate("faults.unrequestedTaskRate", f?.unrequestedTaskRate);
+  rate("faults.stall.rate", f?.stall?.rate);
+  oneOf("faults.stall.mode", f?.stall?.mode, ["never", "drip"]);
+  nonNeg("faults.stall.dripMs", f?.stall?.dripMs);
+  if (typeof f?.resultRedirectTo !== "string" || (f.resultRedirectTo !== "" && f.resultRedirectTo !== "self" && !/^https?:\/\/[^/?#]+$/.test(f.resultRedirectTo))) {
+    p.push('faults.resultRedirectTo must be "", "self" or a base URL like http://127.0.0.1:9000');
+  }
+  if (typeof f?.echoAuthorization !== "boolean") p.push("faults.echoAuthorization must be true or false");
+  if (typeof f?.modelLimits !== "boolean") p.push("faults.modelLimits must be true or false");
   oneOf("faults.unknownIdsAnswer", f?.unknownIdsAnswer, ["empty", "error-1203"]);
   if (typeof f?.imageQueryByExternalId !== "boolean") p.push("faults.imageQueryByExternalId must be true or false");
   if (![0, 1100, 1101, 1103, 1304].includes(f?.refuseCreates as number)) p.push("faults.refuseCreates must be 0, 1100, 1101, 1103 or 1304");

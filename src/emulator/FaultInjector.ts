@@ -102,6 +102,28 @@ export class FaultInjector {
     return true;
   }
 
+  /** Whether this task item of a query answer is served malformed (listed external id, or the dice). */
+  malformed(endpoint: EndpointName, externalId: string | undefined): boolean {
+    const m = this.config().faults.malformedTask;
+    const hit = (externalId !== undefined && m.externalIds.includes(externalId)) || (this.applies(endpoint) && this.prng.chance(m.rate));
+    if (hit) this.count("malformedTask");
+    return hit;
+  }
+
+  /** Whether this A2/B2 answer carries a task nobody asked for. */
+  unrequested(endpoint: EndpointName): boolean {
+    if (!this.applies(endpoint) || !this.prng.chance(this.config().faults.unrequestedTaskRate)) return false;
+    this.count("unrequestedTask");
+    return true;
+  }
+
+  /** Whether this API answer stalls (faults.stall). */
+  stall(endpoint: EndpointName): boolean {
+    if (endpoint === "download" || !this.applies(endpoint) || !this.prng.chance(this.config().faults.stall.rate)) return false;
+    this.count("stall");
+    return true;
+  }
+
   truncateDownload(): boolean {
     if (!this.applies("download") || !this.prng.chance(this.config().faults.truncatedDownloadRate)) return false;
     this.count("truncatedDownload");

@@ -44,6 +44,7 @@ export class TaskStore {
   readonly images: Task[] = [];
   private readonly byId = new Map<string, Task>();
   private readonly byExternal = new Map<string, Task>();
+  private readonly byExternalAll = new Map<string, Task[]>();
   private readonly events = new EventQueue();
   slots = new SlotPool();
   private prng: Prng;
@@ -69,6 +70,7 @@ export class TaskStore {
     this.images.length = 0;
     this.byId.clear();
     this.byExternal.clear();
+    this.byExternalAll.clear();
     this.events.clear();
     this.slots = new SlotPool();
     this.prng = new Prng(this.config().seed);
@@ -128,6 +130,7 @@ export class TaskStore {
         if (cfg.faults.duplicateExternalId === "return-existing" && existing.kind === req.kind) {
           return { kind: "existing", task: existing };
         }
+        if (cfg.faults.duplicateExternalId === "create-second") return this.createNew(req, now);
         const field = req.kind === "video" ? "options.external_task_id" : "external_task_id";
         return {
           kind: "refused",
@@ -137,6 +140,16 @@ export class TaskStore {
         };
       }
     }
+    return this.createNew(req, now);
+  }
+
+  /** Every task carrying this external id, oldest first (more than one only under "create-second"). */
+  allByExternal(externalId: string): readonly Task[] {
+    return this.byExternalAll.get(externalId) ?? [];
+  }
+
+  private createNew(req: NewTask, now: number): CreateOutcome {
+    const cfg = this.config();
     // Draws happen in a fixed order so a seed replays the same schedule.
     let image = req.image;
     if (image?.autoCount) image = { ...image, count: this.prng.int(2, 9) };
@@ -198,7 +211,10 @@ export class TaskStore {
     (task.kind === "video" ? this.videos : this.images).push(task);
     this.byId.set(task.id, task);
     if (task.externalId !== undefined) {
-      this.byExternal.set(task.externalId, task);
+      if (!this.byExternal.has(task.externalId)) this.byExternal.set(task.externalId, task);
+      const same = this.byExternalAll.get(task.externalId);
+      if (same) same.push(task);
+      else this.byExternalAll.set(task.externalId, [task]);
       this.createsByExternal.set(task.externalId, (this.createsByExternal.get(task.externalId) ?? 0) + 1);
     }
     this.slots.take(task.kind, slots, now);

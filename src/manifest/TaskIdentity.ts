@@ -9,6 +9,8 @@ import { createHash } from "node:crypto";
 /** JSON with object keys sorted at every level; `undefined` members are left out. */
 export const canonicalJson = (value: unknown): string => {
   if (value === null || typeof value !== "object") {
+    // An element id above 2^53: its exact digits, as the request carries it.
+    if (typeof value === "bigint") return value.toString();
     if (typeof value === "number" && !Number.isFinite(value)) return "null";
     return value === undefined ? "null" : JSON.stringify(value);
   }

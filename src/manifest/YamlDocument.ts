@@ -2,7 +2,7 @@
 // later check can point at the exact key or value. Duplicate keys and alias bombs are
 // reported here, as positioned diagnostics, before anything looks at the data.
 
-import { isMap, isPair, isScalar, isSeq, parseDocument, type Document, type Node } from "yaml";
+import { isMap, isPair, isScalar, isSeq, parseDocument, visit, type Document, type Node } from "yaml";
 import type { Diagnostic } from "./Diagnostic.js";
 import type { SourceFile } from "./SourceFile.js";
 
@@ -26,6 +26,22 @@ const yamlMessage = (code: string, message: string): string => {
 /** Where the document's data starts (after leading comments). */
 export const contentStart = (doc: Document.Parsed): number => (doc.contents as Node | null)?.range?.[0] ?? 0;
 
+/**
+ * Integers a number cannot hold exactly (above 2^53: the service's 64-bit element ids)
+ * become their digit strings instead of a rounded number, so they are never changed.
+ */
+const keepLongIntegers = (doc: Document.Parsed): void => {
+  visit(doc, {
+    Scalar(_key, node) {
+      const v = node.value;
+      const text = (node as { source?: unknown }).source;
+      if (typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v) && typeof text === "string" && /^[0-9]+$/.test(text)) {
+        node.value = text;
+      }
+    },
+  });
+};
+
 export const parseYaml = (source: SourceFile): ParsedYaml => {
   const doc = parseDocument(source.text, {
     uniqueKeys: true,
@@ -37,6 +53,7 @@ export const parseYaml = (source: SourceFile): ParsedYaml => {
   );
   for (const w of doc.warnings) diagnostics.push(source.at(w.pos[0], yamlMessage(w.code, w.message), "warning"));
   if (diagnostics.some((d) => d.severity === "error")) return { doc, value: undefined, diagnostics };
+  keepLongIntegers(doc);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIASES });

@@ -85,6 +85,11 @@ export const compileManifest = (
       return id;
     }
     const entry = elementTable.get(String(ref));
+    // A library id too long for a number (above 2^53) arrives as its digits.
+    if (!entry && typeof ref === "string" && /^[0-9]{16,}$/.test(ref)) {
+      if (!usedElementIds.has(ref)) usedElementIds.set(ref, path);
+      return ref;
+    }
     if (!entry) {
       const known = [...elementTable.keys()];
       sink.add(

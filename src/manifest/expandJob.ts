@@ -23,6 +23,7 @@ import { comboFolder, describeVars, folderPath, folderSegment } from "./outputFo
 import type { PlannedTask, SourcePos } from "./PlannedTask.js";
 import { intentDigest, requestHash, taskId } from "./TaskIdentity.js";
 import { render, type Scope } from "./Template.js";
+import { exactInteger } from "../api/exactJson.js";
 
 /** A local image as read once per file: content hash, base64 and what probing found. */
 export interface LocalImage {
@@ -63,6 +64,50 @@ export interface ExpandState {
   /** Tasks made so far across jobs, for max_tasks. */
   count: number;
 }
+
+/** Who holds a task folder, for the nesting check: the folder and the combination that made it. */
+interface FolderOwner {
+  readonly dir: string;
+  readonly combo: Combination;
+  readonly vars: Record<string, unknown>;
+}
+
+/**
+ * Per job: the folders in use by lower-cased path, and every proper ancestor of each.
+ * Folders must be unique as paths, not only as strings: one inside another (`x` and
+ * `x/image-1.png` after sanitising) or two differing only in case (one folder on macOS
+ * and Windows) would mix or overwrite two paid tasks' results.
+ */
+interface FolderIndex {
+  readonly exact: Map<string, FolderOwner>;
+  readonly ancestors: Map<string, FolderOwner>;
+}
+const folderIndexes = new WeakMap<Set<string>, FolderIndex>();
+
+/** Why `dir` clashes with a folder already in `index` (and whose), or undefined. */
+const folderClash = (index: FolderIndex, dir: string): { owner: FolderOwner; why: string } | undefined => {
+  const lower = dir.toLowerCase();
+  const same = index.exact.get(lower);
+  if (same) return { owner: same, why: `its folder '${dir}' differs only in letter case from '${same.dir}'` };
+  const parts = lower.split("/");
+  for (let n = 1; n < parts.length; n++) {
+    const outer = index.exact.get(parts.slice(0, n).join("/"));
+    if (outer) return { owner: outer, why: `its folder '${dir}' lies inside the folder '${outer.dir}'` };
+  }
+  const inner = index.ancestors.get(lower);
+  if (inner) return { owner: inner, why: `its folder '${dir}' holds the folder '${inner.dir}'` };
+  return undefined;
+};
+
+const addFolder = (index: FolderIndex, owner: FolderOwner): void => {
+  const lower = owner.dir.toLowerCase();
+  index.exact.set(lower, owner);
+  const parts = lower.split("/");
+  for (let n = 1; n < parts.length; n++) {
+    const key = parts.slice(0, n).join("/");
+    if (!index.ancestors.has(key)) index.ancestors.set(key, owner);
+  }
+};
 
 const URL_RE = /^https?:\/\//i;
 /** `@name` at the start of a word (after a space or an opening bracket or quote): not inside an address. */
@@ -142,6 +187,8 @@ export const expandJob = (
   const ruleContext: RuleContext = spec.elements ? { elements: spec.elements } : {};
   const dirs = state.dirs.get(job.id) ?? new Set<string>();
   state.dirs.set(job.id, dirs);
+  let folderIndex = folderIndexes.get(dirs);
+  if (!folderIndex) folderIndexes.set(dirs, (folderIndex = { exact: new Map(), ancestors: new Map() }));
   const tasks: PlannedTask[] = [];
   // Many tasks cost the same: one estimate object per amount keeps 100k tasks light.
   const estimates = new Map<number, { currency: string; amount: string }>();
@@ -317,12 +364,13 @@ export const expandJob = (
       } else {
         places?.set("prompt", { path: job.prompt.path });
         const imageList: { image: string }[] = [];
-        const elementList: { element_id: number }[] = [];
+        const elementList: { element_id: number | bigint }[] = [];
         for (const input of job.inputs) {
           if (input.role === "element") {
             places?.set(`element_list[${elementList.length}]`, declarationPlace(input.path));
             places?.set(`element_list[${elementList.length}].element_id`, { path: input.path });
-            elementList.push({ element_id: Number(input.elementId) });
+            // Exact: a 64-bit id above 2^53 stays a bigint, written as a JSON integer when sent.
+            elementList.push({ element_id: exactInteger(input.elementId!) });
             continue;
           }
           const n = imageList.length;
@@ -426,11 +474,22 @@ export const expandJob = (
           );
           continue;
         }
-        state.ids.set(id, { vars: taskVars, combo });
-        state.intents.set(id, intent);
         let dir = `${job.id}/${folder}${job.take > 1 ? `/take-${take}` : ""}`;
         if (dirs.has(dir)) dir = `${dir}-${id.slice(-6)}`;
+        const clash = folderClash(folderIndex, dir);
+        if (clash) {
+          const here = comboPlace(combo, clash.owner.combo);
+          const there = state.pos(comboPlace(clash.owner.combo, combo));
+          sink.add(
+            here,
+            `this task (${label() ?? "no matrix"}) cannot have its own results folder: ${clash.why}, made for the task (${describeVars(clash.owner.vars)}) at ${there.file}:${there.line}:${there.col}; both would be paid for and their results mixed or lost. Change the values or the 'output' template so no folder name is a prefix of another (letter case ignored)`,
+          );
+          continue;
+        }
+        state.ids.set(id, { vars: taskVars, combo });
+        state.intents.set(id, intent);
         dirs.add(dir);
+        addFolder(folderIndex, { dir, combo, vars: taskVars });
         // The body is this task's own object: with one take it is completed in place.
         const own = job.take === 1 ? body : { ...body };
         if (job.kind === "video") (own as VideoCreateRequest).options = { ...(own as VideoCreateRequest).options, external_task_id: id };

@@ -3,8 +3,6 @@
 // either returns a LoadedManifest or rejects with ManifestInvalid listing every problem.
 
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { probeImage } from "../rules/index.js";
 import { checkSchema } from "./checkSchema.js";
@@ -19,6 +17,7 @@ import type { JobSpec, ManifestSpec } from "./ManifestSpec.js";
 import { comboFolder } from "./outputFolder.js";
 import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
 import { readDataFile } from "./readDataFile.js";
+import { readRegularFileSync } from "./readRegularFile.js";
 import { SourceFile } from "./SourceFile.js";
 import { render, type Scope } from "./Template.js";
 import { requestHash, taskId } from "./TaskIdentity.js";
@@ -42,6 +41,9 @@ export const displayPath = (absolute: string, cwd: string): string => {
   return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel.split(sep).join("/") : absolute;
 };
 
+/** Largest manifest read (a guard far above any real manifest). */
+const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+
 export const lockfilePathFor = (manifest: string): string => manifest.replace(/\.ya?ml$/i, "") + ".lock.json";
 
 const invalid = (diagnostics: readonly Diagnostic[]): ManifestInvalid =>
@@ -55,26 +57,25 @@ const imageReader = (baseDir: string): ReadImage => {
     const cached = cache.get(file);
     if (cached) return cached;
     let result: LocalImage | { error: string };
-    try {
-      const size = statSync(file).size;
-      if (size > MAX_IMAGE_BYTES) result = { error: `is ${Math.round(size / 1048576)} MB, far over the service's limit` };
-      else {
-        const bytes = readFileSync(file);
-        result = {
-          sha256: createHash("sha256").update(bytes).digest("hex"),
-          base64: bytes.toString("base64"),
-          probe: probeImage(bytes),
-        };
-      }
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
+    // Only a regular file, bounded while reading (a FIFO or /dev/zero named as an image).
+    const read = readRegularFileSync(file, MAX_IMAGE_BYTES);
+    if (read.ok) {
+      const bytes = read.bytes;
+      result = {
+        sha256: createHash("sha256").update(bytes).digest("hex"),
+        base64: bytes.toString("base64"),
+        probe: probeImage(bytes),
+      };
+    } else {
       result = {
         error:
-          code === "ENOENT"
+          read.reason === "does not exist"
             ? `does not exist (looked for ${file}); give a path relative to the manifest, or an http(s) URL`
-            : code === "EISDIR"
+            : read.reason === "is a folder, not a file"
               ? "is a folder, not an image file"
-              : `cannot be read (${code ?? (error as Error).message})`,
+              : read.reason.startsWith("is larger than")
+                ? `${read.reason}, far over the service's limit`
+                : read.reason,
       };
     }
     cache.set(file, result);
@@ -87,14 +88,12 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
   const absolute = resolve(cwd, file);
   const display = displayPath(absolute, cwd);
   const dir = dirname(absolute);
-  let text: string;
-  try {
-    text = await readFile(absolute, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "does not exist" : code === "EISDIR" ? "is a folder" : `cannot be read (${code})`;
+  const read = readRegularFileSync(absolute, MAX_MANIFEST_BYTES);
+  if (!read.ok) {
+    const why = read.reason === "is a folder, not a file" ? "is a folder" : read.reason;
     throw invalid([{ severity: "error", file: display, line: 1, col: 1, message: `the manifest ${why}` }]);
   }
+  const text = read.bytes.toString("utf8");
   const source = new SourceFile(display, text);
   const parsed = parseYaml(source);
   if (parsed.diagnostics.some((d) => d.severity === "error")) throw invalid(parsed.diagnostics);

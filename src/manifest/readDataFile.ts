@@ -2,10 +2,10 @@
 // JSONL or YAML). Every problem points into the data file itself, at the line of the
 // bad row.
 
-import { readFileSync } from "node:fs";
 import { isSeq } from "yaml";
 import type { Diagnostic } from "./Diagnostic.js";
 import { parseCsv } from "./parseCsv.js";
+import { readRegularFileSync } from "./readRegularFile.js";
 import { SourceFile } from "./SourceFile.js";
 import { parseYaml } from "./YamlDocument.js";
 
@@ -23,17 +23,11 @@ export const readDataFile = (
   absolute: string,
   display: string,
 ): { ok: true; data: DataRows } | { ok: false; diagnostics: Diagnostic[]; reason?: string } => {
-  let text: string;
-  try {
-    const bytes = readFileSync(absolute);
-    if (bytes.length > MAX_BYTES) return { ok: false, diagnostics: [], reason: `is larger than ${MAX_BYTES >> 20} MB` };
-    text = bytes.toString("utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === "ENOENT" ? "does not exist" : code === "EISDIR" ? "is a folder, not a file" : `cannot be read (${code ?? (error as Error).message})`;
-    return { ok: false, diagnostics: [], reason };
-  }
+  // Only a regular file, its size bound checked while reading: a FIFO or a device named
+  // here (a CSV cell can name any path) must neither block nor be read forever.
+  const read = readRegularFileSync(absolute, MAX_BYTES);
+  if (!read.ok) return { ok: false, diagnostics: [], reason: read.reason };
+  const text = read.bytes.toString("utf8");
   const source = new SourceFile(display, text);
   const lower = absolute.toLowerCase();
   if (lower.endsWith(".csv")) {

@@ -17,6 +17,7 @@ import { RunPolicy, type Policy } from "../policy/Policy.js";
 import { outputKey, type RemoteOutput } from "../protocol/TaskView.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { extensionFor, fileNameFor, relativePath, resolveInside, UnsafeOutputPath } from "./OutputPaths.js";
+import { realDirInside } from "./OutputsFolderCheck.js";
 
 /** A task's results could not all be fetched; the task stays `succeeded` and is tried again. */
 export class DownloadFailed extends Data.TaggedError("DownloadFailed")<{
@@ -56,6 +57,28 @@ class Attempt extends Data.TaggedError("Attempt")<{
   /** No attempt can succeed (the result is gone, the path is unsafe). */
   readonly fatal: boolean;
 }> {}
+
+/**
+ * The largest file accepted per output type, checked against Content-Length and while
+ * reading, so an endless body cannot fill the disk. Generous: the service documents no
+ * sizes, and its largest outputs (10 s of 1080p video) are tens of megabytes.
+ */
+export const maxDownloadBytes: Readonly<Record<RemoteOutput["type"], number>> = {
+  video: 2 * 1024 ** 3,
+  image: 100 * 1024 ** 2,
+  audio: 500 * 1024 ** 2,
+  voice: 100 * 1024 ** 2,
+  element: 100 * 1024 ** 2,
+};
+
+const isHttpUrl = (url: string): boolean => {
+  try {
+    const { protocol } = new URL(url);
+    return protocol === "http:" || protocol === "https:";
+  } catch {
+    return false;
+  }
+};
 
 const sizeOf = (path: string): Promise<number | undefined> =>
   stat(path).then(
@@ -127,7 +150,12 @@ const fifoLimit = (permits: number) => {
     );
 };
 
-const make = (outputsDir: string, client: OmniClientService, policy: Policy): DownloaderService => {
+const make = (
+  outputsDir: string,
+  client: OmniClientService,
+  policy: Policy,
+  limits: Readonly<Record<RemoteOutput["type"], number>> = maxDownloadBytes,
+): DownloaderService => {
   const absolutePath = (rel: string) => resolveInside(outputsDir, rel);
   // One bound for the whole run, not per task: many tasks finish at once.
   const transfers = fifoLimit(Math.max(1, policy.downloadConcurrency));
@@ -142,8 +170,19 @@ const make = (outputsDir: string, client: OmniClientService, policy: Policy): Do
             const name = fileNameFor(ref, extensionFor(ref, url, response.headers["content-type"]));
             const rel = relativePath(dir, name);
             const target = absolutePath(rel);
+            // A symbolic link on the way (made before or during the run) must not carry the
+            // write out of the outputs folder: checked before the folder is made and after.
+            await realDirInside(outputsDir, dirname(target));
             await mkdir(dirname(target), { recursive: true });
+            await realDirInside(outputsDir, dirname(target));
             const temp = join(dirname(target), `.${name}.${process.pid}.${randomBytes(4).toString("hex")}.part`);
+            const cap = limits[ref.type];
+            const tooLarge = (what: string) =>
+              new Attempt({ message: `refusing a ${ref.type} result ${what} the limit of ${cap} bytes for ${ref.type} files`, refresh: false, fatal: true });
+            if (response.contentLength !== undefined && response.contentLength > cap) {
+              response.body.destroy();
+              throw tooLarge(`of ${response.contentLength} bytes, over`);
+            }
             const hash = createHash("sha256");
             let bytes = 0;
             const handle = await open(temp, "w");
@@ -151,8 +190,9 @@ const make = (outputsDir: string, client: OmniClientService, policy: Policy): Do
               for await (const chunk of response.body) {
                 if (signal.aborted) throw new Error("interrupted");
                 const data = chunk as Buffer;
-                hash.update(data);
                 bytes += data.byteLength;
+                if (bytes > cap) throw tooLarge("growing past");
+                hash.update(data);
                 // write() may write only part of the chunk (a full disk) and still succeed:
                 // write the rest, so the hash and size recorded are those of the file.
                 for (let done = 0; done < data.byteLength; ) {
@@ -222,6 +262,9 @@ const make = (outputsDir: string, client: OmniClientService, policy: Policy): Do
         if (url === undefined) {
           return Effect.fail(new Attempt({ message: "the service no longer lists this result", refresh: false, fatal: true }));
         }
+        if (!isHttpUrl(url)) {
+          return Effect.fail(new Attempt({ message: "the result link is not an http(s) URL: not fetched", refresh: false, fatal: true }));
+        }
         return transfers(transfer(ref, request.dir, url));
       });
     }).pipe(Effect.tapError((e) => Effect.sync(() => (needsRefresh = e.refresh))));
@@ -254,12 +297,19 @@ const make = (outputsDir: string, client: OmniClientService, policy: Policy): Do
       } catch {
         return;
       }
+      // Never delete through a link that leads out of the outputs folder.
+      if (!(await realDirInside(outputsDir, folder).then(() => true, () => false))) return;
       const names = await readdir(folder).catch(() => [] as string[]);
       await Promise.all(names.filter((n) => n.startsWith(".") && n.endsWith(".part")).map((n) => unlink(join(folder, n)).catch(() => undefined)));
     });
 
   const fetchAll = (request: FetchRequest): Effect.Effect<FetchResult, DownloadFailed> =>
     Effect.gen(function* () {
+      // The task's folder must not lead out of the outputs folder: refused before fetching.
+      yield* Effect.tryPromise({
+        try: () => realDirInside(outputsDir, absolutePath(request.dir)),
+        catch: (e) => new DownloadFailed({ message: `${request.dir}: ${(e as Error)?.message ?? String(e)}` }),
+      });
       yield* removeLeftovers(request.dir);
       const links = { current: request.outputs };
       const outputs = yield* Effect.forEach(

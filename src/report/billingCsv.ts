@@ -2,6 +2,7 @@
 // row with empty charge columns, so every task appears), RFC 4180 quoting.
 
 import type { LockFile } from "../state/LockFile.js";
+import { neutralise } from "../api/neutralise.js";
 
 const COLUMNS = [
   "external_task_id",
@@ -19,7 +20,9 @@ const COLUMNS = [
 
 /** A CSV field: quoted when it holds a comma, quote or line break; quotes doubled. */
 export const csvField = (value: string | number | undefined): string => {
-  const text = value === undefined ? "" : String(value);
+  // Control characters and escapes from the service or data files are made inert.
+  // Line breaks are kept (quoted, RFC 4180).
+  const text = value === undefined ? "" : String(value).split("\n").map(neutralise).join("\n");
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 };
 

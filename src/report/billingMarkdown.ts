@@ -5,6 +5,7 @@
 import type { TaskState } from "../state/LockFile.js";
 import type { BillingSummary, CashTotal, Charges, UnitTotal } from "./summarizeBilling.js";
 import { Decimal } from "./Decimal.js";
+import { neutralise } from "../api/neutralise.js";
 
 export interface DeletionWarning {
   readonly id: string;
@@ -13,8 +14,10 @@ export interface DeletionWarning {
   readonly deletesAt: number;
 }
 
+// Cells hold text from the service and from data files: escapes and control characters
+// are made inert (neutralise) so a step summary or a terminal shows them, never obeys them.
 const cell = (text: string | number | undefined): string =>
-  text === undefined ? "" : String(text).replace(/\r?\n/g, " ").replace(/\|/g, "\\|");
+  text === undefined ? "" : neutralise(String(text)).replace(/\|/g, "\\|");
 
 const row = (cells: readonly (string | number | undefined)[]): string => `| ${cells.map(cell).join(" | ")} |`;
 
@@ -87,5 +90,5 @@ export const formatBillingMarkdown = (summary: BillingSummary, deletions: readon
     if (deletions.length > MAX_ROWS) lines.push("", `... and ${deletions.length - MAX_ROWS} more: see results.jsonl (nearing_deletion).`);
     lines.push("");
   }
-  return `${lines.join("\n").trimEnd()}\n`;
+  return `${lines.map(neutralise).join("\n").trimEnd()}\n`;
 };

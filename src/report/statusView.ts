@@ -8,6 +8,7 @@ import { chargesLabel } from "./billingMarkdown.js";
 import { type Failures, formatFailures, groupFailures, type ManifestShape } from "./failureGroups.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type Charges, summarizeBilling, TASK_STATES } from "./summarizeBilling.js";
+import { neutralise } from "../api/neutralise.js";
 
 export interface StatusView {
   readonly name: string;
@@ -141,5 +142,6 @@ export const formatStatus = (view: StatusView, manifest: string, now: number): s
     if (view.nearing_deletion.length > LIST_LIMIT) out.push(`  ... and ${view.nearing_deletion.length - LIST_LIMIT} more`);
   }
   out.push("", `Spent: ${chargesLabel(view.spent)}`, `Outputs: ${view.outputs}`);
-  return `${out.join("\n")}\n`;
+  // Names, reasons and ids come from manifests, data files and the service: inert on a terminal.
+  return `${out.map(neutralise).join("\n")}\n`;
 };

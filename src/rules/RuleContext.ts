@@ -17,4 +17,10 @@ export interface RuleContext {
    * 1203 violation.
    */
   readonly elements?: (id: string) => ElementInfo | undefined;
+  /**
+   * Check the per-model capability limits (svc-image-o1: no 4k, no series; svc-v3-omni
+   * without reference images: no aspect_ratio auto). Default true; the emulator can turn
+   * it off to act as a service that falls back silently.
+   */
+  readonly modelLimits?: boolean;
 }

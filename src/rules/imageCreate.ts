@@ -67,10 +67,42 @@ export function checkImageCreate(body: unknown, ctx: RuleContext = {}): Violatio
     );
   }
 
+  if (ctx.modelLimits !== false) checkModelLimits(body, images, ctx.service, out);
+
   checkWatermark(body["watermark_info"], "watermark_info", "image.watermark_info", out);
   checkOptionalString(body["callback_url"], "callback_url", "image.callback_url.type", out);
   checkOptionalString(body["external_task_id"], "external_task_id", "image.external_task_id.type", out);
   return out;
+}
+
+/**
+ * Per-model capabilities from the service's image documentation: svc-image-o1 takes no
+ * 4k and no series; svc-v3-omni without reference images takes no aspect_ratio auto
+ * (auto is also the default when aspect_ratio is left out).
+ */
+function checkModelLimits(body: Record<string, unknown>, images: number | undefined, service = "svc", out: Violation[]): void {
+  const [o1, v3] = imageModelNames(service) as [string, string];
+  const model = body["model_name"] === undefined ? o1 : body["model_name"];
+  if (model === o1) {
+    if (body["resolution"] === "4k") {
+      out.push(violation("resolution", "image.model.resolution", `${o1} does not take resolution 4k: use 1k or 2k, or model_name ${v3}`));
+    }
+    if (body["result_type"] === "series") {
+      out.push(violation("result_type", "image.model.result_type", `${o1} does not take result_type series: use single, or model_name ${v3}`));
+    }
+  }
+  if (model === v3 && images === 0) {
+    const ratio = body["aspect_ratio"] ?? "auto";
+    if (ratio === "auto") {
+      out.push(
+        violation(
+          "aspect_ratio",
+          "image.model.aspect_ratio",
+          `${v3} without reference images does not take aspect_ratio auto (the default): give a ratio such as 16:9, or add a reference image`,
+        ),
+      );
+    }
+  }
 }
 
 /** Returns the list's length (0 when absent), or undefined when it is not a list. */
@@ -111,7 +143,9 @@ function checkElementList(list: unknown, ctx: RuleContext, out: Violation[]): nu
       return;
     }
     const id = item["element_id"];
-    if (typeof id !== "number" || !Number.isSafeInteger(id)) {
+    // 64-bit ids: a bigint (parsed or built exactly) or a safe integer; a number past
+    // 2^53 has already lost digits and would name another element.
+    if (typeof id === "bigint" ? id < 0n : typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) {
       out.push(
         violation(
           `element_list[${i}].element_id`,

@@ -292,7 +292,7 @@ test("stats count HTTP requests per operation", async ({ server }) => {
   assert.equal(stats.requests, { listImages: 1, queryVideos: 2 });
 });
 
-test("download sends the key to the service's own origin only", async ({ server }) => {
+test("download never sends the key, not even to the service's own origin (result links are signed)", async ({ server }) => {
   server.handle((_req, res) => {
     res.writeHead(200, { "content-type": "image/png", "content-length": "3" });
     res.end("png");
@@ -305,7 +305,7 @@ test("download sends the key to the service's own origin only", async ({ server 
   for await (const part of other.body) text += String(part);
   assert.is(text, "png");
   assert.is(other.contentLength, 3);
-  assert.is(server.seen[0]!.headers["authorization"], `Bearer ${apiKey}`);
+  assert.is(server.seen[0]!.headers["authorization"], undefined);
   assert.is(server.seen[1]!.headers["authorization"], undefined);
 });
 

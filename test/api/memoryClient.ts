@@ -131,6 +131,11 @@ export const memoryService = (script: { create?: CreateScript[] } = {}): MemoryS
         return new Map(byExternal("image", ids).map((t) => [t.externalId, image(t)] as const));
       }),
     download: () => Effect.die("downloads go through the memory downloader"),
+    // The per-task checked answers: this memory service sends no malformed task.
+    queryVideosChecked: (q) => Effect.map(client.queryVideos(q), (tasks) => ({ tasks, anomalies: [] })),
+    cursorVideosChecked: () => Effect.die("not used by the engine"),
+    getImageChecked: (id) => Effect.map(client.getImage(id), (t) => ({ tasks: [t], anomalies: [] })),
+    listImagesChecked: (p) => Effect.map(client.listImages(p), (tasks) => ({ tasks, anomalies: [] })),
     stats: Effect.sync(() => ({ requests: { ...calls } })),
   };
   return { client, layer: Layer.succeed(OmniClient, client), made, calls, seed };

@@ -86,7 +86,7 @@ test("aspect_ratio defaults to 16:9 only when nothing else gives a ratio", async
 test("image slots are n, or series_amount for a series", async () => {
   const m = await load(`${head}jobs:
   a: { kind: image, prompt: x, n: 3 }
-  b: { kind: image, prompt: y, result_type: series, series_amount: 6 }
+  b: { kind: image, prompt: y, model: svc-v3-omni, aspect_ratio: "1:1", result_type: series, series_amount: 6 }
 `);
   assert.equal(m.tasks.map((t) => t.slots), [3, 6]);
   const b = m.tasks[1]!;
@@ -343,6 +343,61 @@ test("every mistake in one string is reported, each at its column, downstream to
 `);
   const at = d.map((x) => `${x.line}:${x.col}`).sort();
   assert.equal(at, ["12:14", "12:31", "12:86", "7:20", "7:43"].sort(), d.map((x) => `${x.line}:${x.col} ${x.message}`).join("\n"));
+});
+
+test("per-model limits are caught at validate: svc-image-o1 with 4k or series, svc-v3-omni without references and an auto ratio", async () => {
+  const found = await problems(`${head}jobs:
+  a: { kind: image, prompt: x, resolution: 4k }
+  b: { kind: image, prompt: y, result_type: series }
+  c: { kind: image, prompt: z, model: svc-v3-omni }
+  d: { kind: image, prompt: w, model: svc-v3-omni, resolution: 4k, result_type: series, aspect_ratio: "16:9" }
+`);
+  const lines = found.map((d) => `${d.line}: ${d.message}`);
+  assert.is(lines.length, 3, lines.join("\n"));
+  assert.match(lines[0]!, /^4: resolution: svc-image-o1 does not take resolution 4k/);
+  assert.match(lines[1]!, /^5: result_type: svc-image-o1 does not take result_type series/);
+  assert.match(lines[2]!, /^6: .*svc-v3-omni without reference images does not take aspect_ratio auto/);
+});
+
+test("task folders must be unique as paths: one folder inside another is refused at validate, naming both positions", async () => {
+  const found = await problems(`${head}jobs:
+  pics:
+    kind: image
+    prompt: "{{ v }}"
+    output: "{{ v }}"
+    matrix:
+      v:
+        - x
+        - x/image-1.png
+        - y/z
+        - y
+`);
+  const lines = found.map((d) => `${d.line}:${d.col} ${d.message}`);
+  assert.is(lines.length, 2, lines.join("\n"));
+  assert.match(lines[0]!, /^11:\d+ .*its folder 'pics\/x\/image-1.png' lies inside the folder 'pics\/x'.* at .*m\.yaml:10:\d+/);
+  assert.match(lines[1]!, /^13:\d+ .*its folder 'pics\/y' holds the folder 'pics\/y\/z'.* at .*m\.yaml:12:\d+/);
+});
+
+test("task folders differing only in letter case are refused (one folder on macOS and Windows); equal names still get a suffix", async () => {
+  const found = await problems(`${head}jobs:
+  pics:
+    kind: image
+    prompt: "{{ v }}"
+    matrix:
+      v: [Alpha, alpha]
+`);
+  assert.is(found.length, 1);
+  assert.match(found[0]!.message, "differs only in letter case from 'pics/Alpha'");
+  const m = await load(`${head}jobs:
+  pics:
+    kind: image
+    prompt: "{{ v }} {{ w }}"
+    output: "{{ v }}"
+    matrix:
+      v: [a]
+      w: [one, two]
+`);
+  assert.equal(m.tasks.map((t) => t.dir.replace(/-[a-z2-7]{6}$/, "-<id>")), ["pics/a", "pics/a-<id>"]);
 });
 
 test.run();

@@ -80,7 +80,7 @@ test("other image content under the same path gives a new id", async () => {
 for (const [what, from, to] of [
   ["the prompt", "a calm sea", "a calm lake"],
   ["a setting", "duration: 5,", "duration: 10,"],
-  ["the resolution", "resolution: 2k", "resolution: 4k"],
+  ["the resolution", "resolution: 2k", "resolution: 1k"],
   ["the manifest name", "name: idt", "name: idt2"],
 ] as const) {
   test(`changing ${what} changes the id of the tasks it touches`, async () => {

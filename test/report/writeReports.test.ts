@@ -147,4 +147,22 @@ test("the step summary is appended even when the reports were current", async ()
   assert.is(await readFile(summaryFile, "utf8"), `${formatBillingMarkdown(again.summary, again.deletions)}\n`);
 });
 
+test("terminal escapes and control characters from the service or data files are inert in billing.md, billing.csv and status", async () => {
+  const { formatStatus, statusView } = await import("../../src/report/statusView.js");
+  const hostile = "\u001b]0;owned\u0007\u001b[2Jgone\u202e";
+  const lock = {
+    ...fixtureLock,
+    tasks: {
+      ...fixtureLock.tasks,
+      "spring-evil-1": { ...fixtureLock.tasks["spring-clips-b"]!, job: "evil", vars: { product: hostile }, state: "failed" as const, error: { message: `Task failed: ${hostile}`, at: NOW } },
+    },
+  };
+  const md = formatBillingMarkdown(summarizeBilling(lock));
+  assert.not.ok(/[\u0000-\u0009\u000b-\u001f\u202e]/.test(md), md);
+  assert.match(md, "\\x1b]0;owned\\x07\\x1b[2Jgone\\u202e");
+  assert.is(csvField(hostile), "\\x1b]0;owned\\x07\\x1b[2Jgone\\u202e");
+  const status = formatStatus(statusView(lock, { lockfile: "m.lock.json", outputs: "out" }, undefined, NOW), "m.yaml", NOW);
+  assert.not.ok(/[\u0000-\u0009\u000b-\u001f\u202e]/.test(status), status);
+});
+
 test.run();

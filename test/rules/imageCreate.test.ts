@@ -36,7 +36,7 @@ test("a body that is not an object is one violation", () => {
 
 test("model_name: both models pass, others fail; the service name is configurable", () => {
   assert.equal(check({ model_name: "svc-image-o1" }), []);
-  assert.equal(check({ model_name: "svc-v3-omni" }), []);
+  assert.equal(check({ model_name: "svc-v3-omni", aspect_ratio: "1:1" }), []);
   assert.equal(rules(check({ model_name: "svc-o1" })), ["image.model_name.enum"]);
   assert.equal(check({ model_name: "acme-image-o1" }, { service: "acme" }), []);
   assert.equal(rules(check({ model_name: "svc-image-o1" }, { service: "acme" })), ["image.model_name.enum"]);
@@ -85,8 +85,9 @@ test("unknown element ids are answered with 1203 when the library is known", () 
 });
 
 test("resolution, result_type and aspect_ratio accept exactly their enums", () => {
-  for (const resolution of ["1k", "2k", "4k"]) assert.equal(check({ resolution }), []);
-  for (const result_type of ["single", "series"]) assert.equal(check({ result_type }), []);
+  const v3 = { model_name: "svc-v3-omni", aspect_ratio: "1:1" };
+  for (const resolution of ["1k", "2k", "4k"]) assert.equal(check({ ...v3, resolution }), []);
+  for (const result_type of ["single", "series"]) assert.equal(check({ ...v3, result_type }), []);
   for (const aspect_ratio of ["16:9", "9:16", "1:1", "4:3", "3:4", "3:2", "2:3", "21:9", "auto"]) assert.equal(check({ aspect_ratio }), []);
   assert.equal(rules(check({ resolution: "8k", result_type: "batch", aspect_ratio: "5:4" })), [
     "image.resolution.enum",
@@ -105,7 +106,7 @@ test("n: 1 and 9 pass, 0 and 10 fail, non-integers fail", () => {
 });
 
 test('series_amount: 2, 9 and "auto" pass; 1, 10 and other strings fail', () => {
-  const at = (series_amount: unknown) => rules(check({ result_type: "series", series_amount }));
+  const at = (series_amount: unknown) => rules(check({ model_name: "svc-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount }));
   assert.equal(at(2), []);
   assert.equal(at(9), []);
   assert.equal(at("auto"), []);
@@ -138,6 +139,16 @@ test("watermark_info, callback_url and external_task_id shapes", () => {
   assert.equal(rules(check({ watermark_info: "on" })), ["image.watermark_info.object"]);
   assert.equal(rules(check({ watermark_info: { enabled: 1 } })), ["image.watermark_info.enabled"]);
   assert.equal(rules(check({ callback_url: 1, external_task_id: null })), ["image.callback_url.type", "image.external_task_id.type"]);
+});
+
+test("per-model limits: svc-image-o1 takes no 4k and no series; svc-v3-omni without reference images takes no auto ratio", () => {
+  assert.equal(rules(check({ resolution: "4k" })), ["image.model.resolution"]);
+  assert.equal(rules(check({ model_name: "svc-image-o1", result_type: "series" })), ["image.model.result_type"]);
+  assert.equal(rules(check({ model_name: "svc-v3-omni", aspect_ratio: "auto" })), ["image.model.aspect_ratio"]);
+  assert.equal(rules(check({ model_name: "svc-v3-omni" })), ["image.model.aspect_ratio"], "auto is the default ratio");
+  assert.equal(check({ model_name: "svc-v3-omni", image_list: images(1) }), [], "with a reference image auto is fine");
+  assert.equal(check({ model_name: "acme-v3-omni", aspect_ratio: "16:9", resolution: "4k", result_type: "series" }, { service: "acme" }), []);
+  assert.equal(check({ resolution: "4k", result_type: "series" }, { modelLimits: false }), []);
 });
 
 test.run();

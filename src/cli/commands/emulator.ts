@@ -51,6 +51,17 @@ export const emulatorConfigFromArgs = async (args: ParsedArgs): Promise<{ config
       balance: str(args, "balance"),
     },
     results: { extraOutputs: args.values["extra-outputs"] === true ? true : undefined },
+    faults: {
+      visibilityLagMs: int("visibility-lag-ms", 0),
+      duplicateExternalId: str(args, "duplicate-ids") as EmulatorConfig["faults"]["duplicateExternalId"] | undefined,
+      errorAfterCreateRate: num("error-after-create", 0, 1),
+      malformedTask: { rate: num("malformed-task-rate", 0, 1) },
+      unrequestedTaskRate: num("unrequested-task-rate", 0, 1),
+      stall: { rate: num("stall-rate", 0, 1), mode: str(args, "stall-mode") as "never" | "drip" | undefined },
+      resultRedirectTo: str(args, "redirect-results"),
+      echoAuthorization: args.values["echo-authorization"] === true ? true : undefined,
+      modelLimits: args.values["no-model-limits"] === true ? false : undefined,
+    },
   };
   if (problems.length > 0) throw configInvalid("command line", problems);
   let base: DeepPartial<EmulatorConfig> = {};
@@ -136,6 +147,20 @@ export const emulatorCommand = defineCommand({
     currency: { type: "string", value: "CUR", description: "USD (default) or CNY." },
     balance: { type: "string", value: "AMOUNT", description: "Account balance; creates past it answer 1102 (default unlimited)." },
     "extra-outputs": { type: "boolean", description: "Add audio, voice and element output items to video results." },
+    "visibility-lag-ms": { type: "string", value: "MS", description: "New tasks stay invisible to queries and lists for MS milliseconds." },
+    "duplicate-ids": {
+      type: "string",
+      value: "MODE",
+      description: "A reused external_task_id: reject-1201 (default), return-existing, or create-second (a second, paid task).",
+    },
+    "error-after-create": { type: "string", value: "P", description: "Probability that a create is carried out and then answered 500." },
+    "malformed-task-rate": { type: "string", value: "P", description: "Probability that a task item of a query answer is malformed." },
+    "unrequested-task-rate": { type: "string", value: "P", description: "Probability that a query answer carries a task nobody asked for." },
+    "stall-rate": { type: "string", value: "P", description: "Probability that an API answer stalls (see --stall-mode)." },
+    "stall-mode": { type: "string", value: "MODE", description: "never (no answer at all, the default) or drip (one byte a second)." },
+    "redirect-results": { type: "string", value: "TO", description: "Result links answer 302: self (same origin) or a base URL." },
+    "echo-authorization": { type: "boolean", description: "Error and failure messages echo the request's Authorization header." },
+    "no-model-limits": { type: "boolean", description: "Accept what the per-model limits refuse (a silent fallback)." },
   },
   positionals: { min: 0, max: 0, name: "" },
   run,
