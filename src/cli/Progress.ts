@@ -5,6 +5,7 @@
 // (as the `summary` event with --json).
 
 import { BigDecimal } from "effect";
+import { formatAmount, parseAmount, plus, ZERO } from "../money/Money.js";
 import type { BillingEntry } from "../api/wire.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
@@ -119,9 +120,9 @@ export class Progress {
     for (const b of billing) {
       if (b.charge_type !== "cash") continue;
       const cur = b.currency ?? "";
-      const amount = BigDecimal.fromString(b.amount);
-      if (amount._tag === "None") continue;
-      this.spend.set(cur, BigDecimal.sum(this.spend.get(cur) ?? BigDecimal.fromBigInt(0n), amount.value));
+      const amount = parseAmount(b.amount);
+      if (amount === undefined || BigDecimal.isNegative(amount)) continue;
+      this.spend.set(cur, plus(this.spend.get(cur) ?? ZERO, amount));
     }
   }
 
@@ -138,7 +139,7 @@ export class Progress {
 
   private spendText(): string {
     if (this.spend.size === 0) return "nothing charged yet";
-    return [...this.spend].map(([cur, amount]) => `${BigDecimal.format(BigDecimal.normalize(amount))} ${cur}`.trim()).join(", ");
+    return [...this.spend].map(([cur, amount]) => `${formatAmount(amount)} ${cur}`.trim()).join(", ");
   }
 
   private eta(done: number, total: number): string {

@@ -3,24 +3,20 @@
 // currency) plus the estimate of every task still running, plus the next one.
 // Exact decimals (BigDecimal), never floats. Pure.
 
-import { BigDecimal, Option } from "effect";
+import { BigDecimal } from "effect";
 import type { BillingEntry } from "../api/wire.js";
+import { cashCharged } from "../money/charges.js";
+import { amountOf, formatAmount, sum, ZERO } from "../money/Money.js";
 
 export interface BudgetLimit {
   readonly max: string;
   readonly currency: string;
 }
 
-const decimal = (s: string | undefined): BigDecimal.BigDecimal =>
-  s === undefined ? BigDecimal.fromBigInt(0n) : Option.getOrElse(BigDecimal.fromString(s.trim()), () => BigDecimal.fromBigInt(0n));
+const decimal = amountOf;
 
 /** Cash charged in `currency` by these billing entries. Entries without a currency count as the budget's. */
-export const chargedIn = (billing: readonly BillingEntry[], currency: string): BigDecimal.BigDecimal =>
-  BigDecimal.sumAll(
-    billing
-      .filter((b) => b.charge_type === "cash" && (b.currency === undefined || b.currency === currency))
-      .map((b) => decimal(b.amount)),
-  );
+export const chargedIn = cashCharged;
 
 export interface Spending {
   /** Charged so far (finished tasks). */
@@ -34,8 +30,8 @@ export const spending = (
   inFlightEstimates: Iterable<{ currency: string; amount: string } | undefined>,
   currency: string,
 ): Spending => ({
-  charged: BigDecimal.sumAll([...charged].map((b) => chargedIn(b, currency))),
-  inFlight: BigDecimal.sumAll(
+  charged: sum([...charged].map((b) => chargedIn(b, currency))),
+  inFlight: sum(
     [...inFlightEstimates].filter((e) => e !== undefined && e.currency === currency).map((e) => decimal(e!.amount)),
   ),
 });
@@ -46,8 +42,8 @@ export const wouldExceed = (
   spent: Spending,
   next: { currency: string; amount: string } | undefined,
 ): boolean => {
-  const nextCost = next !== undefined && next.currency === limit.currency ? decimal(next.amount) : BigDecimal.fromBigInt(0n);
-  const total = BigDecimal.sumAll([spent.charged, spent.inFlight, nextCost]);
+  const nextCost = next !== undefined && next.currency === limit.currency ? decimal(next.amount) : ZERO;
+  const total = sum([spent.charged, spent.inFlight, nextCost]);
   return BigDecimal.greaterThan(total, decimal(limit.max));
 };
 
@@ -55,4 +51,4 @@ export const wouldExceed = (
 export const isExhausted = (limit: BudgetLimit, spent: Spending): boolean =>
   BigDecimal.greaterThanOrEqualTo(BigDecimal.sum(spent.charged, spent.inFlight), decimal(limit.max));
 
-export const formatMoney = (amount: BigDecimal.BigDecimal): string => BigDecimal.format(BigDecimal.normalize(amount));
+export const formatMoney = (amount: BigDecimal.BigDecimal): string => formatAmount(amount);

@@ -3,8 +3,9 @@
 // budget counts every charge the lockfile records (earlier runs included), as the
 // run does. Pure, exact decimals (BigDecimal): the same arithmetic the run's budget uses.
 
-import { BigDecimal, Option } from "effect";
-import type { BillingEntry } from "../api/wire.js";
+import { BigDecimal } from "effect";
+import { cashCharged } from "../money/charges.js";
+import { amountOf, formatAmount, ZERO } from "../money/Money.js";
 import type { LockFile } from "../state/LockFile.js";
 import type { PlanResult } from "./diffPlan.js";
 
@@ -23,20 +24,9 @@ export interface BudgetOutlook {
   readonly unpriced: Readonly<Record<string, number>>;
 }
 
-const ZERO = BigDecimal.fromBigInt(0n);
-
-const decimal = (s: string | undefined): BigDecimal.BigDecimal =>
-  s === undefined ? ZERO : Option.getOrElse(BigDecimal.fromString(s.trim()), () => ZERO);
-
-const format = (d: BigDecimal.BigDecimal): string => BigDecimal.format(BigDecimal.normalize(d));
-
-/** Cash charged in `currency`; entries without a currency count as the budget's. Negative amounts never reduce spend. */
-const charged = (billing: readonly BillingEntry[], currency: string): BigDecimal.BigDecimal =>
-  BigDecimal.sumAll(
-    billing
-      .filter((b) => b.charge_type === "cash" && (b.currency === undefined || b.currency === currency))
-      .map((b) => BigDecimal.max(decimal(b.amount), ZERO)),
-  );
+const decimal = amountOf;
+const format = (d: BigDecimal.BigDecimal): string => formatAmount(d);
+const charged = cashCharged;
 
 const bump = (into: Record<string, number>, job: string, n: number): void => {
   if (n > 0) into[job] = (into[job] ?? 0) + n;

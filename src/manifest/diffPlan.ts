@@ -6,7 +6,7 @@
 
 import type { LockFile, LockTask, TaskState } from "../state/LockFile.js";
 import type { LoadedManifest } from "./LoadedManifest.js";
-import { formatMicros, toMicros } from "./Money.js";
+import { type Amount, amountOf, formatAmount, plus, times } from "../money/Money.js";
 import { join } from "node:path";
 import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
 
@@ -221,7 +221,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
         vars: {},
         count: waiting,
         note,
-        ...(each ? { estimate: { currency: each.currency, amount: formatMicros(toMicros(each.amount) * waiting) } } : {}),
+        ...(each ? { estimate: { currency: each.currency, amount: formatAmount(times(amountOf(each.amount), waiting)) } } : {}),
       });
     }
   }
@@ -254,8 +254,8 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
   const jobs: Record<string, PlanCounts> = {};
   for (const j of manifest.jobs) jobs[j.id] = emptyCounts();
   const total = emptyCounts();
-  const micros = new Map<string, number>();
-  const waitingMicros = new Map<string, number>();
+  const costs = new Map<string, Amount>();
+  const waitingCosts = new Map<string, Amount>();
   for (const e of entries) {
     const c = (jobs[e.job] ??= emptyCounts());
     const n = e.mark === "…" ? (e.count ?? 0) : 1;
@@ -266,14 +266,16 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
       total.inFlight++;
     }
     if (e.estimate && e.mark !== "=" && e.mark !== "-") {
-      const into = e.mark === "…" ? waitingMicros : micros;
-      into.set(e.estimate.currency, (into.get(e.estimate.currency) ?? 0) + toMicros(e.estimate.amount));
+      const into = e.mark === "…" ? waitingCosts : costs;
+      const before = into.get(e.estimate.currency);
+      const cost = amountOf(e.estimate.amount);
+      into.set(e.estimate.currency, before === undefined ? cost : plus(before, cost));
     }
   }
   const estimate: Record<string, string> = {};
-  for (const [currency, m] of micros) estimate[currency] = formatMicros(m);
+  for (const [currency, m] of costs) estimate[currency] = formatAmount(m);
   const waitingEstimate: Record<string, string> = {};
-  for (const [currency, m] of waitingMicros) waitingEstimate[currency] = formatMicros(m);
+  for (const [currency, m] of waitingCosts) waitingEstimate[currency] = formatAmount(m);
   return {
     manifest: manifest.file,
     lockfile: manifest.lockfilePath,

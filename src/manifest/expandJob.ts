@@ -18,7 +18,8 @@ import {
 import { axisIndices, expandMatrix, productSize, type Combination } from "./expandMatrix.js";
 import { declarationPlace, type DiagnosticSink, type Place } from "./Locator.js";
 import type { JobSpec, ManifestSpec, Value } from "./ManifestSpec.js";
-import { formatMicros, toMicros } from "./Money.js";
+import { type Amount, formatAmount, fromPrice, times } from "../money/Money.js";
+import { imageOutputs } from "../rules/outputCount.js";
 import { comboFolder, describeVars, folderPath, folderSegment } from "./outputFolder.js";
 import type { PlannedTask, SourcePos } from "./PlannedTask.js";
 import { intentDigest, requestHash, taskId } from "./TaskIdentity.js";
@@ -191,12 +192,13 @@ export const expandJob = (
   if (!folderIndex) folderIndexes.set(dirs, (folderIndex = { exact: new Map(), ancestors: new Map() }));
   const tasks: PlannedTask[] = [];
   // Many tasks cost the same: one estimate object per amount keeps 100k tasks light.
-  const estimates = new Map<number, { currency: string; amount: string }>();
-  const estimateOf = (micros: number) => {
-    let e = estimates.get(micros);
+  const estimates = new Map<string, { currency: string; amount: string }>();
+  const estimateOf = (cost: Amount) => {
+    const amount = formatAmount(cost);
+    let e = estimates.get(amount);
     if (!e) {
-      e = { currency: spec.prices!.currency, amount: formatMicros(micros) };
-      estimates.set(micros, e);
+      e = { currency: spec.prices!.currency, amount };
+      estimates.set(amount, e);
     }
     return e;
   };
@@ -279,7 +281,7 @@ export const expandJob = (
 
       let body: VideoCreateRequest | ImageCreateRequest;
       let slots = 1;
-      let estimateMicros: number | undefined;
+      let estimateCost: Amount | undefined;
       const promptRaw = get(job.prompt);
       const prompt = typeof promptRaw === "string" ? promptRaw : "";
 
@@ -359,7 +361,8 @@ export const expandJob = (
         };
         const perSecond = spec.prices?.video?.[String(settings.resolution)];
         if (perSecond !== undefined && typeof settings.duration === "number") {
-          estimateMicros = toMicros(perSecond) * settings.duration;
+          const price = fromPrice(perSecond);
+          if (price !== undefined) estimateCost = times(price, settings.duration);
         }
       } else {
         places?.set("prompt", { path: job.prompt.path });
@@ -423,13 +426,12 @@ export const expandJob = (
         imageBody.aspect_ratio = aspect as string;
         if (watermark) imageBody.watermark_info = { enabled: true };
         body = imageBody;
-        const count = resultType === "series" ? (seriesAmount === "auto" ? 9 : Number(seriesAmount)) : Number(n);
-        slots = Number.isFinite(count) && count > 0 ? count : 1;
+        // `auto` series: the service picks the count (up to 9 slots); estimated at the default.
+        const outputs = imageOutputs({ result_type: resultType, n, series_amount: seriesAmount });
+        slots = outputs.atMost;
         const perImage = spec.prices?.image?.[String(resolution)];
-        if (perImage !== undefined) {
-          // `auto` series: the service picks the count; estimate with the default 4.
-          estimateMicros = toMicros(perImage) * (seriesAmount === "auto" && resultType === "series" ? 4 : slots);
-        }
+        const price = perImage === undefined ? undefined : fromPrice(perImage);
+        if (price !== undefined) estimateCost = times(price, outputs.expected);
       }
       if (places && !failed) {
         fields = places;
@@ -510,7 +512,7 @@ export const expandJob = (
           source,
           request,
         } as PlannedTask & { estimate?: unknown; upstream?: unknown };
-        if (estimateMicros !== undefined) task.estimate = estimateOf(estimateMicros);
+        if (estimateCost !== undefined) task.estimate = estimateOf(estimateCost);
         if (item) task.upstream = item.upstream;
         tasks.push(task);
       }

@@ -10,6 +10,7 @@ import { compileManifest, templatesOf, type LoadRows } from "./compileManifest.j
 import { ManifestInvalid, type Diagnostic } from "./Diagnostic.js";
 import { expandJob, type ExpandState, type ItemSource, type LocalImage, type ReadImage } from "./expandJob.js";
 import { expandMatrix } from "./expandMatrix.js";
+import { imageOutputs } from "../rules/outputCount.js";
 import { formatDiagnostics } from "./formatDiagnostics.js";
 import type { JobInfo, LoadedManifest } from "./LoadedManifest.js";
 import { DiagnosticSink, Locator, type Place } from "./Locator.js";
@@ -155,6 +156,16 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
   });
 };
 
+/** Outputs one task of a job is expected to make (videos 1; images by the one rule in src/rules/outputCount.ts). */
+const outputsPerTask = (job: JobSpec): number =>
+  job.kind === "video"
+    ? 1
+    : imageOutputs({
+        result_type: job.fields.get("result_type")?.literal,
+        n: job.fields.get("n")?.literal,
+        series_amount: job.fields.get("series_amount")?.literal,
+      }).expected;
+
 /**
  * With a budget, a task whose kind and resolution have no price cannot be counted
  * against it: one warning per job, at the job, saying which prices are missing.
@@ -221,13 +232,7 @@ const checkDownstreamTemplates = (
       example?.vars ?? (chained ? {} : (expandMatrix(up.axes, up.include, up.exclude)[0]?.values ?? {}));
     const output = { url: "https://upstream.invalid/example", file: "/upstream/example", sha256: "0".repeat(64), type: up.kind };
     const task = example?.id ?? `${spec.name}-${up.id}-example`;
-    let outputs = 1;
-    if (up.kind === "image") {
-      const n = up.fields.get("n")?.literal;
-      const series = up.fields.get("result_type")?.literal === "series";
-      const amount = up.fields.get("series_amount")?.literal;
-      outputs = series ? (typeof amount === "number" ? amount : 9) : typeof n === "number" ? n : 1;
-    }
+    const outputs = outputsPerTask(up);
     const item =
       job.forEach.mode === "outputs"
         ? { ...output, index: 0, task, job: up.id, vars }
@@ -392,16 +397,6 @@ const makeLoaded = (args: {
     else tasksByJob.set(t.job, [t]);
   }
 
-  const outputsPerTask = (job: JobSpec): number => {
-    if (job.kind === "video") return 1;
-    const lit = (wire: string) => job.fields.get(wire)?.literal;
-    if ((lit("result_type") ?? "single") === "series") {
-      const amount = lit("series_amount") ?? 4;
-      return typeof amount === "number" ? amount : 4;
-    }
-    const n = lit("n") ?? 1;
-    return typeof n === "number" ? n : 1;
-  };
   const expectedTaskCount = (job: JobSpec, counts?: ReadonlyMap<string, number>): number => {
     const combos = expandMatrix(job.axes, job.include, job.exclude).length * job.take;
     if (!job.forEach) return combos;
