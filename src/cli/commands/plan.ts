@@ -8,6 +8,7 @@ import { displayPath, loadManifest } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import { diffPlan } from "../../manifest/diffPlan.js";
 import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";
+import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { emulatedManifest } from "../../engine/EmulatedRun.js";
@@ -40,6 +41,7 @@ export const planCommand = defineCommand({
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);
       const plan = diffPlan(m, lock);
+      annotateDiagnostics(m.warnings, io);
       if (json) {
         io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), diagnostics: m.warnings })}\n`);
         return ExitCode.Ok;
@@ -49,6 +51,7 @@ export const planCommand = defineCommand({
       return ExitCode.Ok;
     } catch (error) {
       if (json && error instanceof ManifestInvalid) {
+        annotateFailure(error, io);
         io.stdout.write(`${JSON.stringify({ valid: false, manifest: file, diagnostics: error.diagnostics })}\n`);
         return ExitCode.Invalid;
       }
