@@ -13,12 +13,14 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import { commitBack, type CommitBackResult } from "./commitBack.js";
-import { spendLine, stepResult } from "./stepResult.js";
+import { planSummaryMarkdown, planVerdict, type PlanFigures } from "./planSummary.js";
+import { firstErrorLine, spendLine, stepResult } from "./stepResult.js";
 import { addMask, annotation, fileCommandEntry } from "./workflowCommand.js";
 
 const bin = fileURLToPath(new URL("../cli/bin.js", import.meta.url));
 
 interface Inputs {
+  readonly command: "run" | "plan";
   readonly manifest: string;
   readonly maxWait: string;
   readonly emulate: boolean;
@@ -40,7 +42,10 @@ const bool = (env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 const readInputs = (env: NodeJS.ProcessEnv): Inputs => {
   const manifest = (env["INPUT_MANIFEST"] ?? "").trim();
   if (manifest === "") throw new InputError("input manifest is required: the path of the manifest, e.g. manifests/spring.yaml");
+  const command = (env["INPUT_COMMAND"] ?? "").trim() || "run";
+  if (command !== "run" && command !== "plan") throw new InputError(`input command must be run or plan (got '${command}')`);
   return {
+    command,
     manifest,
     maxWait: (env["INPUT_MAX_WAIT"] ?? "").trim(),
     emulate: bool(env, "EMULATE", false),
@@ -105,6 +110,60 @@ const runOmnibatch = (args: readonly string[], env: NodeJS.ProcessEnv, cwd: stri
     });
   });
 
+/** Runs the CLI, stderr passed through (annotations included); resolves to its exit code, stdout and stderr. */
+const runCli = (args: readonly string[], env: NodeJS.ProcessEnv, cwd: string) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      if (stderr.length < 64_000) stderr += chunk.toString("utf8");
+    });
+    child.on("close", (code) => done({ code: code ?? 70, stdout, stderr }));
+  });
+
+/** `command: plan`, for pull requests: the plan in the log and the job summary, with the estimate against the budget. Sends nothing. */
+const planStep = async (inputs: Inputs, env: NodeJS.ProcessEnv, cwd: string): Promise<number> => {
+  const extra = inputs.emulate ? ["--emulate"] : [];
+  const text = await runCli(["plan", inputs.manifest, ...extra], env, cwd);
+  process.stdout.write(text.stdout);
+  if (text.code !== 0) {
+    const reason = text.code === 2 ? `invalid: ${firstErrorLine(text.stderr) ?? "see the log"}` : `plan ended with exit ${text.code}`;
+    setOutputs(env, { outcome: text.code === 2 ? "invalid" : "error", "exit-code": String(text.code) });
+    appendSummary(env, `### omnibatch plan: ❌ \`${inputs.manifest}\`\n\n${reason}\n\n`);
+    process.stdout.write(`${annotation("error", `omnibatch: ${reason}`, { title: "omnibatch: plan" })}\n`);
+    return text.code === 0 ? 1 : text.code;
+  }
+  const json = await runCli(["plan", inputs.manifest, "--json", ...extra], { ...env, GITHUB_ACTIONS: "false" }, cwd);
+  const plan = JSON.parse(json.stdout) as { total: Record<string, number>; estimate: Record<string, string>; waitingEstimate: Record<string, string> };
+  const { loadManifest } = await import("../manifest/loadManifest.js");
+  const m = await loadManifest(inputs.manifest, { cwd });
+  const figures: PlanFigures = {
+    manifest: inputs.manifest,
+    planText: text.stdout,
+    toCreate: (plan.total["+"] ?? 0) + (plan.total["~"] ?? 0),
+    estimate: plan.estimate,
+    waitingEstimate: plan.waitingEstimate,
+    ...(m.budget ? { budget: m.budget } : {}),
+  };
+  const verdict = planVerdict(figures);
+  appendSummary(env, planSummaryMarkdown(figures));
+  setOutputs(env, {
+    outcome: "planned",
+    "exit-code": "0",
+    "to-create": String(figures.toCreate),
+    estimate: spendLine(verdict.total),
+    budget: m.budget ? `${m.budget.max} ${m.budget.currency}` : "",
+    "over-budget": String(verdict.overBudget === true),
+  });
+  if (verdict.overBudget) {
+    process.stdout.write(`${annotation("warning", `omnibatch: the estimate (${spendLine(verdict.total)}) is over the budget (${m.budget!.max} ${m.budget!.currency})`, { file: inputs.manifest, title: "omnibatch: budget" })}\n`);
+  }
+  return 0;
+};
+
 const branchOf = (env: NodeJS.ProcessEnv): string | undefined => {
   const ref = env["GITHUB_REF"] ?? "";
   return ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : undefined;
@@ -135,6 +194,7 @@ export const main = async (env: NodeJS.ProcessEnv, cwd: string): Promise<number>
   // The key: from the api-key input or the caller's OMNIBATCH_API_KEY; hidden in every later log line.
   const apiKey = inputs.apiKey !== "" ? inputs.apiKey : (env["OMNIBATCH_API_KEY"] ?? "");
   if (apiKey !== "") process.stdout.write(`${addMask(apiKey)}\n`);
+  if (inputs.command === "plan") return planStep(inputs, env, cwd);
   const childEnv: NodeJS.ProcessEnv = { ...env, ...(apiKey !== "" ? { OMNIBATCH_API_KEY: apiKey } : {}) };
   delete childEnv["INPUT_API_KEY"];
 
