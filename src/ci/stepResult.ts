@@ -19,11 +19,20 @@ export interface StepResult {
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-/** The first line of the run's stderr that says what went wrong (`omnibatch: ...`), without the prefix. */
+/**
+ * The line of the run's stderr that says what went wrong (`omnibatch: ...`), without the
+ * prefix; when it introduces a list ("the manifest is invalid:"), with the list's first
+ * `file:line:col` problem and its count line, so one line still says where.
+ */
 export const firstErrorLine = (stderr: string): string | undefined => {
   const lines = stderr.split(/\r?\n/).filter((l) => l.trim() !== "" && !l.startsWith("::"));
-  const line = lines.find((l) => l.startsWith("omnibatch: ")) ?? lines[0];
-  return line?.replace(/^omnibatch: /, "").trim();
+  const at = Math.max(0, lines.findIndex((l) => l.startsWith("omnibatch: ")));
+  const line = lines[at]?.replace(/^omnibatch: /, "").trim();
+  if (line === undefined || !line.endsWith(":")) return line;
+  const rest = lines.slice(at + 1);
+  const first = rest.find((l) => /:\d+:\d+: (error|warning): /.test(l));
+  const count = rest.find((l) => /^\d+ errors?, \d+ warnings?$/.test(l.trim()));
+  return first ? `${line} ${first.trim()}${count ? ` (${count.trim()})` : ""}` : line.slice(0, -1);
 };
 
 export const stepResult = (runExitCode: number, summary: RunSummary | undefined, stderr: string): StepResult => {
