@@ -38,7 +38,7 @@ export const initCommand = defineCommand({
   usage: "omnibatch init [DIR] [--name NAME]",
   description:
     "Writes, in DIR (default: the current directory), NAME.yaml (a manifest whose $schema line points\n" +
-    "at the installed package's schema) and data/subjects.csv; in the current directory (the\n" +
+    "at the installed package's schema) and data/NAME.csv; in the current directory (the\n" +
     "repository root) .github/workflows/omnibatch-NAME.yml (a scheduled run with the omnibatch action,\n" +
     "lockfile committed back) and the .gitignore lines for the outputs and emulated files.\n" +
     "Never overwrites: if any of these files exists, nothing is written (exit 2, naming it).\n" +
@@ -62,7 +62,7 @@ export const initCommand = defineCommand({
     const manifestFile = join(dir, `${name}.yaml`);
     const files: ReadonlyArray<readonly [string, string]> = [
       [manifestFile, starterManifest({ name, schemaPath: schemaPathFrom(dir, root, packageDir) })],
-      [join(dir, "data", "subjects.csv"), starterData()],
+      [join(dir, "data", `${name}.csv`), starterData()],
       [join(root, ".github", "workflows", `omnibatch-${name}.yml`), scheduledWorkflow({ manifest: posix(relative(root, manifestFile)), name })],
     ];
     const shown = (p: string) => posix(relative(root, p));

@@ -36,7 +36,7 @@ jobs:
   stills:
     kind: image
     matrix:
-      subject: { rows: data/subjects.csv }   # name, look
+      subject: { rows: data/${name}.csv }   # name, look
     prompt: "{{ subject.name }}, {{ subject.look }}, soft studio light"
     aspect_ratio: "1:1"
   clips:
