@@ -39,7 +39,7 @@ for (const file of ["scheduled.yml", "plan-on-pull-request.yml"]) {
 }
 
 t("the workflow init writes is a valid workflow, with a schedule, concurrency, Node 22 and the action", () => {
-  const workflow = parse(scheduledWorkflow({ manifest: "batches/a b.yaml", name: "ab" })) as {
+  const workflow = parse(scheduledWorkflow({ manifest: "batches/a b.yaml", name: "ab", outputs: "batches/outputs/ab" })) as {
     on: { schedule: { cron: string }[] };
     concurrency: { group: string; "cancel-in-progress": boolean };
     jobs: { run: { steps: { uses?: string; with?: Record<string, unknown> }[] } };
@@ -50,13 +50,14 @@ t("the workflow init writes is a valid workflow, with a schedule, concurrency, N
   const steps = workflow.jobs.run.steps;
   assert.is(steps.find((s) => s.uses?.startsWith("actions/setup-node@"))?.with?.["node-version"], 22);
   assert.equal(steps.find((s) => s.uses === "./node_modules/omnibatch")?.with?.["manifest"], "batches/a b.yaml");
+  assert.equal(steps.find((s) => s.uses?.startsWith("actions/cache@"))?.with?.["path"], "batches/outputs/ab");
 });
 
-t("every action the examples use runs on a Node 24 runtime release (checkout v5, setup-node v5, upload-artifact v6)", () => {
+t("every action the examples use runs on a Node 24 runtime release (checkout v5, setup-node v5, cache v5, upload-artifact v6)", () => {
   const texts = ["../../action.yml", "../../examples/github/scheduled.yml", "../../examples/github/plan-on-pull-request.yml"].map((p) => readFileSync(here(p), "utf8"));
   const uses = texts.flatMap((text) => [...text.matchAll(/uses: (actions\/[\w-]+)@(v\d+)/g)].map((m) => `${m[1]}@${m[2]}`));
   assert.ok(uses.length >= 5);
-  const minimum: Record<string, number> = { "actions/checkout": 5, "actions/setup-node": 5, "actions/upload-artifact": 6 };
+  const minimum: Record<string, number> = { "actions/checkout": 5, "actions/setup-node": 5, "actions/upload-artifact": 6, "actions/cache": 5 };
   for (const u of uses) {
     const [name, version] = u.split("@v");
     assert.ok(minimum[name!] !== undefined && Number(version) >= minimum[name!]!, u);

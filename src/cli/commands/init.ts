@@ -63,7 +63,7 @@ export const initCommand = defineCommand({
     const files: ReadonlyArray<readonly [string, string]> = [
       [manifestFile, starterManifest({ name, schemaPath: schemaPathFrom(dir, root, packageDir) })],
       [join(dir, "data", `${name}.csv`), starterData()],
-      [join(root, ".github", "workflows", `omnibatch-${name}.yml`), scheduledWorkflow({ manifest: posix(relative(root, manifestFile)), name })],
+      [join(root, ".github", "workflows", `omnibatch-${name}.yml`), scheduledWorkflow({ manifest: posix(relative(root, manifestFile)), name, outputs: posix(relative(root, join(dir, "outputs", name))) })],
     ];
     const shown = (p: string) => posix(relative(root, p));
     for (const [path] of files) {

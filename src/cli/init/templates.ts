@@ -57,10 +57,12 @@ export interface WorkflowNames {
   /** Manifest path relative to the repository root, with forward slashes. */
   readonly manifest: string;
   readonly name: string;
+  /** The manifest's outputs folder relative to the repository root, with forward slashes. */
+  readonly outputs: string;
 }
 
 /** The scheduled workflow: every few hours, one run at a time per manifest, lockfile committed back, reports uploaded. */
-export const scheduledWorkflow = ({ manifest, name }: WorkflowNames): string => `# Runs the ${name} batch on a schedule (made by \`omnibatch init\`). Each run submits,
+export const scheduledWorkflow = ({ manifest, name, outputs }: WorkflowNames): string => `# Runs the ${name} batch on a schedule (made by \`omnibatch init\`). Each run submits,
 # follows and downloads for up to max-wait, commits the lockfile back and uploads the
 # reports. Work still pending (exit 3) leaves the job green with \`pending: true\`; the
 # next scheduled run continues where this one stopped, never paying twice.
@@ -91,6 +93,14 @@ jobs:
           node-version: 22
           cache: npm
       - run: npm ci
+      # A runner starts empty: restore the results earlier runs downloaded, so this run
+      # fetches only what is new (the service keeps results for 30 days). A cache can be
+      # evicted; for a lasting copy set upload: outputs (an artifact per run) as well.
+      - uses: actions/cache@v5
+        with:
+          path: ${outputs}
+          key: omnibatch-${name}-\${{ github.run_id }}
+          restore-keys: omnibatch-${name}-
       # The action of the omnibatch your package.json pins (elsewhere: uses: <owner>/omnibatch@v0).
       - id: omnibatch
         uses: ./node_modules/omnibatch
@@ -100,8 +110,14 @@ jobs:
           max-wait: 5h
           commit-lockfile: true
           upload: true
+      # The action's outputs, for steps of your own (e.g. a notification when pending is false).
       - if: always()
-        run: echo "outcome \${{ steps.omnibatch.outputs.outcome }}, pending \${{ steps.omnibatch.outputs.pending }}, created \${{ steps.omnibatch.outputs.created }}, spend \${{ steps.omnibatch.outputs.spend }}"
+        env:
+          OUTCOME: \${{ steps.omnibatch.outputs.outcome }}
+          PENDING: \${{ steps.omnibatch.outputs.pending }}
+          CREATED: \${{ steps.omnibatch.outputs.created }}
+          SPEND: \${{ steps.omnibatch.outputs.spend }}
+        run: echo "outcome $OUTCOME, pending $PENDING, created $CREATED, spend $SPEND"
 `;
 
 /** The .gitignore lines: the emulated lockfiles and every outputs folder under the manifest's folder (`dir` relative to the repository root, "" for the root). */
