@@ -192,6 +192,23 @@ t("a refused key is red (exit 5) with the reason; a wrong input value is red (ex
   });
 });
 
+t("the budget is red (exit 4) with the reason; commit-lockfile: false leaves the lockfile uncommitted", async () => {
+  const extra = "budget: { max: 0.01, currency: USD }\nprices:\n  image: { \"1k\": 0.02 }";
+  await withRepo({ "m.yaml": manifest("budget", { extra }), "n.yaml": manifest("nocommit", { subjects: "apple" }) }, async (g) => {
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(r.exitCode, 4, r.stdout + r.stderr);
+    assert.is(r.outputs["outcome"], "budget");
+    assert.is(r.outputs["created"], "0");
+    assert.match(r.stdout, /^::error title=omnibatch%3A budget::omnibatch: the budget stopped submission/m);
+    const kept = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "n.yaml", "commit-lockfile": "false" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(kept.exitCode, 0, kept.stdout + kept.stderr);
+    assert.is(kept.outputs["created"], "1");
+    assert.is(kept.outputs["committed"], "");
+    assert.ok(existsSync(join(g.work, "n.lock.json")));
+    assert.not.match(await g.git(["log", "--format=%s", "main"], g.remote), "nocommit");
+  });
+});
+
 t("someone pushed meanwhile: the bot's commit is replayed on top and pushed; emulate commits nothing", async () => {
   await withRepo({ "m.yaml": manifest("race"), "README.md": "hello\n" }, async (g) => {
     // Another clone pushes a commit after this checkout was made.
