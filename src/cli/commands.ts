@@ -14,6 +14,11 @@ export interface CommandEntry {
 
 export const commands: readonly CommandEntry[] = [
   {
+    name: "init",
+    summary: "Scaffold a starter: manifest, data file, scheduled GitHub workflow, .gitignore lines.",
+    load: async () => (await import("./commands/init.js")).initCommand,
+  },
+  {
     name: "validate",
     summary: "Check a manifest: schema, templates, matrix, every spec rule, local files.",
     load: async () => (await import("./commands/validate.js")).validateCommand,

@@ -9,6 +9,7 @@ import { commands } from "./commands.js";
 import { ExitCode, exitCodeFor, isUserFacing } from "./ExitCode.js";
 import { commandHelp, programHelp } from "./help.js";
 import { UsageError } from "./UsageError.js";
+import { annotateFailure } from "./ciAnnotations.js";
 
 const version = (): string => {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -88,6 +89,7 @@ export const main = async (argv: readonly string[], io: CommandIO): Promise<Exit
 export const reportFailure = (error: unknown, io: CommandIO): ExitCode => {
   if (isUserFacing(error)) {
     io.stderr.write(`omnibatch: ${error.message}\n`);
+    annotateFailure(error, io);
   } else {
     io.stderr.write(
       `omnibatch: internal error (this is a bug in omnibatch, please report it):\n${

@@ -9,6 +9,7 @@ import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import { diffPlan } from "../../manifest/diffPlan.js";
 import { budgetOutlook } from "../../manifest/budgetOutlook.js";
 import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";
+import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
@@ -45,6 +46,7 @@ export const planCommand = defineCommand({
       const lock = await readLockFile(m.lockfilePath);
       const plan = diffPlan(m, lock);
       const outlook = m.budget ? budgetOutlook(plan, lock, m.budget) : undefined;
+      annotateDiagnostics(m.warnings, io);
       if (json) {
         io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), ...(outlook ? { budget: outlook } : {}), diagnostics: m.warnings })}\n`);
         return ExitCode.Ok;
@@ -61,6 +63,7 @@ export const planCommand = defineCommand({
       return ExitCode.Ok;
     } catch (error) {
       if (json && error instanceof ManifestInvalid) {
+        annotateFailure(error, io);
         io.stdout.write(`${JSON.stringify({ valid: false, manifest: file, diagnostics: error.diagnostics })}\n`);
         return ExitCode.Invalid;
       }

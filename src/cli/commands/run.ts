@@ -17,6 +17,7 @@ import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../ExitCode.js";
 import { UsageError } from "../UsageError.js";
+import { annotateRunFailures } from "../ciAnnotations.js";
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -183,6 +184,7 @@ export const runCommand = defineCommand({
         signal: abort.signal,
         onEvent: progress.onEvent,
       });
+      await annotateRunFailures(file, summary, io);
       return summary.exitCode as ExitCode;
     } finally {
       progress.close();

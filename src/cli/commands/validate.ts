@@ -7,6 +7,7 @@ import { ExitCode } from "../ExitCode.js";
 import { loadManifest, displayPath } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";
+import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
 
 export const validateCommand = defineCommand({
   name: "validate",
@@ -34,6 +35,7 @@ export const validateCommand = defineCommand({
           ? { upstream: j.upstream, expected_tasks: m.expectedDownstreamCount(j.id) }
           : { tasks: m.tasks.filter((t) => t.job === j.id).length }),
       }));
+      annotateDiagnostics(m.warnings, io);
       if (json) {
         io.stdout.write(`${JSON.stringify({ valid: true, manifest: m.file, tasks: m.tasks.length, jobs, diagnostics: m.warnings })}\n`);
         return ExitCode.Ok;
@@ -47,6 +49,7 @@ export const validateCommand = defineCommand({
       return ExitCode.Ok;
     } catch (error) {
       if (json && error instanceof ManifestInvalid) {
+        annotateFailure(error, io);
         io.stdout.write(`${JSON.stringify({ valid: false, manifest: file, diagnostics: error.diagnostics })}\n`);
         return ExitCode.Invalid;
       }

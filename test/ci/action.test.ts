@@ -1,0 +1,252 @@
+// The GitHub Action's steps run as the runner runs them (runAction.ts: env files, bash,
+// outputs) in a git checkout with a bare remote, against the emulator over loopback:
+// outputs, annotations, the lockfile commit and the exit mapping for a scheduler.
+
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
+import { loadManifest } from "../../src/manifest/loadManifest.js";
+import { amountOf, formatAmount, sum } from "../../src/money/Money.js";
+import { gitFixture, type GitFixture } from "./gitRepo.js";
+import { runAction } from "./runAction.js";
+
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
+let emu: RunningEmulator;
+const t = suite("action.yml steps");
+
+t.before(async () => {
+  emu = await startEmulator({ timing: { scale: 0.15 }, slots: { video: 20, image: 40 } }, { port: 0 });
+});
+t.after(async () => {
+  await emu.close();
+});
+
+const manifest = (name: string, o: { subjects?: string; extra?: string; clip?: boolean } = {}) => `version: 1
+name: ${name}
+outputs: out/${name}
+concurrency: 4
+${o.extra ?? ""}
+defaults:
+  image: { resolution: 1k }
+  video: { resolution: 720p, aspect_ratio: "16:9", duration: 5 }
+jobs:
+  stills:
+    kind: image
+    matrix:
+      subject: [${o.subjects ?? "apple, boat, chair"}]
+    prompt: "a {{ subject }} on a table"
+${o.clip ? '  clip:\n    kind: video\n    prompt: "a quiet street"\n    settings: { duration: 5 }\n' : ""}`;
+
+const jobEnv = (extra: Record<string, string> = {}) => ({
+  GITHUB_REF: "refs/heads/main",
+  GITHUB_REPOSITORY: "acme/batches",
+  GITHUB_SERVER_URL: "https://github.com",
+  GITHUB_WORKFLOW: "omnibatch spring",
+  GITHUB_RUN_ID: "4242",
+  OMNIBATCH_BASE_URL: emu.url,
+  OMNIBATCH_TIME_SCALE: "0.05",
+  ...extra,
+});
+
+const withRepo = async (files: Record<string, string>, body: (g: GitFixture) => Promise<void>) => {
+  const g = await gitFixture(files);
+  try {
+    await body(g);
+  } finally {
+    g.remove();
+  }
+};
+
+t("all done: green, outputs from the run's summary, reports named for upload, lockfile pushed by the bot naming the run, key masked and nowhere in the files", async () => {
+  await withRepo({ "manifests/spring.yaml": manifest("spring", { clip: true }) }, async (g) => {
+    const r = await runAction({
+      actionPath: repoRoot,
+      workspace: g.work,
+      inputs: { manifest: "manifests/spring.yaml", "api-key": emu.apiKey },
+      env: jobEnv(),
+    });
+    assert.is(r.exitCode, 0, r.stdout + r.stderr);
+    assert.is(r.outputs["outcome"], "done");
+    assert.is(r.outputs["pending"], "false");
+    assert.is(r.outputs["exit-code"], "0");
+    assert.is(r.outputs["created"], "4");
+    assert.is(r.outputs["downloaded"], "4");
+    assert.is(r.outputs["failed"], "0");
+    assert.is(r.outputs["report"], "manifests/out/spring/billing.md");
+    assert.ok(existsSync(join(g.work, r.outputs["report"]!)));
+    assert.equal(r.outputs["reports"]!.split("\n").map((p) => p.split("/").at(-1)), ["results.jsonl", "billing.csv", "billing.json", "billing.md"]);
+    assert.is(r.outputs["name"], "spring");
+    // The key is masked before anything else could print it, and written to no file.
+    assert.match(r.stdout, new RegExp(`^::add-mask::${emu.apiKey}$`, "m"));
+    assert.is(r.stdout.split(emu.apiKey).length - 1, 1, "the key appears once, in the add-mask command");
+    assert.not.ok(r.stderr.includes(emu.apiKey));
+    for (const text of [r.summary, r.envFile, JSON.stringify(r.outputs)]) assert.not.ok(text.includes(emu.apiKey));
+    // Upload: the reports, named after the manifest and the run.
+    assert.is(r.uploads.length, 1);
+    assert.is(r.uploads[0]!.uses, "actions/upload-artifact@v6");
+    assert.is(r.uploads[0]!.with["name"], "omnibatch-reports-spring-4242-1");
+    assert.is(r.uploads[0]!.with["path"], r.outputs["reports"]);
+    // Job summary: the billing report (from the run) and the outcome line (from the step).
+    assert.match(r.summary, "### omnibatch: ✅ done");
+    // The commit on the remote: the lockfile only, by the bot, naming the run.
+    const sha = r.outputs["committed"]!;
+    assert.match(sha, /^[0-9a-f]{40}$/);
+    assert.is(await g.git(["rev-parse", "main"], g.remote), sha);
+    assert.is(await g.git(["log", "-1", "--format=%an <%ae>", "main"], g.remote), "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>");
+    const message = await g.git(["log", "-1", "--format=%B", "main"], g.remote);
+    assert.match(message, "omnibatch: spring lockfile after omnibatch spring run 4242 (done: 4 created, 4 downloaded, 0 failed)");
+    assert.match(message, "https://github.com/acme/batches/actions/runs/4242");
+    assert.is(await g.git(["show", "--name-only", "--format=", "main"], g.remote), "manifests/spring.lock.json");
+    const pushed = await g.git(["show", "main:manifests/spring.lock.json"], g.remote);
+    assert.is(pushed, readFileSync(join(g.work, "manifests/spring.lock.json"), "utf8").trimEnd());
+    assert.not.ok(pushed.includes(emu.apiKey));
+    // spend: the cash charged, as the lockfile records it (the emulator's account is in USD).
+    const charged = sum(
+      Object.values((JSON.parse(pushed) as { tasks: Record<string, { billing?: { amount: string; charge_type?: string }[] }> }).tasks)
+        .flatMap((x) => x.billing ?? [])
+        .filter((b) => b.charge_type === "cash")
+        .map((b) => amountOf(b.amount)),
+    );
+    assert.ok(formatAmount(charged) !== "0", "the tasks were charged");
+    assert.is(r.outputs["spend"], `${formatAmount(charged)} USD`);
+  });
+});
+
+t("exit 3 (max-wait reached with work pending) is a green step with pending=true and a notice; the lockfile is committed and the next run finishes", async () => {
+  await withRepo({ "m.yaml": manifest("later") }, async (g) => {
+    emu.configure({ timing: { scale: 3 } });
+    let first;
+    try {
+      first = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml", "max-wait": "1s", upload: "false" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    } finally {
+      emu.configure({ timing: { scale: 0.15 } });
+    }
+    assert.is(first.exitCode, 0, first.stdout + first.stderr);
+    assert.is(first.outputs["exit-code"], "3");
+    assert.is(first.outputs["outcome"], "pending");
+    assert.is(first.outputs["pending"], "true");
+    assert.match(first.stdout, /^::notice title=omnibatch%3A pending::omnibatch: work pending/m);
+    assert.is(first.uploads.length, 0, "upload: false uploads nothing");
+    assert.match(first.outputs["committed"]!, /^[0-9a-f]{40}$/);
+    assert.match(await g.git(["log", "-1", "--format=%s", "main"], g.remote), "(pending: 3 created");
+    // Like the next scheduled run: it resumes from the pushed lockfile, creating nothing again.
+    const second = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(second.exitCode, 0, second.stdout + second.stderr);
+    assert.is(second.outputs["outcome"], "done");
+    assert.is(second.outputs["created"], "0");
+    assert.is(await g.git(["rev-list", "--count", "main"], g.remote), "3");
+  });
+});
+
+t("failed tasks: red (exit 1) with one error line, a warning at the manifest line of each failed task, and the lockfile still committed", async () => {
+  await withRepo({ "m.yaml": manifest("fails", { subjects: "apple, '[fail] boat'" }) }, async (g) => {
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(r.exitCode, 1, r.stdout + r.stderr);
+    assert.is(r.outputs["outcome"], "failed");
+    assert.is(r.outputs["failed"], "1");
+    const errors = r.stdout.split("\n").filter((l) => l.startsWith("::error"));
+    assert.equal(errors, ["::error title=omnibatch%3A failed::omnibatch: 1 task failed or rejected (see the warnings and results.jsonl)"]);
+    const m = await loadManifest(join(g.work, "m.yaml"));
+    const failedTask = m.tasks.find((x) => JSON.stringify(x.vars).includes("[fail]"))!;
+    const warnings = r.stderr.split("\n").filter((l) => l.startsWith("::warning"));
+    assert.is(warnings.length, 1, r.stderr);
+    assert.ok(
+      warnings[0]!.startsWith(`::warning file=m.yaml,line=${failedTask.source.line},col=${failedTask.source.col},title=omnibatch%3A task failed::task ${failedTask.id} (job stills) failed`),
+      warnings[0],
+    );
+    assert.match(r.outputs["committed"]!, /^[0-9a-f]{40}$/);
+  });
+});
+
+t("an invalid manifest: red (exit 2), the reason in one line, each problem an error annotation at its line; nothing committed", async () => {
+  const bad = manifest("bad").replace('prompt: "a {{ subject }} on a table"', "prompt: 42\n    colour: red");
+  await withRepo({ "manifests/bad.yaml": bad }, async (g) => {
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "manifests/bad.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(r.exitCode, 2);
+    assert.is(r.outputs["outcome"], "invalid");
+    assert.is(r.outputs["committed"], "");
+    const annotations = r.stderr.split("\n").filter((l) => l.startsWith("::error"));
+    assert.equal(annotations, [
+      "::error file=manifests/bad.yaml,line=14,col=13,title=omnibatch%3A manifest::jobs.stills.prompt must be a string",
+      `::error file=manifests/bad.yaml,line=15,col=5,title=omnibatch%3A manifest::${annotations[1]!.split("::").at(-1)}`,
+    ]);
+    assert.match(annotations[1]!, "unknown key 'colour'");
+    assert.match(
+      r.stdout,
+      /^::error title=omnibatch%3A invalid::omnibatch: invalid: the manifest is invalid: manifests\/bad\.yaml:14:13: error: jobs\.stills\.prompt must be a string \(2 errors, 0 warnings\)$/m,
+    );
+    assert.is(await g.git(["rev-list", "--count", "main"], g.remote), "1");
+  });
+});
+
+t("a refused key is red (exit 5) with the reason; a wrong input value is red (exit 2) before anything runs", async () => {
+  await withRepo({ "m.yaml": manifest("refused") }, async (g) => {
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml", "api-key": "sk-wrong-key-0000" }, env: jobEnv() });
+    assert.is(r.exitCode, 5, r.stdout + r.stderr);
+    assert.is(r.outputs["outcome"], "refused");
+    assert.match(r.stdout, /^::error title=omnibatch%3A refused::omnibatch: the account refused/m);
+    const bad = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml", emulate: "yes" }, env: jobEnv() });
+    assert.is(bad.exitCode, 2);
+    assert.match(bad.stdout, "::error title=omnibatch::omnibatch: input emulate must be true or false (got 'yes')");
+  });
+});
+
+t("the budget is red (exit 4) with the reason; commit-lockfile: false leaves the lockfile uncommitted", async () => {
+  const extra = "budget: { max: 0.01, currency: USD }\nprices:\n  image: { \"1k\": 0.02 }";
+  await withRepo({ "m.yaml": manifest("budget", { extra }), "n.yaml": manifest("nocommit", { subjects: "apple" }) }, async (g) => {
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(r.exitCode, 4, r.stdout + r.stderr);
+    assert.is(r.outputs["outcome"], "budget");
+    assert.is(r.outputs["created"], "0");
+    assert.match(r.stdout, /^::error title=omnibatch%3A budget::omnibatch: the budget stopped submission/m);
+    const kept = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "n.yaml", "commit-lockfile": "false" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(kept.exitCode, 0, kept.stdout + kept.stderr);
+    assert.is(kept.outputs["created"], "1");
+    assert.is(kept.outputs["committed"], "");
+    assert.ok(existsSync(join(g.work, "n.lock.json")));
+    assert.not.match(await g.git(["log", "--format=%s", "main"], g.remote), "nocommit");
+  });
+});
+
+t("someone pushed meanwhile: the bot's commit is replayed on top and pushed; emulate commits nothing", async () => {
+  await withRepo({ "m.yaml": manifest("race"), "README.md": "hello\n" }, async (g) => {
+    // Another clone pushes a commit after this checkout was made.
+    const other = join(g.root, "other");
+    await g.git(["clone", "-q", g.remote, other], g.root);
+    writeFileSync(join(other, "README.md"), "changed elsewhere\n");
+    await g.git(["commit", "-q", "-am", "elsewhere"], other);
+    await g.git(["push", "-q", "origin", "main"], other);
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(r.exitCode, 0, r.stdout + r.stderr);
+    assert.is(await g.git(["log", "--format=%s", "main"], g.remote).then((s) => s.split("\n").slice(1)).then((s) => s.join("|")), "elsewhere|initial");
+    assert.match(await g.git(["log", "-1", "--format=%s", "main"], g.remote), "omnibatch: race lockfile after");
+    const emulated = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml", emulate: "true" }, env: jobEnv() });
+    assert.is(emulated.exitCode, 0, emulated.stdout + emulated.stderr);
+    assert.is(emulated.outputs["committed"], "");
+    assert.match(emulated.stdout, "emulated run: its lockfile is not committed");
+    assert.is(await g.git(["rev-list", "--count", "main"], g.remote), "3");
+  });
+});
+
+t("command plan: the plan and the estimate against the budget in the job summary; over budget is a warning, not red; no key needed", async () => {
+  const extra = "budget: { max: 0.05, currency: USD }\nprices:\n  image: { \"1k\": 0.02 }";
+  await withRepo({ "m.yaml": manifest("planned", { extra }) }, async (g) => {
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { command: "plan", manifest: "m.yaml" }, env: jobEnv() });
+    assert.is(r.exitCode, 0, r.stdout + r.stderr);
+    assert.is(r.outputs["outcome"], "planned");
+    assert.is(r.outputs["to-create"], "3");
+    assert.is(r.outputs["estimate"], "0.06 USD");
+    assert.is(r.outputs["over-budget"], "true");
+    assert.match(r.summary, "| estimate, total | 0.06 USD |");
+    assert.match(r.summary, "| budget | 0.05 USD |");
+    assert.match(r.summary, "**over the budget**");
+    assert.match(r.summary, "+ planned-stills-");
+    assert.match(r.stdout, "::warning file=m.yaml,title=omnibatch%3A budget::omnibatch: the estimate (0.06 USD) is over the budget (0.05 USD)");
+    assert.is(await g.git(["rev-list", "--count", "main"], g.remote), "1");
+  });
+});
+
+t.run();
