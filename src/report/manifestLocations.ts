@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parse } from "yaml";
 import { ManifestInvalid } from "../manifest/Diagnostic.js";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { loadManifest, lockfilePathFor } from "../manifest/loadManifest.js";
 
 export interface ManifestLocations {
@@ -17,6 +18,8 @@ export interface ManifestLocations {
   readonly outputsDir: string;
   /** Set when the manifest is invalid and only its name and outputs could be read. */
   readonly manifestInvalid?: ManifestInvalid;
+  /** The loaded manifest, when it is valid (its tasks' requests go into the reports). */
+  readonly manifest?: LoadedManifest;
 }
 
 const readNameAndOutputs = async (file: string): Promise<{ name: string; outputs: string } | undefined> => {
@@ -33,7 +36,7 @@ const readNameAndOutputs = async (file: string): Promise<{ name: string; outputs
 export const manifestLocations = async (manifest: string, cwd: string): Promise<ManifestLocations> => {
   try {
     const m = await loadManifest(manifest, { cwd });
-    return { file: m.file, name: m.name, lockfilePath: m.lockfilePath, outputsDir: m.outputsDir };
+    return { file: m.file, name: m.name, lockfilePath: m.lockfilePath, outputsDir: m.outputsDir, manifest: m };
   } catch (error) {
     if (!(error instanceof ManifestInvalid)) throw error;
     const file = resolve(cwd, manifest);
