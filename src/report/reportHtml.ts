@@ -336,8 +336,9 @@ const CLIENT_JS = String.raw`
     sheet.grid.appendChild(frag);
     var left = sheet.rows.length - sheet.next;
     sheet.sentinel.textContent = left > 0 ? left + " more rows below\u2026" : "";
+    // Observed anew after each batch: a sentinel still in range reports again and the next batch follows.
+    if (observer) observer.unobserve(sheet.sentinel);
     if (left > 0 && observer) observer.observe(sheet.sentinel);
-    else if (observer) observer.unobserve(sheet.sentinel);
     if (left > 0 && !observer) renderMore(sheet);
   }
 

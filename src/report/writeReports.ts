@@ -5,10 +5,10 @@
 // comes from the pure formatters beside it; the request behind each task comes from the
 // compiled manifest when the caller passes it.
 
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { appendFile, mkdir, readFile, rm } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join, relative, sep } from "node:path";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile } from "../state/LockFile.js";
 import { stableJson } from "../state/stableJson.js";
@@ -79,6 +79,7 @@ export const EMULATED_BANNER = "> **Emulated run** (`--emulate`): nothing was se
 /** Beside the reports: the digest of the lockfile content they were last made from. */
 export const REPORT_SOURCE_FILE = ".reports-source";
 const DAY_MS = 86_400_000;
+const SIDECAR_WRITERS = 16;
 
 /**
  * What the reports are made from: every task's id, state, ids and counts and its last
@@ -104,11 +105,21 @@ export const deletionWarnings = (lock: LockFile, now: number, warnDays = 5): Del
       return nearingDeletion(task, now, warnDays) ? [{ id, job: task.job, deletesAt: deletionTime(task)! }] : [];
     });
 
-/** Writes (atomically) only when the bytes differ: a rerun does not touch 10,000 unchanged sidecars. */
+/**
+ * Writes only when the bytes differ, so a rerun does not touch 10,000 unchanged sidecars;
+ * by rename (never a half-written file) but without fsync: a sidecar lost to a power cut
+ * is written again by the next run or `omnibatch report`.
+ */
 const writeIfChanged = async (path: string, text: string): Promise<void> => {
   if (!existsSync(dirname(path))) return; // the folder was moved away: nothing to describe
   const old = await readFile(path, "utf8").catch(() => undefined);
-  if (old !== text) await writeFileAtomic(path, text);
+  if (old === text) return;
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  await writeFile(temp, text);
+  await rename(temp, path).catch(async (error: unknown) => {
+    await rm(temp, { force: true });
+    throw error;
+  });
 };
 
 /** The step summary's line about the report: a CI summary cannot link a file, so it says where it is. */
@@ -151,11 +162,17 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     await rm(sourcePath, { force: true });
     for (const [i, name] of REPORT_FILES.entries()) await writeFileAtomic(files[i]!, contents[name]);
     // Sidecars only where files were downloaded: a folder copied elsewhere still says what made it.
-    for (const id of Object.keys(lock.tasks).sort()) {
-      const task = lock.tasks[id]!;
-      if (!task.outputs.some((o) => o.path !== undefined)) continue;
-      await writeIfChanged(join(input.outputsDir, ...task.dir.split("/"), TASK_SIDECAR), `${JSON.stringify(resultLine(id, task, now, prov), null, 2)}\n`);
-    }
+    const withFiles = Object.keys(lock.tasks).filter((id) => lock.tasks[id]!.outputs.some((o) => o.path !== undefined));
+    // A few at a time: 10,000 small files one by one would take seconds of waiting on the disk.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < withFiles.length) {
+        const id = withFiles[next++]!;
+        const task = lock.tasks[id]!;
+        await writeIfChanged(join(input.outputsDir, ...task.dir.split("/"), TASK_SIDECAR), `${JSON.stringify(resultLine(id, task, now, prov), null, 2)}\n`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SIDECAR_WRITERS, withFiles.length) }, worker));
     for (const [folder, text] of datasetMetadata(lock, prov)) {
       await writeIfChanged(join(input.outputsDir, folder, JOB_METADATA), text);
     }
