@@ -122,6 +122,12 @@ export const reportData = (input: {
       },
     };
   });
+  // A downstream job whose upstream tasks each made one file: `output` says nothing there.
+  for (const job of jobs.values()) {
+    if (job.axes.includes("output") && tasks.every((t) => t.job !== job.id || t.labels.output === undefined || t.labels.output === "1")) {
+      job.axes = job.axes.filter((a) => a !== "output");
+    }
+  }
   return {
     name: lock.name,
     emulated: input.emulated,

@@ -30,6 +30,7 @@ h2 { font-size: 16px; margin: 18px 20px 8px; }
 .totals b { color: var(--fg); }
 nav { position: sticky; top: 0; z-index: 2; background: var(--bg); border-bottom: 1px solid var(--line); padding: 8px 20px; display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center; }
 nav label { color: var(--muted); }
+#f-values { display: contents; }
 select { font: inherit; }
 #shown { margin-left: auto; color: var(--muted); }
 .failures { margin: 8px 20px; }
