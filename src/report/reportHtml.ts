@@ -305,7 +305,7 @@ const CLIENT_JS = String.raw`
     section.appendChild(wrap);
     var sentinel = el("div", { "class": "more" }, "");
     section.appendChild(sentinel);
-    var sheet = { rowAxis: rowAxis, grid: grid, rows: rowKeys, rowMap: rowMap, colKeys: colKeys, next: 0, sentinel: sentinel, colAxes: colAxes };
+    var sheet = { axes: job.axes, rowAxis: rowAxis, grid: grid, rows: rowKeys, rowMap: rowMap, colKeys: colKeys, next: 0, sentinel: sentinel, colAxes: colAxes };
     sentinel.__sheet = sheet;
     sheets.appendChild(section);
     pending.push(sheet);
@@ -325,7 +325,7 @@ const CLIENT_JS = String.raw`
       sheet.colKeys.forEach(function (c) {
         var cell = el("div", { "class": "cell", "data-row": r, "data-col": c });
         (cells.get(c) || []).forEach(function (t) {
-          var sub = Object.keys(t.labels).filter(function (a) { return a !== sheet.rowAxis && sheet.colAxes.indexOf(a) < 0; })
+          var sub = sheet.axes.filter(function (a) { return t.labels[a] !== undefined && a !== sheet.rowAxis && sheet.colAxes.indexOf(a) < 0; })
             .map(function (a) { return a + "=" + t.labels[a]; }).join(" ");
           var extra = (t.record.take > 1 ? "take " + t.record.take + " " : "") + sub;
           if (t.files.length === 0) { cell.appendChild(tile(t, null, extra)); budget--; }
