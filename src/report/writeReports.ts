@@ -9,6 +9,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { appendFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, sep } from "node:path";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile } from "../state/LockFile.js";
 import { stableJson } from "../state/stableJson.js";
@@ -17,6 +18,7 @@ import { formatBillingCsv } from "./billingCsv.js";
 import { type DeletionWarning, formatBillingMarkdown } from "./billingMarkdown.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { datasetMetadata } from "./datasetMetadata.js";
+import { downstreamPlanned } from "./downstreamPlanned.js";
 import { plannedById } from "./provenance.js";
 import { reportData } from "./reportData.js";
 import { formatReportHtml } from "./reportHtml.js";
@@ -34,6 +36,9 @@ export interface ReportManifest {
   /** The tasks the manifest makes now: their requests and places go into the reports. */
   readonly tasks: readonly PlannedTask[];
   readonly budget?: { readonly max: string; readonly currency: string };
+  /** With these, downstream jobs are expanded again from the recorded upstream files (downstreamPlanned.ts). */
+  readonly jobs?: LoadedManifest["jobs"];
+  readonly expandDownstream?: LoadedManifest["expandDownstream"];
 }
 
 export interface ReportInput {
@@ -58,7 +63,10 @@ export interface ReportInput {
    * the report shows spend against the budget. Without it those fields are left out.
    */
   readonly manifest?: ReportManifest;
-  /** Tasks expanded during the run that the manifest's `tasks` lack (downstream jobs, retry attempts). */
+  /**
+   * Tasks expanded during the run that the manifest's `tasks` lack (downstream jobs, retry
+   * attempts). Default: the downstream jobs expanded again from the lockfile's upstream files.
+   */
   readonly plannedTasks?: readonly PlannedTask[];
 }
 
@@ -137,7 +145,11 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   await mkdir(input.outputsDir, { recursive: true });
   const files = REPORT_FILES.map((name) => join(input.outputsDir, name));
   const sourcePath = join(input.outputsDir, REPORT_SOURCE_FILE);
-  const planned = input.manifest || input.plannedTasks ? plannedById(input.manifest?.tasks, input.plannedTasks) : undefined;
+  const m = input.manifest;
+  const later =
+    input.plannedTasks ??
+    (m?.jobs && m.expandDownstream ? downstreamPlanned({ jobs: m.jobs, expandDownstream: m.expandDownstream }, lock, input.outputsDir) : undefined);
+  const planned = m || later ? plannedById(m?.tasks, later) : undefined;
   // Which tasks have a known request, the budget and the mark: they change the reports too.
   const known = planned ? createHash("sha256").update([...planned.keys()].filter((id) => id in lock.tasks).sort().join("\n")).digest("hex") : "-";
   const source = reportSource(lock, now, `${known}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n3`);

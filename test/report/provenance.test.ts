@@ -14,7 +14,10 @@ import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { loadManifest } from "../../src/manifest/loadManifest.js";
 import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
+import type { LockFile } from "../../src/state/LockFile.js";
+import { writeReports } from "../../src/report/writeReports.js";
 import { requestView } from "../../src/report/provenance.js";
 import { scriptSafeJson } from "../../src/report/reportHtml.js";
 import { taskLabels, valueLabel } from "../../src/report/reportData.js";
@@ -102,6 +105,16 @@ test("the demo's results.jsonl, task.json and metadata.jsonl say what made every
   }
   // The report is there, and names the run as emulated.
   assert.match(readFileSync(join(out, "report.html"), "utf8"), '"emulated":true');
+  // What the engine's call will do: pass the loaded manifest; downstream tasks are expanded
+  // again from the lockfile's upstream files, so the records are the command's, byte for byte.
+  const manifest = await loadManifest("manifests/demo.yaml", { cwd: dir });
+  const lock = JSON.parse(readFileSync(join(dir, "manifests", "demo.emulate.lock.json"), "utf8")) as LockFile;
+  await writeReports({ lock, outputsDir: out, manifestName: "demo", manifest, force: true, emulated: true });
+  assert.is(readFileSync(join(out, "results.jsonl"), "utf8"), text);
+  // Without the manifest (old callers): the same lines without request, source and estimate.
+  await writeReports({ lock, outputsDir: out, manifestName: "demo", force: true, emulated: true });
+  const bare = readFileSync(join(out, "results.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.equal(bare, lines.map(({ request: _r, source: _s, estimate: _e, ...rest }) => rest));
 });
 
 test("scriptSafeJson: nothing in the data can close the script or open a comment, and it parses back", () => {

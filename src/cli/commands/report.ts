@@ -2,7 +2,6 @@
 // (no network, no API key) and says where they are.
 
 import { chargesLabel } from "../../report/billingMarkdown.js";
-import { downstreamPlanned } from "../../report/downstreamPlanned.js";
 import { writeReports } from "../../report/writeReports.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
@@ -36,7 +35,7 @@ export const reportCommand = defineCommand({
       env: io.env,
       force: true,
       emulated,
-      ...(where.manifest ? { manifest: where.manifest, plannedTasks: downstreamPlanned(where.manifest, lock, where.outputsDir) } : {}),
+      ...(where.manifest ? { manifest: where.manifest } : {}),
     });
     if (args.values.json) {
       const out = { files: result.files, summary: result.summary, nearing_deletion: result.deletions.length, ...(emulated ? { emulated: true } : {}) };
