@@ -1,6 +1,7 @@
 // The test command (`npm test`): builds, type-checks, then runs every uvu test file
 // (test/**/*.test.ts) in its own Node process, two at a time, each with a time limit,
-// and ends with the line `N passed, N failed`.
+// and ends with the line `N passed, N failed`. Browser tests (test/browser) need a
+// Chromium; without one they are counted as skipped and a loud notice says how to run them.
 //
 //   npm test                 all tests
 //   npm test -- emulator     only files whose path contains "emulator"
@@ -47,6 +48,8 @@ const counts = (output) => {
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+/** Test files that said their browser tests were skipped (test/browser/browser.ts prints the marker). */
+const browserSkips = [];
 
 const built = (await step("build", "tsc", ["-p", "tsconfig.build.json"])) && (await step("typecheck", "tsc", ["-p", "tsconfig.json", "--noEmit"]));
 if (!built) failed += 1;
@@ -70,7 +73,9 @@ await Promise.all(
         env: { FORCE_COLOR: "0", NO_COLOR: "1" },
       });
       const c = counts(result.all ?? "");
-      const fileFailed = c.total - c.passed - c.skipped;
+      // uvu's Total counts the tests that ran: skipped ones are not in it.
+      const fileFailed = c.total - c.passed;
+      if ((result.all ?? "").includes("BROWSER TESTS SKIPPED")) browserSkips.push(name);
       const broken = result.exitCode !== 0 && fileFailed === 0;
       passed += c.passed;
       skipped += c.skipped;
@@ -87,5 +92,12 @@ await Promise.all(
 );
 
 process.stdout.write(`\n${files.length} test files in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+if (browserSkips.length > 0) {
+  process.stdout.write(
+    `\n${"!".repeat(78)}\n!! BROWSER TESTS SKIPPED in ${browserSkips.join(", ")}: no Chromium on this machine.\n` +
+      `!! To run them: as root, apt-get update && apt-get install -y chromium (.ci/run does this),\n` +
+      `!! or set OMNIBATCH_CHROMIUM to a Chromium or Chrome binary.\n${"!".repeat(78)}\n\n`,
+  );
+}
 process.stdout.write(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
 process.exitCode = failed > 0 || (files.length === 0 && filters.length === 0) ? 1 : 0;

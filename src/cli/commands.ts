@@ -40,7 +40,7 @@ export const commands: readonly CommandEntry[] = [
   },
   {
     name: "report",
-    summary: "Write the reports again from the lockfile (results.jsonl, billing.*).",
+    summary: "Write the reports again from the lockfile (report.html, results.jsonl, billing.*).",
     load: async () => (await import("./commands/report.js")).reportCommand,
   },
   {

@@ -1,7 +1,9 @@
 // The emulator's result files: real, small, decodable media. PNG images and WAV / MP3
 // audio are generated here in pure JavaScript; MP4 videos are committed assets in
 // ./media (made once by ffmpeg with media/make.sh), read on first use and cached.
-// Returned arrays may be shared between calls: treat them as read-only.
+// Images can carry a caption (the first words of their prompt) drawn in a tiny bitmap
+// font, so a person looking at a contact sheet can tell the right file is in the right
+// cell. Returned arrays may be shared between calls: treat them as read-only.
 
 import { readFileSync } from "node:fs";
 import { deflateSync } from "node:zlib";
@@ -39,14 +41,20 @@ const idatCache = new Map<string, Uint8Array>();
  * picked by `seed`, with a white band across the lower part when `watermark`. The seed
  * is also written into a text chunk, so two results never have the same bytes.
  */
-export function imageOutput(opts: { aspectRatio: string; watermark: boolean; seed: number }): Uint8Array {
+export function imageOutput(opts: { aspectRatio: string; watermark: boolean; seed: number; caption?: readonly string[] }): Uint8Array {
   const [width, height] = IMAGE_OUTPUT_SIZES[opts.aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
   const colourIndex = Math.abs(Math.trunc(opts.seed)) % PALETTE.length || 0;
-  const key = `${width}x${height}:${colourIndex}:${opts.watermark}`;
-  let idat = idatCache.get(key);
-  if (idat === undefined) {
-    idat = pixels(width, height, PALETTE[colourIndex]!, opts.watermark);
-    idatCache.set(key, idat);
+  let idat: Uint8Array | undefined;
+  if (opts.caption && opts.caption.length > 0) {
+    // Captioned images differ per task: not cached here (the caller caches whole files).
+    idat = pixels(width, height, PALETTE[colourIndex]!, opts.watermark, opts.caption);
+  } else {
+    const key = `${width}x${height}:${colourIndex}:${opts.watermark}`;
+    idat = idatCache.get(key);
+    if (idat === undefined) {
+      idat = pixels(width, height, PALETTE[colourIndex]!, opts.watermark);
+      idatCache.set(key, idat);
+    }
   }
   const ihdr = new Uint8Array(13);
   const view = new DataView(ihdr.buffer);
@@ -63,7 +71,13 @@ export function imageOutput(opts: { aspectRatio: string; watermark: boolean; see
   ]);
 }
 
-function pixels(width: number, height: number, rgb: readonly [number, number, number], watermark: boolean): Uint8Array {
+function pixels(
+  width: number,
+  height: number,
+  rgb: readonly [number, number, number],
+  watermark: boolean,
+  caption?: readonly string[],
+): Uint8Array {
   const stride = 1 + width * 3;
   const raw = new Uint8Array(stride * height);
   const bandTop = Math.floor(height * 0.78);
@@ -79,7 +93,106 @@ function pixels(width: number, height: number, rgb: readonly [number, number, nu
       raw[p + 2] = white ? 255 : rgb[2];
     }
   }
-  return new Uint8Array(deflateSync(raw, { level: 9 }));
+  if (caption) drawCaption(raw, stride, width, height, caption);
+  return new Uint8Array(deflateSync(raw, { level: caption ? 6 : 9 }));
+}
+
+// ---------------------------------------------------------------- caption text
+
+/**
+ * The classic 5x7 font (ASCII 32..126), five columns per glyph, bit 0 the top row;
+ * bit 7 is the descender row of g, j, p, q, y and the comma.
+ */
+const FONT = Uint8Array.from(
+  (
+    "0000000000 00005f0000 0007000700 147f147f14 242a7f2a12 2313086462 3649562050 0008070300 001c224100 0041221c00" +
+    " 2a1c7f1c2a 08083e0808 0080703000 0808080808 0000606000 2010080402 3e5149453e 00427f4000 7249494946 214149" +
+    "4d33 1814127f10 2745454539 3c4a494931 4121110907 3649494936 464949291e 0000140000 0040340000 0008142241" +
+    " 1414141414 0041221408 0201590906 3e415d594e 7c1211127c 7f49494936 3e41414122 7f4141413e 7f49494941" +
+    " 7f09090901 3e41415173 7f0808087f 00417f4100 2040413f01 7f08142241 7f40404040 7f021c027f 7f0408107f" +
+    " 3e4141413e 7f09090906 3e4151215e 7f09192946 2649494932 03017f0103 3f4040403f 1f2040201f 3f4038403f" +
+    " 6314081463 0304780403 6159494d43 007f414141 0204081020 004141417f 0402010204 4040404040 0003070800" +
+    " 2054547840 7f28444438 3844444428 384444287f 3854545418 00087e0902 18a4a49c78 7f08040478 00447d4000" +
+    " 2040403d00 7f10284400 00417f4000 7c0478047c 7c08040478 3844444438 fc18242418 18242418fc 7c08040408" +
+    " 4854545424 04043f4424 3c4040207c 1c2040201c 3c4030403c 4428102844 4c9090907c 4464544c44 0008364100" +
+    " 0000770000 0041360800 0201020402"
+  )
+    .replace(/\s+/g, "")
+    .match(/../g)!
+    .map((h) => parseInt(h, 16)),
+);
+
+/** Words of `text` in lines of at most `width` characters, at most `lines` lines (the last cut with "..."). */
+export function wrapCaption(text: string, width: number, lines: number): string[] {
+  const words = text.replace(/[^\x20-\x7e]/g, "?").split(/\s+/).filter((w) => w !== "");
+  const out: string[] = [];
+  let line = "";
+  for (const word of words) {
+    const w = word.length > width ? `${word.slice(0, width - 1)}-` : word;
+    if (line === "") line = w;
+    else if (line.length + 1 + w.length <= width) line = `${line} ${w}`;
+    else {
+      out.push(line);
+      line = w;
+      if (out.length === lines) break;
+    }
+  }
+  if (out.length < lines && line !== "") out.push(line);
+  if (out.length === lines && words.join(" ").length > out.join(" ").length) {
+    const last = out[lines - 1]!;
+    out[lines - 1] = `${last.slice(0, Math.max(0, width - 3))}...`;
+  }
+  return out;
+}
+
+/** White text at `scale` on a dark panel across the top of the picture. */
+function drawCaption(raw: Uint8Array, stride: number, width: number, height: number, lines: readonly string[]): void {
+  const scale = width >= 400 ? 3 : 2;
+  const lineHeight = 10 * scale;
+  const margin = 4 * scale;
+  const shown = lines.slice(0, Math.max(1, Math.floor((height * 0.6) / lineHeight)));
+  const panelBottom = Math.min(height, margin * 2 + shown.length * lineHeight);
+  for (let y = 0; y < panelBottom; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = y * stride + 1 + x * 3;
+      raw[p] = raw[p]! >> 2;
+      raw[p + 1] = raw[p + 1]! >> 2;
+      raw[p + 2] = raw[p + 2]! >> 2;
+    }
+  }
+  shown.forEach((text, li) => {
+    const top = margin + li * lineHeight;
+    for (let ci = 0; ci < text.length; ci++) {
+      const code = text.charCodeAt(ci);
+      const glyph = code >= 32 && code <= 126 ? (code - 32) * 5 : ("?".charCodeAt(0) - 32) * 5;
+      const left = margin + ci * 6 * scale;
+      if (left + 5 * scale > width) break;
+      for (let col = 0; col < 5; col++) {
+        const bits = FONT[glyph + col]!;
+        for (let row = 0; row < 8; row++) {
+          if (!(bits & (1 << row))) continue;
+          for (let dy = 0; dy < scale; dy++) {
+            const y = top + row * scale + dy;
+            if (y >= height) continue;
+            for (let dx = 0; dx < scale; dx++) {
+              const p = y * stride + 1 + (left + col * scale + dx) * 3;
+              raw[p] = 255;
+              raw[p + 1] = 255;
+              raw[p + 2] = 255;
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+/** The caption of image `index` (0-based) of `count` for `prompt`: its first words, then which image. */
+export function imageCaption(prompt: string, index: number, count: number, aspectRatio: string): string[] {
+  const [width] = IMAGE_OUTPUT_SIZES[aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
+  const scale = width >= 400 ? 3 : 2;
+  const chars = Math.floor((width - 8 * scale) / (6 * scale));
+  return [...wrapCaption(prompt, chars, 5), ...(count > 1 ? [`image ${index + 1} of ${count}`] : [])];
 }
 
 function chunk(type: string, data: Uint8Array): Uint8Array {

@@ -2,7 +2,7 @@
 // audio.wav, ...), made by OutputMedia and kept in a small cache since many links
 // point at equal bytes.
 
-import { audioOutput, imageOutput, videoOutput } from "./OutputMedia.js";
+import { audioOutput, imageCaption, imageOutput, videoOutput } from "./OutputMedia.js";
 import type { Task } from "./Task.js";
 
 export interface ResultFile {
@@ -22,9 +22,9 @@ const cached = (key: string, make: () => ResultFile): ResultFile => {
   return file;
 };
 
-const png = (aspectRatio: string, watermark: boolean, seed: number): ResultFile =>
-  cached(`png:${aspectRatio}:${watermark}:${seed}`, () => ({
-    bytes: imageOutput({ aspectRatio, watermark, seed }),
+const png = (aspectRatio: string, watermark: boolean, seed: number, caption?: readonly string[]): ResultFile =>
+  cached(`png:${aspectRatio}:${watermark}:${seed}:${caption?.join("\n") ?? ""}`, () => ({
+    bytes: imageOutput({ aspectRatio, watermark, seed, ...(caption ? { caption } : {}) }),
     contentType: "image/png",
   }));
 
@@ -36,7 +36,9 @@ export const resultFile = (task: Task, name: string, extraOutputs: boolean): Res
     const index = Number(m[1]);
     if (index >= task.image!.count || (m[2] && !task.watermark)) return undefined;
     // Seed by task and position so the images of one task differ from each other.
-    return png(task.image!.aspectRatio, m[2] !== undefined, (task.seq * 16 + index) % 4096);
+    // The first words of its prompt on it: a gallery shows at a glance which task made which file.
+    const caption = task.caption !== undefined ? imageCaption(task.caption, index, task.image!.count, task.image!.aspectRatio) : undefined;
+    return png(task.image!.aspectRatio, m[2] !== undefined, (task.seq * 16 + index) % 4096, caption);
   }
   const v = task.video!;
   if (name === "video.mp4" || (name === "video.wm.mp4" && task.watermark)) {

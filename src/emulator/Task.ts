@@ -42,6 +42,8 @@ export interface Task {
   readonly charge: Charge;
   readonly video?: VideoRequest;
   readonly image?: ImageRequest;
+  /** The first words of the prompt, drawn on the task's result images. */
+  readonly caption?: string;
 }
 
 export type Phase = "submitted" | "processing" | "succeeded" | "failed";

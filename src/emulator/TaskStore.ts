@@ -206,6 +206,7 @@ export class TaskStore {
       charge,
       ...(req.video ? { video: req.video } : {}),
       ...(image ? { image } : {}),
+      ...(req.kind === "image" && req.prompt !== "" ? { caption: req.prompt.slice(0, 200) } : {}),
     };
     this.all.push(task);
     (task.kind === "video" ? this.videos : this.images).push(task);

@@ -24,6 +24,6 @@ export interface RunnableManifest {
   readonly jobs: readonly RunnableJob[];
   /** Tasks of the jobs without for_each. */
   readonly tasks: readonly PlannedTask[];
-  expandDownstream(job: string, items: UpstreamItem[]): PlannedTask[];
+  expandDownstream(job: string, items: readonly UpstreamItem[]): PlannedTask[];
   withAttempt(task: PlannedTask, attempt: number): PlannedTask;
 }

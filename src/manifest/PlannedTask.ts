@@ -38,6 +38,28 @@ interface PlannedTaskBase {
   readonly source: SourcePos;
   /** For downstream tasks: the upstream task and output they were made from. */
   readonly upstream?: { readonly job: string; readonly task: string; readonly output: number };
+  /**
+   * The request's inputs as the manifest named them (path or URL, content hash), for
+   * provenance: the request itself carries local files as base64, which reports never show.
+   */
+  readonly inputs?: readonly PlannedInput[];
+}
+
+/** One input of a task's request, as the manifest named it. */
+export interface PlannedInput {
+  /** The request field it fills: `contents[1].url`, `image_list[0].image`, `element_list[0].element_id`. */
+  readonly field: string;
+  /** first_frame, last_frame, refer_image, feature_video, base_video, element, image. */
+  readonly role: string;
+  /** Its name in the manifest (`@name`, `<<<name>>>`), when it has one. */
+  readonly name?: string;
+  /** After templates: a path relative to the manifest, or a URL. */
+  readonly src?: string;
+  /** Content hash (hex) of a local file, or of the upstream result a URL names. */
+  readonly sha256?: string;
+  readonly element_id?: string;
+  /** Where the input is declared in the manifest. */
+  readonly source: SourcePos;
 }
 
 export interface PlannedVideoTask extends PlannedTaskBase {

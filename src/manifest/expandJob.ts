@@ -21,7 +21,7 @@ import type { JobSpec, ManifestSpec, Value } from "./ManifestSpec.js";
 import { type Amount, formatAmount, fromPrice, times } from "../money/Money.js";
 import { imageOutputs } from "../rules/outputCount.js";
 import { comboFolder, describeVars, folderPath, folderSegment } from "./outputFolder.js";
-import type { PlannedTask, SourcePos } from "./PlannedTask.js";
+import type { PlannedInput, PlannedTask, SourcePos } from "./PlannedTask.js";
 import { intentDigest, requestHash, taskId } from "./TaskIdentity.js";
 import { render, type Scope } from "./Template.js";
 import { exactInteger } from "../api/exactJson.js";
@@ -216,6 +216,16 @@ export const expandJob = (
     }
   }
   let fields: FieldPlaces | undefined;
+  // Where each input is declared: looked up once per job, shared by its tasks' provenance.
+  const inputPlaces = new Map<JobSpec["inputs"][number], SourcePos>();
+  const inputPos = (input: JobSpec["inputs"][number]): SourcePos => {
+    let p = inputPlaces.get(input);
+    if (!p) {
+      p = state.pos(declarationPlace(input.path));
+      inputPlaces.set(input, p);
+    }
+    return p;
+  };
 
   const comboPlace = (c: Combination, other?: Combination): Place => {
     if ("include" in c.origin) return { path: [...job.path, "matrix", "include", c.origin.include] };
@@ -250,13 +260,29 @@ export const expandJob = (
         return undefined;
       };
       let exact: Map<string, string> | undefined; // base64 -> sha256:<hex>, for identity
+      const inputs: PlannedInput[] = [];
+      const noteInput = (input: JobSpec["inputs"][number], field: string, src: string | undefined, sha256?: string): void => {
+        const content = sha256 ?? (src !== undefined ? item?.urlToContent.get(src)?.replace(/^sha256:/, "") : undefined);
+        inputs.push({
+          field,
+          role: input.role,
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(src !== undefined ? { src } : {}),
+          ...(content !== undefined ? { sha256: content } : {}),
+          ...(input.elementId !== undefined ? { element_id: String(input.elementId) } : {}),
+          source: inputPos(input),
+        });
+      };
       const places = fields ? undefined : new FieldPlaces(jobPlace);
 
       // Sources: URL as is; a local image read once, checked, sent as raw base64.
-      const image = (v: Value, field: string, side: "video" | "image"): string | undefined => {
+      const image = (v: Value, field: string, side: "video" | "image", input: JobSpec["inputs"][number]): string | undefined => {
         const src = get(v);
         if (typeof src !== "string") return undefined;
-        if (URL_RE.test(src)) return src;
+        if (URL_RE.test(src)) {
+          noteInput(input, field, src);
+          return src;
+        }
         const read = state.readImage(src);
         if ("error" in read) {
           sink.add({ path: v.path }, `image '${src}' ${read.error}`, "error", label);
@@ -276,6 +302,7 @@ export const expandJob = (
           failed = true;
         }
         (exact ??= new Map()).set(read.base64, `sha256:${read.sha256}`);
+        noteInput(input, field, src, read.sha256);
         return read.base64;
       };
 
@@ -300,6 +327,7 @@ export const expandJob = (
           if (input.role === "element") {
             places?.set(`contents[${i}].element_id`, { path: input.path });
             contents.push({ type: "element", element_id: input.elementId!, id: input.name! });
+            noteInput(input, `contents[${i}].element_id`, undefined);
             continue;
           }
           places?.set(`contents[${i}].url`, { path: input.src!.path });
@@ -317,10 +345,11 @@ export const expandJob = (
               continue;
             }
             hasFrameOrVideo = true;
+            noteInput(input, `contents[${i}].url`, url);
             contents.push({ type: input.role as "feature_video" | "base_video", url, ...(input.name !== undefined ? { id: input.name } : {}) });
             continue;
           }
-          const url = image(input.src!, `contents[${i}].url`, "video");
+          const url = image(input.src!, `contents[${i}].url`, "video", input);
           if (url === undefined) continue;
           if (input.role === "first_frame") hasFrameOrVideo = true;
           contents.push({ type: input.role as "first_frame" | "last_frame" | "refer_image", url, ...(input.name !== undefined ? { id: input.name } : {}) });
@@ -372,6 +401,7 @@ export const expandJob = (
           if (input.role === "element") {
             places?.set(`element_list[${elementList.length}]`, declarationPlace(input.path));
             places?.set(`element_list[${elementList.length}].element_id`, { path: input.path });
+            noteInput(input, `element_list[${elementList.length}].element_id`, undefined);
             // Exact: a 64-bit id above 2^53 stays a bigint, written as a JSON integer when sent.
             elementList.push({ element_id: exactInteger(input.elementId!) });
             continue;
@@ -379,7 +409,7 @@ export const expandJob = (
           const n = imageList.length;
           places?.set(`image_list[${n}]`, declarationPlace(input.path));
           places?.set(`image_list[${n}].image`, { path: input.src!.path });
-          const img = image(input.src!, `image_list[${n}].image`, "image");
+          const img = image(input.src!, `image_list[${n}].image`, "image", input);
           imageList.push({ image: img ?? "" });
         }
         places?.set("image_list", { path: job.path, key: "images" });
@@ -514,6 +544,7 @@ export const expandJob = (
         } as PlannedTask & { estimate?: unknown; upstream?: unknown };
         if (estimateCost !== undefined) task.estimate = estimateOf(estimateCost);
         if (item) task.upstream = item.upstream;
+        if (inputs.length) (task as { inputs?: unknown }).inputs = inputs;
         tasks.push(task);
       }
     }

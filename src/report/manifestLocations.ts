@@ -21,6 +21,8 @@ export interface ManifestLocations {
   readonly manifestInvalid?: ManifestInvalid;
   /** The jobs' for_each links and retries (for failures and what they cost downstream); absent when invalid. */
   readonly shape?: ManifestShape;
+  /** The loaded manifest, when it is valid (its tasks' requests go into the reports). */
+  readonly manifest?: LoadedManifest;
 }
 
 /** For each for_each job, about how many of its tasks one upstream task gives; each job's retry_failed. */
@@ -53,7 +55,7 @@ const readNameAndOutputs = async (file: string): Promise<{ name: string; outputs
 export const manifestLocations = async (manifest: string, cwd: string): Promise<ManifestLocations> => {
   try {
     const m = await loadManifest(manifest, { cwd });
-    return { file: m.file, name: m.name, lockfilePath: m.lockfilePath, outputsDir: m.outputsDir, shape: shapeOf(m) };
+    return { file: m.file, name: m.name, lockfilePath: m.lockfilePath, outputsDir: m.outputsDir, shape: shapeOf(m), manifest: m };
   } catch (error) {
     if (!(error instanceof ManifestInvalid)) throw error;
     const file = resolve(cwd, manifest);

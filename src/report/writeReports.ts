@@ -1,21 +1,45 @@
 // Writes the reports of a lockfile into the outputs folder (results.jsonl, billing.csv,
-// billing.json, billing.md), each atomically, and appends the Markdown summary to
-// $GITHUB_STEP_SUMMARY when set. The content comes from the pure formatters beside it.
+// billing.json, billing.md, report.html), each atomically, a task.json beside each
+// task's files and a metadata.jsonl in each job's folder, and appends the Markdown
+// summary (with where the report is) to $GITHUB_STEP_SUMMARY when set. The content
+// comes from the pure formatters beside it; the request behind each task comes from the
+// compiled manifest when the caller passes it.
 
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { appendFile, mkdir, readFile, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join, relative, sep } from "node:path";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile } from "../state/LockFile.js";
 import { stableJson } from "../state/stableJson.js";
 import { writeFileAtomic } from "../state/writeFileAtomic.js";
 import { formatBillingCsv } from "./billingCsv.js";
 import { type DeletionWarning, formatBillingMarkdown } from "./billingMarkdown.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
-import { formatResultsJsonl } from "./resultsJsonl.js";
+import { datasetMetadata } from "./datasetMetadata.js";
+import { downstreamPlanned } from "./downstreamPlanned.js";
+import { plannedById } from "./provenance.js";
+import { reportData } from "./reportData.js";
+import { formatReportHtml } from "./reportHtml.js";
+import { formatResultsJsonl, provenanceOf, resultLine } from "./resultsJsonl.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
 
-export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md"] as const;
+export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"] as const;
+/** Beside each task's files. */
+export const TASK_SIDECAR = "task.json";
+/** In each job's folder (Hugging Face imagefolder / videofolder metadata). */
+export const JOB_METADATA = "metadata.jsonl";
+
+/** What the reports use of the compiled manifest (a LoadedManifest is one). */
+export interface ReportManifest {
+  /** The tasks the manifest makes now: their requests and places go into the reports. */
+  readonly tasks: readonly PlannedTask[];
+  readonly budget?: { readonly max: string; readonly currency: string };
+  /** With these, downstream jobs are expanded again from the recorded upstream files (downstreamPlanned.ts). */
+  readonly jobs?: readonly Pick<LoadedManifest["jobs"][number], "id" | "upstream">[];
+  readonly expandDownstream?: LoadedManifest["expandDownstream"];
+}
 
 export interface ReportInput {
   readonly lock: LockFile;
@@ -33,6 +57,17 @@ export interface ReportInput {
   readonly force?: boolean;
   /** The lockfile is an emulated run's: billing.md and the step summary say so first. */
   readonly emulated?: boolean;
+  /**
+   * The compiled manifest: current tasks get their request (`request`) and manifest
+   * place (`source`) in results.jsonl, task.json, metadata.jsonl and report.html, and
+   * the report shows spend against the budget. Without it those fields are left out.
+   */
+  readonly manifest?: ReportManifest;
+  /**
+   * Tasks expanded during the run that the manifest's `tasks` lack (downstream jobs, retry
+   * attempts). Default: the downstream jobs expanded again from the lockfile's upstream files.
+   */
+  readonly plannedTasks?: readonly PlannedTask[];
 }
 
 export interface ReportOutput {
@@ -52,15 +87,16 @@ export const EMULATED_BANNER = "> **Emulated run** (`--emulate`): nothing was se
 /** Beside the reports: the digest of the lockfile content they were last made from. */
 export const REPORT_SOURCE_FILE = ".reports-source";
 const DAY_MS = 86_400_000;
+const SIDECAR_WRITERS = 16;
 
 /**
  * What the reports are made from: every task's id, state, ids and counts and its last
  * update (every change to a task moves `updated_at`), plus the day, since the deletion
  * warnings move with the date. Much cheaper than formatting the reports themselves.
  */
-export const reportSource = (lock: LockFile, now: number): string => {
+export const reportSource = (lock: LockFile, now: number, extra = ""): string => {
   const hash = createHash("sha256");
-  hash.update(`${lock.name}\n${Math.floor(now / DAY_MS)}\n`);
+  hash.update(`${lock.name}\n${Math.floor(now / DAY_MS)}\n${extra}\n`);
   for (const id of Object.keys(lock.tasks).sort()) {
     const t = lock.tasks[id]!;
     hash.update(`${id}\0${t.state}\0${t.updated_at}\0${t.task_id ?? ""}\0${t.outputs.length}\0${t.billing.length}\0${t.dir}\n`);
@@ -77,6 +113,29 @@ export const deletionWarnings = (lock: LockFile, now: number, warnDays = 5): Del
       return nearingDeletion(task, now, warnDays) ? [{ id, job: task.job, deletesAt: deletionTime(task)! }] : [];
     });
 
+/**
+ * Writes only when the bytes differ, so a rerun does not touch 10,000 unchanged sidecars;
+ * by rename (never a half-written file) but without fsync: a sidecar lost to a power cut
+ * is written again by the next run or `omnibatch report`.
+ */
+const writeIfChanged = async (path: string, text: string): Promise<void> => {
+  if (!existsSync(dirname(path))) return; // the folder was moved away: nothing to describe
+  const old = await readFile(path, "utf8").catch(() => undefined);
+  if (old === text) return;
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  await writeFile(temp, text);
+  await rename(temp, path).catch(async (error: unknown) => {
+    await rm(temp, { force: true });
+    throw error;
+  });
+};
+
+/** The step summary's line about the report: a CI summary cannot link a file, so it says where it is. */
+export const reportLink = (reportPath: string, cwd = process.cwd()): string => {
+  const shown = relative(cwd, reportPath).split(sep).join("/");
+  return `**Report:** \`${shown.startsWith("..") ? reportPath : shown}\`: the contact sheets of every job; open it from the outputs folder (or the uploaded artifact) in a browser.\n`;
+};
+
 export const writeReports = async (input: ReportInput): Promise<ReportOutput> => {
   const now = input.now ?? Date.now();
   const lock = input.lock.name === input.manifestName ? input.lock : { ...input.lock, name: input.manifestName };
@@ -86,27 +145,53 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   await mkdir(input.outputsDir, { recursive: true });
   const files = REPORT_FILES.map((name) => join(input.outputsDir, name));
   const sourcePath = join(input.outputsDir, REPORT_SOURCE_FILE);
-  const source = reportSource(lock, now);
+  const m = input.manifest;
+  const later =
+    input.plannedTasks ??
+    (m?.jobs && m.expandDownstream ? downstreamPlanned({ jobs: m.jobs, expandDownstream: m.expandDownstream }, lock, input.outputsDir) : undefined);
+  const planned = m || later ? plannedById(m?.tasks, later) : undefined;
+  // Which tasks have a known request, the budget and the mark: they change the reports too.
+  const known = planned ? createHash("sha256").update([...planned.keys()].filter((id) => id in lock.tasks).sort().join("\n")).digest("hex") : "-";
+  const source = reportSource(lock, now, `${known}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n3`);
   const current =
     input.force !== true &&
     files.every((file) => existsSync(file)) &&
     (await readFile(sourcePath, "utf8").then((text) => text.trim() === source, () => false));
   if (!current) {
+    const prov = provenanceOf(lock, planned);
     const contents: Record<(typeof REPORT_FILES)[number], string> = {
-      "results.jsonl": formatResultsJsonl(lock, now),
+      "results.jsonl": formatResultsJsonl(lock, now, prov),
       "billing.csv": formatBillingCsv(lock),
       "billing.json": stableJson({
         ...summary,
         nearing_deletion: deletions.map((d) => ({ id: d.id, job: d.job, deletes_at: new Date(d.deletesAt).toISOString() })),
       }),
       "billing.md": markdown,
+      "report.html": formatReportHtml(
+        reportData({ lock, prov, summary, now, emulated: input.emulated === true, ...(input.manifest?.budget ? { budget: input.manifest.budget } : {}) }),
+      ),
     };
     await rm(sourcePath, { force: true });
     for (const [i, name] of REPORT_FILES.entries()) await writeFileAtomic(files[i]!, contents[name]);
+    // Sidecars only where files were downloaded: a folder copied elsewhere still says what made it.
+    const withFiles = Object.keys(lock.tasks).filter((id) => lock.tasks[id]!.outputs.some((o) => o.path !== undefined));
+    // A few at a time: 10,000 small files one by one would take seconds of waiting on the disk.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < withFiles.length) {
+        const id = withFiles[next++]!;
+        const task = lock.tasks[id]!;
+        await writeIfChanged(join(input.outputsDir, ...task.dir.split("/"), TASK_SIDECAR), `${JSON.stringify(resultLine(id, task, now, prov), null, 2)}\n`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SIDECAR_WRITERS, withFiles.length) }, worker));
+    for (const [folder, text] of datasetMetadata(lock, prov)) {
+      await writeIfChanged(join(input.outputsDir, folder, JOB_METADATA), text);
+    }
     // Written last: a kill before this line leaves the reports to be written again.
     await writeFileAtomic(sourcePath, `${source}\n`);
   }
   const stepSummary = input.env?.GITHUB_STEP_SUMMARY;
-  if (stepSummary) await appendFile(stepSummary, `${markdown}\n`);
+  if (stepSummary) await appendFile(stepSummary, `${markdown}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n`);
   return { files, summary, deletions, written: !current, ...(stepSummary ? { stepSummary } : {}) };
 };

@@ -122,7 +122,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       if (options.reports !== false) {
         const lock = yield* store.snapshot;
         const written = yield* Effect.either(
-          Effect.tryPromise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated })),
+          Effect.tryPromise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest })),
         );
         if (written._tag === "Right") reports = written.right.files;
         else {

@@ -126,7 +126,7 @@ t("status --emulate and report --emulate read the emulated lockfile and write in
     assert.is(report.exitCode, 0, report.all);
     const out = JSON.parse(report.stdout);
     assert.is(out.emulated, true);
-    assert.equal(out.files.map((f: string) => f.slice(join(ws.dir, "out-emulated").length + 1)).sort(), ["billing.csv", "billing.json", "billing.md", "results.jsonl"]);
+    assert.equal(out.files.map((f: string) => f.slice(join(ws.dir, "out-emulated").length + 1)).sort(), ["billing.csv", "billing.json", "billing.md", "report.html", "results.jsonl"]);
     const realReport = await cli(ws, ["report", "m.yaml"]);
     assert.is(realReport.exitCode, 2);
     assert.equal(readdirSync(ws.dir).sort(), ["m.emulate.lock.json", "m.yaml", "out-emulated"]);

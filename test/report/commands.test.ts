@@ -59,7 +59,7 @@ test("report --json prints the files and the summary as one JSON object", async 
   const r = await omnibatch(dir, ["report", "spring.yaml", "--json"]);
   assert.is(r.exitCode, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  assert.is(out.files.length, 4);
+  assert.is(out.files.length, 5);
   assert.is(out.summary.tasks, 10);
   assert.is(out.summary.states.failed, 1);
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { csvField } from "../../src/report/billingCsv.js";
-import { REPORT_SOURCE_FILE, writeReports } from "../../src/report/writeReports.js";
+import { REPORT_SOURCE_FILE, reportLink, writeReports } from "../../src/report/writeReports.js";
 import { stat } from "node:fs/promises";
 import { formatBillingMarkdown } from "../../src/report/billingMarkdown.js";
 import { summarizeBilling } from "../../src/report/summarizeBilling.js";
@@ -20,11 +20,12 @@ test.after(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-test("writes results.jsonl, billing.csv, billing.json and billing.md (and the digest they come from) into the outputs folder, nothing else", async () => {
+test("writes results.jsonl, billing.csv, billing.json, billing.md and report.html (and the digest they come from) into the outputs folder, nothing else", async () => {
   const out = join(await tempDir(), "outputs", "spring");
   const { files, summary } = await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW, env: {} });
-  assert.equal(files, ["results.jsonl", "billing.csv", "billing.json", "billing.md"].map((f) => join(out, f)));
-  assert.equal((await readdir(out)).sort(), [".reports-source", "billing.csv", "billing.json", "billing.md", "results.jsonl"]);
+  assert.equal(files, ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"].map((f) => join(out, f)));
+  // No task folder exists (nothing was downloaded here): no sidecar, no metadata.jsonl.
+  assert.equal((await readdir(out)).sort(), [".reports-source", "billing.csv", "billing.json", "billing.md", "report.html", "results.jsonl"]);
   const json = JSON.parse(await readFile(join(out, "billing.json"), "utf8"));
   assert.equal(json.cash, summary.cash);
   assert.equal(json.nearing_deletion, [{ id: "spring-clips-j", job: "clips", deletes_at: new Date(NOW + 3 * 86_400_000).toISOString() }]);
@@ -91,7 +92,7 @@ test("the Markdown summary is appended to $GITHUB_STEP_SUMMARY when set", async 
     env: { GITHUB_STEP_SUMMARY: summaryFile },
   });
   const md = await readFile(join(dir, "out", "billing.md"), "utf8");
-  assert.is(await readFile(summaryFile, "utf8"), `previous step\n${md}\n`);
+  assert.is(await readFile(summaryFile, "utf8"), `previous step\n${md}\n${reportLink(join(dir, "out", "report.html"))}\n`);
   assert.is(result.stepSummary, summaryFile);
 });
 
@@ -144,7 +145,7 @@ test("the step summary is appended even when the reports were current", async ()
   await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW });
   const again = await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW, env: { GITHUB_STEP_SUMMARY: summaryFile } });
   assert.is(again.written, false);
-  assert.is(await readFile(summaryFile, "utf8"), `${formatBillingMarkdown(again.summary, again.deletions)}\n`);
+  assert.is(await readFile(summaryFile, "utf8"), `${formatBillingMarkdown(again.summary, again.deletions)}\n${reportLink(join(out, "report.html"))}\n`);
 });
 
 test("terminal escapes and control characters from the service or data files are inert in billing.md, billing.csv and status", async () => {

@@ -5,7 +5,7 @@
 import { inflateSync } from "node:zlib";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { audioOutput, imageOutput, videoOutput } from "../../src/emulator/OutputMedia.js";
+import { audioOutput, imageCaption, imageOutput, videoOutput, wrapCaption } from "../../src/emulator/OutputMedia.js";
 import { checkImageMedia, checkVideoMedia, probeImage, probeVideo } from "../../src/rules/index.js";
 
 const IMAGE_RATIOS: Array<[string, number, number]> = [
@@ -125,6 +125,39 @@ test("audioOutput: a WAV header with the exact sample count, and MP3 frames of 2
   const mp3 = audioOutput("mp3", 3);
   assert.is(mp3.length, 125 * 96, "3 s = 125 frames of 1152 samples at 48 kHz");
   for (let o = 0; o < mp3.length; o += 96) assert.equal([...mp3.subarray(o, o + 4)], [0xff, 0xfb, 0x14, 0xc0]);
+});
+
+test("a captioned image shows its text: white glyph pixels on a dark panel at the top, the rest as before; deterministic, small, a valid input", () => {
+  const caption = imageCaption("Acme ceramic mug on a plain table, studio light", 0, 2, "1:1");
+  assert.equal(caption, ["Acme ceramic mug on a", "plain table, studio light", "image 1 of 2"]);
+  const png = imageOutput({ aspectRatio: "1:1", watermark: false, seed: 1, caption });
+  assert.equal(png, imageOutput({ aspectRatio: "1:1", watermark: false, seed: 1, caption }));
+  assert.ok(png.length < 8_000, `${png.length} bytes`);
+  assert.equal(checkImageMedia(probeImage(png) as never, "image", "image"), []);
+  const plain = rows(imageOutput({ aspectRatio: "1:1", watermark: false, seed: 1 }));
+  const img = rows(png);
+  let white = 0;
+  let dark = 0;
+  for (let y = 0; y < 100; y++) {
+    for (let x = 0; x < 320; x++) {
+      const p = img.pixel(x, y);
+      if (p.every((c) => c === 255)) white++;
+      else if (p.every((c, i) => c === plain.pixel(x, y)[i]! >> 2)) dark++;
+    }
+  }
+  assert.ok(white > 500, `${white} text pixels`);
+  assert.ok(dark > 10_000, `${dark} panel pixels`);
+  // Below the panel the picture is the plain one.
+  for (const y of [200, 300]) assert.equal(img.pixel(10, y), plain.pixel(10, y));
+  // Another prompt, other bytes: the file tells which task made it.
+  assert.not.equal(png, imageOutput({ aspectRatio: "1:1", watermark: false, seed: 1, caption: imageCaption("Acme oak chair", 0, 2, "1:1") }));
+});
+
+test("wrapCaption: words in lines, long words cut, the last line marked when text is left over, non-ASCII shown as ?", () => {
+  assert.equal(wrapCaption("one two three four", 9, 5), ["one two", "three", "four"]);
+  assert.equal(wrapCaption("abcdefghijklmnop", 5, 2), ["abcd-"]);
+  assert.equal(wrapCaption("aa bb cc dd ee ff", 5, 2), ["aa bb", "cc..."]);
+  assert.equal(wrapCaption("caf\u00e9", 10, 1), ["caf?"]);
 });
 
 test.run();

@@ -10,11 +10,12 @@ import { emulateOption, locationsFor, requireLockFile, shownPath } from "./statu
 
 export const reportCommand = defineCommand({
   name: "report",
-  summary: "Write the reports again from the lockfile (results.jsonl, billing.*).",
+  summary: "Write the reports again from the lockfile (report.html, results.jsonl, billing.*).",
   usage: "omnibatch report <manifest.yaml> [--emulate] [--json]",
   description:
-    "Writes results.jsonl, billing.csv, billing.json and billing.md into the manifest's outputs\n" +
-    "folder from the lockfile alone (no network, no API key), and appends the billing summary to\n" +
+    "Writes report.html, results.jsonl, billing.csv, billing.json and billing.md into the manifest's\n" +
+    "outputs folder, a task.json beside each task's files and a metadata.jsonl in each job's folder,\n" +
+    "from the lockfile and the manifest (no network, no API key), and appends the billing summary to\n" +
     "$GITHUB_STEP_SUMMARY when that is set. Totals are exact sums of the service's amounts.\n" +
     "With --emulate, from the emulated lockfile into the emulated outputs folder.",
   options: { emulate: emulateOption, json: { ...commonOptions.json, description: "Print the files written and the billing summary as one JSON object." } },
@@ -27,7 +28,15 @@ export const reportCommand = defineCommand({
       io.stderr.write(`omnibatch: note: ${manifest} has errors (see 'omnibatch validate ${manifest}'); reporting from its lockfile anyway.\n`);
     }
     const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated);
-    const result = await writeReports({ lock, outputsDir: where.outputsDir, manifestName: where.name, env: io.env, force: true, emulated });
+    const result = await writeReports({
+      lock,
+      outputsDir: where.outputsDir,
+      manifestName: where.name,
+      env: io.env,
+      force: true,
+      emulated,
+      ...(where.manifest ? { manifest: where.manifest } : {}),
+    });
     if (args.values.json) {
       const out = { files: result.files, summary: result.summary, nearing_deletion: result.deletions.length, ...(emulated ? { emulated: true } : {}) };
       io.stdout.write(`${JSON.stringify(out)}\n`);

@@ -1,0 +1,142 @@
+// The data report.html shows, as one plain object: per job its matrix axes, per task its
+// state, cost, matrix values as labels, files, error and provenance, plus the run's
+// totals against budget and estimate. Pure; the page (reportHtml.ts) embeds it as JSON.
+
+import type { LockFile, LockTask } from "../state/LockFile.js";
+import { chargesLabel } from "./billingMarkdown.js";
+import { Decimal } from "./Decimal.js";
+import { costLabel } from "./provenance.js";
+import { type Provenance, resultLine } from "./resultsJsonl.js";
+import type { BillingSummary } from "./summarizeBilling.js";
+
+export interface ReportJob {
+  readonly id: string;
+  readonly kind: "video" | "image";
+  /** Matrix axes in manifest order (a downstream job's include its upstream's, then `output`). */
+  readonly axes: readonly string[];
+  readonly tasks: number;
+  readonly upstream?: string;
+}
+
+export interface ReportFile {
+  readonly path: string;
+  readonly type: string;
+  readonly index: number;
+}
+
+export interface ReportTask {
+  readonly id: string;
+  readonly job: string;
+  readonly state: LockTask["state"];
+  /** Axis -> the value as a short label. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly cost: string;
+  /** Main image and video files, for the thumbnails. */
+  readonly files: readonly ReportFile[];
+  /** The task's record, as in results.jsonl (minus nothing a person would look for). */
+  readonly record: Record<string, unknown>;
+}
+
+export interface ReportData {
+  readonly name: string;
+  readonly emulated: boolean;
+  readonly generated_at: string;
+  readonly spent: string;
+  readonly budget?: string;
+  readonly estimate?: string;
+  readonly states: Readonly<Record<string, number>>;
+  readonly jobs: readonly ReportJob[];
+  readonly tasks: readonly ReportTask[];
+}
+
+/** A matrix value as a short label: a data row shows its id-like field and its name. */
+export const valueLabel = (value: unknown): string => {
+  if (value === null || value === undefined) return "";
+  if (typeof value !== "object") return String(value);
+  if (Array.isArray(value)) return value.map(valueLabel).join(", ");
+  const row = value as Record<string, unknown>;
+  const id = ["id", "sku", "slug", "key"].map((k) => row[k]).find((v) => v !== undefined && typeof v !== "object");
+  const name = row.name !== undefined && typeof row.name !== "object" ? String(row.name) : undefined;
+  if (id !== undefined) return name !== undefined && name !== String(id) ? `${String(id)} ${name}` : String(id);
+  if (name !== undefined) return name;
+  const first = Object.values(row).find((v) => v !== null && typeof v !== "object");
+  return first === undefined ? JSON.stringify(value) : String(first);
+};
+
+/** Axis -> label of a task's values; a downstream task shows its upstream's values and which output. */
+export const taskLabels = (vars: Readonly<Record<string, unknown>>): Record<string, string> => {
+  const out: Record<string, string> = {};
+  const item = vars.item as { vars?: Record<string, unknown>; index?: unknown } | undefined;
+  if (item && typeof item === "object") {
+    for (const [k, v] of Object.entries(item.vars ?? {})) out[k] = valueLabel(v);
+    if (typeof item.index === "number") out.output = String(item.index + 1);
+  }
+  for (const [k, v] of Object.entries(vars)) if (k !== "item") out[k] = valueLabel(v);
+  return out;
+};
+
+const TILE_TYPES = new Set(["image", "video"]);
+
+export const reportData = (input: {
+  readonly lock: LockFile;
+  readonly prov: Provenance;
+  readonly summary: BillingSummary;
+  readonly now: number;
+  readonly emulated: boolean;
+  readonly budget?: { readonly max: string; readonly currency: string };
+}): ReportData => {
+  const { lock, prov } = input;
+  // Manifest order where the manifest is at hand (matrix order), otherwise by id.
+  const order = new Map<string, number>();
+  let n = 0;
+  for (const id of prov.planned?.keys() ?? []) order.set(id, n++);
+  const ids = Object.keys(lock.tasks).sort((a, b) => (order.get(a) ?? Infinity) - (order.get(b) ?? Infinity) || (a < b ? -1 : a > b ? 1 : 0));
+  const jobs = new Map<string, { id: string; kind: "video" | "image"; axes: string[]; tasks: number; upstream?: string }>();
+  const estimates = new Map<string, Decimal>();
+  const tasks: ReportTask[] = ids.map((id) => {
+    const task = lock.tasks[id]!;
+    const labels = taskLabels(task.vars);
+    let job = jobs.get(task.job);
+    if (!job) {
+      job = { id: task.job, kind: task.kind, axes: [], tasks: 0, ...(task.upstream ? { upstream: task.upstream.job } : {}) };
+      jobs.set(task.job, job);
+    }
+    job.tasks += 1;
+    for (const axis of Object.keys(labels)) if (!job.axes.includes(axis)) job.axes.push(axis);
+    const { billing: _billing, times, nearing_deletion, ...record } = resultLine(id, task, input.now, prov);
+    const estimate = record.estimate;
+    if (estimate) estimates.set(estimate.currency, (estimates.get(estimate.currency) ?? Decimal.zero).plus(Decimal.of(estimate.amount)));
+    return {
+      id,
+      job: task.job,
+      state: task.state,
+      labels,
+      cost: costLabel(task.billing),
+      files: task.outputs
+        .filter((o) => o.variant === "main" && TILE_TYPES.has(o.type) && o.path !== undefined)
+        .map((o) => ({ path: o.path!, type: o.type, index: o.index })),
+      record: {
+        ...record,
+        times: Object.fromEntries(Object.entries(times).filter(([, v]) => v !== undefined)),
+        ...(nearing_deletion ? { nearing_deletion } : {}),
+      },
+    };
+  });
+  // A downstream job whose upstream tasks each made one file: `output` says nothing there.
+  for (const job of jobs.values()) {
+    if (job.axes.includes("output") && tasks.every((t) => t.job !== job.id || t.labels.output === undefined || t.labels.output === "1")) {
+      job.axes = job.axes.filter((a) => a !== "output");
+    }
+  }
+  return {
+    name: lock.name,
+    emulated: input.emulated,
+    generated_at: new Date(input.now).toISOString(),
+    spent: chargesLabel(input.summary),
+    ...(input.budget ? { budget: `${input.budget.max} ${input.budget.currency}` } : {}),
+    ...(estimates.size ? { estimate: [...estimates].map(([c, v]) => `${v.toString()} ${c}`).join(" + ") } : {}),
+    states: Object.fromEntries(Object.entries(input.summary.states).filter(([, v]) => v > 0)),
+    jobs: [...jobs.values()],
+    tasks,
+  };
+};
