@@ -99,7 +99,7 @@ const parseV2 = (text: string, header: unknown): ParsedLockFile | string => {
     const end = text.indexOf("\n", start);
     const line = end < 0 ? text.slice(start) : text.slice(start, end);
     start = end < 0 ? text.length : end + 1;
-    if (line.trim() === "") continue;
+    if (line.length === 0 || line.trim() === "") continue;
     if (/^(<{7}|={7}|>{7}|\|{7})/.test(line)) {
       problem(lineNo, "a git merge conflict marker: resolve the conflict (keep one line per task id) and remove the markers");
       continue;

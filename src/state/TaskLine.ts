@@ -51,6 +51,10 @@ type BillLine = Omit<BillingEntry, "charge_type" | "amount" | "list_price"> & {
 };
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
+// Char code -> base32 value (-1: not base32); a table, as this runs once per task on load.
+const BASE32_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < BASE32.length; i++) BASE32_VALUE[BASE32.charCodeAt(i)] = i;
+const HEX = "0123456789abcdef";
 
 /**
  * The 25 hex digits an id's last 20 characters spell in base32 (5 bits each), or
@@ -58,20 +62,23 @@ const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
  * bits of its request hash that way, so the line stores only the rest.
  */
 export const idHashHex = (id: string): string | undefined => {
-  if (id.length < 21 || id[id.length - 21] !== "-") return undefined;
+  if (id.length < 21 || id.charCodeAt(id.length - 21) !== 45 /* - */) return undefined;
   let hex = "";
   let acc = 0;
   let bits = 0;
   for (let i = id.length - 20; i < id.length; i++) {
-    const v = BASE32.indexOf(id[i]!);
+    const code = id.charCodeAt(i);
+    const v = code < 128 ? BASE32_VALUE[code]! : -1;
     if (v < 0) return undefined;
-    acc = (acc << 5) | v;
+    acc = ((acc << 5) | v) & 0x1ff;
     bits += 5;
-    while (bits >= 4) {
-      hex += ((acc >>> (bits - 4)) & 15).toString(16);
+    if (bits >= 8) {
+      hex += HEX[(acc >>> (bits - 4)) & 15]! + HEX[(acc >>> (bits - 8)) & 15]!;
+      bits -= 8;
+    } else if (bits >= 4) {
+      hex += HEX[(acc >>> (bits - 4)) & 15]!;
       bits -= 4;
     }
-    acc &= (1 << bits) - 1;
   }
   return hex;
 };
@@ -83,11 +90,13 @@ export const idJob = (name: string, id: string): string | undefined =>
     : undefined;
 
 /** The folder a task's matrix values name by default: `<job>/<values in key order, joined with _>`. */
-export const defaultDir = (job: string, vars: Readonly<Record<string, unknown>>): string =>
-  `${job}/${Object.keys(vars)
-    .sort()
-    .map((k) => String(vars[k]))
-    .join("_")}`;
+export const defaultDir = (job: string, vars: Readonly<Record<string, unknown>>): string => {
+  const keys = Object.keys(vars);
+  if (keys.length > 1) keys.sort();
+  let folder = "";
+  for (let i = 0; i < keys.length; i++) folder += `${i > 0 ? "_" : ""}${String(vars[keys[i]!])}`;
+  return `${job}/${folder}`;
+};
 
 /** The line of `task` (keyed `id`) in a file whose header names `name`: one JSON object, no newline. */
 export const encodeTaskLine = (name: string, id: string, task: LockTask): string => {
@@ -139,15 +148,19 @@ const encodeBill = (b: BillingEntry): BillLine => {
   return { [charge_type]: amount, ...(list_price !== undefined ? { list: list_price } : {}), ...(sortKeys(rest) as object) };
 };
 
-/** The task a line describes (the line already checked against `$defs/taskLine`). */
+/**
+ * The task a line describes (the line already checked against `$defs/taskLine`).
+ * Straight-line code on purpose: it runs once per task when a lockfile loads (100,000
+ * tasks for a large batch), and object rest/spread and per-key loops cost several times more.
+ */
 export const decodeTaskLine = (name: string, line: TaskLine): { id: string; task: LockTask } => {
-  const { id } = line;
+  const id = line.id;
   const job = line.job ?? idJob(name, id)!;
   const vars = line.vars ?? {};
   const dir = line.dir ?? defaultDir(job, vars);
-  const [u, planned, submitted, created, finished] = line.at as [number, ...(number | null | undefined)[]];
-  const time = (offset: number | null | undefined) => (offset === null || offset === undefined ? undefined : u - offset);
-  const task: Record<string, unknown> = {
+  const at = line.at;
+  const u = at[0] as number;
+  const task: { -readonly [K in keyof LockTask]: LockTask[K] } = {
     job,
     kind: line.kind,
     vars,
@@ -157,25 +170,36 @@ export const decodeTaskLine = (name: string, line: TaskLine): { id: string; task
     attempt: line.attempt ?? 1,
     state: line.state,
     updated_at: u,
-    outputs: (line.out ?? []).map((o, i) => decodeOutput(line.kind, dir, o, i)),
-    billing: (line.bill ?? []).map(decodeBill),
+    outputs: line.out === undefined ? [] : line.out.map((o, i) => decodeOutput(line.kind, dir, o, i)),
+    billing: line.bill === undefined ? [] : line.bill.map(decodeBill),
   };
   if (line.task_id !== undefined) task.task_id = line.task_id;
-  const times = { planned_at: time(planned), submitted_at: time(submitted), created_at: time(created), finished_at: time(finished) };
-  for (const [key, value] of Object.entries(times)) if (value !== undefined) task[key] = value;
+  if (at.length > 1 && at[1] !== null) task.planned_at = u - at[1]!;
+  if (at.length > 2 && at[2] !== null) task.submitted_at = u - at[2]!;
+  if (at.length > 3 && at[3] !== null) task.created_at = u - at[3]!;
+  if (at.length > 4 && at[4] !== null) task.finished_at = u - at[4]!;
   if (line.error !== undefined) task.error = line.error;
   if (line.upstream !== undefined) task.upstream = line.upstream;
-  return { id, task: task as unknown as LockTask };
+  return { id, task };
 };
 
 const decodeOutput = (kind: LockTask["kind"], dir: string, o: OutputLine, position: number): LockOutput => {
-  const { type, index, variant, file, path, ...rest } = o;
-  const full = file !== undefined ? `${dir}/${file}` : path;
-  return { type: type ?? kind, index: index ?? position, variant: variant ?? "main", ...(full !== undefined ? { path: full } : {}), ...rest };
+  const out: { -readonly [K in keyof LockOutput]: LockOutput[K] } = { type: o.type ?? kind, index: o.index ?? position, variant: o.variant ?? "main" };
+  if (o.file !== undefined) out.path = `${dir}/${o.file}`;
+  else if (o.path !== undefined) out.path = o.path;
+  if (o.size !== undefined) out.size = o.size;
+  if (o.sha256 !== undefined) out.sha256 = o.sha256;
+  if (o.remote_id !== undefined) out.remote_id = o.remote_id;
+  if (o.group_id !== undefined) out.group_id = o.group_id;
+  if (o.meta !== undefined) out.meta = o.meta;
+  return out;
 };
 
 const decodeBill = (b: BillLine): BillingEntry => {
-  const { cash, unit, list, ...rest } = b;
-  const price = list !== undefined ? { list_price: list } : {};
-  return cash !== undefined ? { charge_type: "cash", amount: cash, ...rest, ...price } : { charge_type: "unit", amount: unit!, ...rest, ...price };
+  const bill: BillingEntry = b.cash !== undefined ? { charge_type: "cash", amount: b.cash } : { charge_type: "unit", amount: b.unit! };
+  if (b.cash_type !== undefined) bill.cash_type = b.cash_type;
+  if (b.currency !== undefined) bill.currency = b.currency;
+  if (b.package_type !== undefined) bill.package_type = b.package_type;
+  if (b.list !== undefined) bill.list_price = b.list;
+  return bill;
 };

@@ -1,7 +1,8 @@
-// The six benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
+// The seven benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
 // every goal and shrinks the work so the whole bench runs in under two minutes.
 
 import type { ScenarioResult } from "./BenchFigure.js";
+import { cliLatency } from "./cliLatency.js";
 import { emulatorThroughput } from "./emulatorScenario.js";
 import { expansion } from "./expansionScenario.js";
 import { pipeline } from "./pipeline.js";
@@ -9,7 +10,7 @@ import { resume } from "./resume.js";
 import { saturation } from "./saturation.js";
 import { throughput } from "./throughput.js";
 
-export type ScenarioName = "saturation" | "pipeline" | "throughput" | "resume" | "expansion" | "emulator";
+export type ScenarioName = "saturation" | "pipeline" | "throughput" | "resume" | "expansion" | "emulator" | "cli";
 
 export const scenarios: Record<ScenarioName, (quick: boolean) => Promise<ScenarioResult>> = {
   saturation: (quick) =>
@@ -19,5 +20,6 @@ export const scenarios: Record<ScenarioName, (quick: boolean) => Promise<Scenari
   throughput: (quick) => throughput({ tasks: quick ? 500 : 20_000, maxWaitMs: quick ? 60_000 : 120_000, label: quick ? "3 throughput (quick: 500 images)" : "3 throughput (20,000 images)" }),
   resume: (quick) => resume({ tasks: quick ? 2_000 : 100_000, label: quick ? "4 resume (quick: 2,000 done)" : "4 resume (100,000 done)" }),
   expansion: (quick) => expansion({ tasks: quick ? 10_000 : 100_000, label: quick ? "5 expansion (quick: 10,000 tasks)" : "5 expansion (100,000 tasks)" }),
+  cli: (quick) => cliLatency({ runs: quick ? 5 : 15, label: quick ? "7 CLI latency (quick: 5 runs)" : "7 CLI latency (15 runs)" }),
   emulator: (quick) => emulatorThroughput({ durationMs: quick ? 2_000 : 5_000, connections: 16, label: quick ? "6 emulator (quick: 2 s)" : "6 emulator (5 s load)" }),
 };

@@ -21,6 +21,7 @@ import { sameJson } from "../../src/state/sameJson.js";
 import { stableJson, stableJsonLine } from "../../src/state/stableJson.js";
 import { decodeTaskLine, encodeTaskLine, idHashHex, type TaskLine } from "../../src/state/TaskLine.js";
 import { lockSchemaProblems } from "../../src/state/validateLockFile.js";
+import { shortHash } from "../../src/manifest/TaskIdentity.js";
 import { task, taskId } from "./lockTask.js";
 
 const v1Fixture = fileURLToPath(new URL("../fixtures/lockfile-v1/demo.lock.json", import.meta.url));
@@ -107,6 +108,16 @@ test("every task comes back from its line exactly, and every line matches the sc
     // The v1 task schema accepts what comes back: the in-memory model is unchanged.
     assert.equal(lockSchemaProblems("task", back.task), [], line);
   }
+});
+
+test("the hash an id carries (its last 20 characters) is read back as the first 25 hex digits of the request hash", () => {
+  const r = rng(3);
+  for (let n = 0; n < 500; n++) {
+    const hex = Array.from({ length: 64 }, () => "0123456789abcdef"[Math.floor(r() * 16)]).join("");
+    assert.is(idHashHex(`spring-clips-${shortHash(hex)}`), hex.slice(0, 25));
+  }
+  assert.is(idHashHex("spring-clips-ABCDEFGHIJKLMNOPQRST"), undefined, "not base32");
+  assert.is(idHashHex("short"), undefined);
 });
 
 test("a finished image task of the throughput benchmark's shape takes under 400 bytes with its separator", () => {
