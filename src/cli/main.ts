@@ -1,14 +1,15 @@
 // The CLI entry: parses the command line, runs one command, and maps how it ended to
 // an exit code (ExitCode.ts). A problem the user can fix is printed as one clear
-// message; only a bug prints a stack trace.
+// message; only a bug prints a stack trace. What a start loads is kept small: `--help`
+// and `--version` load this file, the command list and the help text only; a command's
+// module (and Effect, yaml, the engine, ...) is imported when that command runs, and
+// the argument parser (with UsageError, which brings effect/Data) once a command is named.
 
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
-import type { Command, CommandIO, ParsedArgs } from "./Command.js";
+import type { CommandIO } from "./Command.js";
 import { commands } from "./commands.js";
 import { ExitCode, exitCodeFor, isUserFacing } from "./ExitCode.js";
 import { commandHelp, programHelp } from "./help.js";
-import { UsageError } from "./UsageError.js";
 import { annotateFailure } from "./ciAnnotations.js";
 
 const version = (): string => {
@@ -16,43 +17,6 @@ const version = (): string => {
     version: string;
   };
   return pkg.version;
-};
-
-const parseCommandArgs = (command: Command, argv: readonly string[]): ParsedArgs | "help" => {
-  const options: Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }> = {
-    help: { type: "boolean", short: "h" },
-  };
-  for (const [name, spec] of Object.entries(command.options)) {
-    options[name] = {
-      type: spec.type,
-      ...(spec.short ? { short: spec.short } : {}),
-      ...(spec.multiple ? { multiple: true } : {}),
-    };
-  }
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError({
-      command: command.name,
-      message: `${(error as Error).message.replace(/\. To specify a positional argument.*$/s, "")}. See 'omnibatch ${command.name} --help'.`,
-    });
-  }
-  if (parsed.values.help) return "help";
-  const { min, max, name } = command.positionals;
-  if (parsed.positionals.length < min) {
-    throw new UsageError({
-      command: command.name,
-      message: `missing ${name}. Usage: ${command.usage}`,
-    });
-  }
-  if (parsed.positionals.length > max) {
-    throw new UsageError({
-      command: command.name,
-      message: `unexpected argument '${parsed.positionals[max]}'. Usage: ${command.usage}`,
-    });
-  }
-  return { values: parsed.values as ParsedArgs["values"], positionals: parsed.positionals };
 };
 
 export const main = async (argv: readonly string[], io: CommandIO): Promise<ExitCode> => {
@@ -68,6 +32,7 @@ export const main = async (argv: readonly string[], io: CommandIO): Promise<Exit
   }
   const entry = commands.find((c) => c.name === first);
   try {
+    const { parseCommandArgs, UsageError } = await import("./parseCommandArgs.js");
     if (!entry) {
       throw new UsageError({
         message: `unknown command '${first}'. Commands: ${commands.map((c) => c.name).join(", ")}. See 'omnibatch --help'.`,

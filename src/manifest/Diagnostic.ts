@@ -2,7 +2,7 @@
 // error every manifest check ends in (ManifestInvalid, exit 2). Printing lives in
 // formatDiagnostics.ts; this file is only the data.
 
-import { Data } from "effect";
+import * as Data from "effect/Data";
 
 export interface Diagnostic {
   readonly severity: "error" | "warning";

@@ -1,10 +1,12 @@
-// The lockfile's data shape (M.lock.json beside the manifest), shared by the engine that
-// writes it and by plan/status/report that read it. schemas/lockfile.schema.json is
-// the format's definition on disk; this file must agree with it.
+// The lockfile's data shape in memory (M.lock.json beside the manifest), shared by the
+// engine that writes it and by plan/status/report that read it. On disk, version 2
+// leaves out what the rest of a task's line determines (TaskLine.ts);
+// schemas/lockfile.schema.json is the format's definition on disk.
 
 import type { BillingEntry } from "../api/wire.js";
 
-export const LOCKFILE_VERSION = 1;
+/** The format version written. Version 1 files are still read (and rewritten as 2). */
+export const LOCKFILE_VERSION = 2;
 
 /**
  * planned -> submitting -> submitted -> processing -> succeeded -> downloaded
@@ -75,7 +77,8 @@ export interface LockTask {
 }
 
 export interface LockFile {
-  readonly lockfile_version: typeof LOCKFILE_VERSION;
+  /** Data read from a version-1 file is the same model: read and written as version 2. */
+  readonly lockfile_version: 1 | typeof LOCKFILE_VERSION;
   /** The manifest's `name`. */
   readonly name: string;
   /** Keyed by external_task_id. */

@@ -1,35 +1,40 @@
-// The lockfile's append-only journal (`X.lock.json.journal`): NDJSON, a header line then
-// one full task record per line, later lines winning. Appending costs the size of the
-// change, not of the whole file; loading replays it over the file. A kill in the middle
-// of an append leaves a last line without its newline: that torn tail is ignored. The
-// header names the file the journal applies to (sha256 of its bytes): a journal left
-// beside a newer file (killed between writing the file and removing the journal) holds
-// nothing the file lacks, and replaying it would undo newer changes, so it is skipped.
+// The lockfile's append-only journal (`X.lock.json.journal`): a header line then one task
+// line per change (the same line the lockfile holds, TaskLine.ts), later lines winning.
+// Appending costs the size of the change, not of the whole file; loading replays it over
+// the file. A kill in the middle of an append leaves a last line without its newline:
+// that torn tail is ignored. The header names the file the journal applies to (sha256 of
+// its bytes): a journal left beside a newer file (killed between writing the file and
+// removing the journal) holds nothing the file lacks, and replaying it would undo newer
+// changes, so it is skipped. Version-1 journals (records `{id, task}` holding the whole
+// in-memory task) are still replayed.
 
 import type { LockTask } from "./LockFile.js";
 import { stableJsonLine } from "./stableJson.js";
+import { decodeTaskLine, encodeTaskLine, type TaskLine } from "./TaskLine.js";
+import { lockSchemaProblems } from "./validateLockFile.js";
 
-export const JOURNAL_VERSION = 1;
+export const JOURNAL_VERSION = 2;
 
 export const journalPathOf = (lockfilePath: string): string => `${lockfilePath}.journal`;
 
 export const encodeJournalHeader = (name: string, base: string): string =>
   `${stableJsonLine({ base, journal: JOURNAL_VERSION, name })}\n`;
 
-export const encodeJournalRecord = (id: string, task: LockTask): string => `${stableJsonLine({ id, task })}\n`;
+/** One record; `name` is the one in the journal's header (task lines leave out what it determines). */
+export const encodeJournalRecord = (name: string, id: string, task: LockTask): string => `${encodeTaskLine(name, id, task)}\n`;
 
 export interface ReplayedJournal {
   /** The manifest name from the header. */
   readonly name: string;
   /** sha256 (hex) of the lockfile bytes the journal applies to. */
   readonly base: string | undefined;
-  /** Last record per id, in order of appearance. */
-  readonly tasks: ReadonlyMap<string, unknown>;
+  /** Last record per id, in order of appearance, checked against the schema. */
+  readonly tasks: ReadonlyMap<string, LockTask>;
   /** Bytes of a torn last line that were ignored (0 when the journal ended cleanly). */
   readonly tornBytes: number;
 }
 
-/** Parses a journal's text; a string result says what is wrong with it. Tasks are not schema-checked here. */
+/** Parses a journal's text; a string result says what is wrong with it (with its line). */
 export const replayJournal = (text: string): ReplayedJournal | string => {
   const end = text.lastIndexOf("\n");
   // Everything after the last newline was cut off mid-append: never flushed, so never promised.
@@ -39,7 +44,8 @@ export const replayJournal = (text: string): ReplayedJournal | string => {
   const lines = complete.split("\n");
   let name = "";
   let base: string | undefined;
-  const tasks = new Map<string, unknown>();
+  let version = 0;
+  const tasks = new Map<string, LockTask>();
   for (const [i, line] of lines.entries()) {
     let record: unknown;
     try {
@@ -49,19 +55,30 @@ export const replayJournal = (text: string): ReplayedJournal | string => {
     }
     if (i === 0) {
       const header = record as { journal?: unknown; name?: unknown; base?: unknown };
-      if (header?.journal !== JOURNAL_VERSION || typeof header.name !== "string" || typeof header.base !== "string") {
-        return `line 1 is not a journal header of version ${JOURNAL_VERSION}`;
+      if ((header?.journal !== 1 && header?.journal !== JOURNAL_VERSION) || typeof header.name !== "string" || typeof header.base !== "string") {
+        return `line 1 is not a journal header of version 1 or ${JOURNAL_VERSION}`;
       }
       name = header.name;
       base = header.base;
+      version = header.journal;
       continue;
     }
-    const entry = record as { id?: unknown; task?: unknown };
-    if (typeof entry?.id !== "string" || entry.id === "" || typeof entry.task !== "object" || entry.task === null) {
-      return `line ${i + 1} is not a task record {id, task}`;
+    let id: string;
+    let task: LockTask;
+    if (version === 1) {
+      const entry = record as { id?: unknown; task?: unknown };
+      if (typeof entry?.id !== "string" || entry.id === "") return `line ${i + 1} is not a task record {id, task}`;
+      const problems = lockSchemaProblems("task", entry.task, 3);
+      if (problems.length > 0) return `line ${i + 1} (task ${entry.id}) does not match the lockfile schema: ${problems.join("; ")}`;
+      id = entry.id;
+      task = entry.task as LockTask;
+    } else {
+      const problems = lockSchemaProblems("taskLine", record, 3);
+      if (problems.length > 0) return `line ${i + 1} does not match the lockfile schema: ${problems.join("; ")}`;
+      ({ id, task } = decodeTaskLine(name, record as TaskLine));
     }
-    tasks.delete(entry.id);
-    tasks.set(entry.id, entry.task);
+    tasks.delete(id);
+    tasks.set(id, task);
   }
   return { name, base, tasks, tornBytes };
 };

@@ -1,7 +1,8 @@
 // The lockfile store the engine writes through: the whole lockfile in memory, every
-// change made durable by appending the changed task records to a journal (group commit:
+// change made durable by appending the changed task lines to a journal (group commit:
 // many puts, one write, one fsync), and the full file rewritten atomically only when the
-// journal has grown past the file's size and at close. So the bytes written stay
+// journal has grown past the file's size, at close, and at the first write over a
+// version-1 file (which is then version 2). So the bytes written stay
 // proportional to the changes, and a kill at any moment leaves a valid lockfile that
 // holds every flushed change. One run at a time per lockfile (RunLock).
 
@@ -9,12 +10,12 @@ import { type FileHandle, open, readFile, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Context, Effect, Fiber, Layer, Queue, type Scope } from "effect";
 import { type LockFile, type LockTask, LOCKFILE_VERSION } from "./LockFile.js";
+import { encodeLockFile } from "./LockfileText.js";
 import { LockfileBusy, LockfileInvalid, LockfileWriteError } from "./LockfileError.js";
 import { encodeJournalHeader, encodeJournalRecord, journalPathOf } from "./LockJournal.js";
-import { loadLockState, sha256Hex } from "./readLockFile.js";
+import { loadLockState, type LockState, sha256Hex } from "./readLockFile.js";
 import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
 import { sameJson } from "./sameJson.js";
-import { stableJson } from "./stableJson.js";
 import { fsyncDir, removeStaleTempFiles, writeFileAtomic } from "./writeFileAtomic.js";
 
 export interface LockStoreStats {
@@ -60,7 +61,8 @@ interface Disk {
   /** Infinity when the journal must not be appended to (it could not be removed after a full write). */
   readonly journalBytes: () => number;
   readonly fileBytes: () => number;
-  readonly fileExists: () => boolean;
+  /** A file in the current format exists: journal lines may be appended to it. */
+  readonly fileCurrent: () => boolean;
   readonly stats: () => LockStoreStats;
   readonly close: () => Promise<void>;
 }
@@ -68,11 +70,13 @@ interface Disk {
 const liveDisk = (
   path: string,
   manifestName: string,
-  loaded: { file: { sha256?: string; bytes: number } | undefined; journalBytes: number },
+  loaded: { file: { sha256?: string; bytes: number } | undefined; journalBytes: number; fileVersion: number },
 ): Disk => {
   const journalPath = journalPathOf(path);
   let journal: FileHandle | undefined;
   let file = loaded.file;
+  // A version-1 file is replaced by a full version-2 write before any append.
+  let fileVersion = loaded.fileVersion;
   // A journal left by a killed run may end in a torn line: never append after it; the
   // store folds it into the file first (Infinity forces that).
   let journalSize = loaded.journalBytes > 0 ? Number.POSITIVE_INFINITY : 0;
@@ -84,7 +88,9 @@ const liveDisk = (
   };
   return {
     append: async (text) => {
-      if (file === undefined || !Number.isFinite(journalSize)) throw new Error("the journal needs a full write first");
+      if (file === undefined || fileVersion !== LOCKFILE_VERSION || !Number.isFinite(journalSize)) {
+        throw new Error("the journal needs a full write first");
+      }
       const fresh = journalSize === 0;
       // The file is hashed only when a run first changes something (a run with nothing
       // to do never pays for it); under the run lock it is still the file we loaded.
@@ -121,6 +127,7 @@ const liveDisk = (
       // From here the file holds everything; the journal (naming the old file) is obsolete,
       // and is skipped on load even if removing it fails or is cut short.
       file = { sha256: sha256Hex(bytes), bytes: bytes.byteLength };
+      fileVersion = LOCKFILE_VERSION;
       counters = {
         bytesWritten: counters.bytesWritten + bytes.byteLength,
         writes: counters.writes + 1,
@@ -140,7 +147,7 @@ const liveDisk = (
     },
     journalBytes: () => journalSize,
     fileBytes: () => file?.bytes ?? 0,
-    fileExists: () => file !== undefined,
+    fileCurrent: () => file !== undefined && fileVersion === LOCKFILE_VERSION,
     stats: () => counters,
     close: closeJournal,
   };
@@ -162,7 +169,7 @@ const memoryDisk = (): Disk => {
     },
     journalBytes: () => 0,
     fileBytes: () => Number.MAX_SAFE_INTEGER,
-    fileExists: () => true,
+    fileCurrent: () => true,
     stats: () => counters,
     close: async () => undefined,
   };
@@ -172,13 +179,14 @@ const memoryDisk = (): Disk => {
 const makeService = (
   path: string,
   manifestName: string,
-  initial: LockFile | undefined,
+  initial: LockState | undefined,
   disk: Disk,
   options: LockStoreOptions,
   lockLost: () => boolean,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const tasks = new Map<string, LockTask>(Object.entries(initial?.tasks ?? {}));
+    // The loaded Map itself: a run over 100,000 finished tasks copies no record.
+    const tasks = initial?.tasks ?? new Map<string, LockTask>();
     // Changed since the last durable write; last put per id wins, so a task changed
     // three times between flushes is written once.
     let pending = new Map<string, LockTask>();
@@ -214,7 +222,7 @@ const makeService = (
     );
 
     const compactNow = Effect.suspend(() => {
-      const text = stableJson(toLockFile());
+      const text = encodeLockFile(manifestName, tasks);
       const batch = pending;
       pending = new Map();
       return Effect.tryPromise({ try: () => disk.writeFull(text), catch: failure("write") }).pipe(
@@ -231,10 +239,10 @@ const makeService = (
 
     const flushNow = Effect.suspend(() => {
       if (pending.size === 0) return Effect.void;
-      if (!disk.fileExists()) return compactNow;
+      if (!disk.fileCurrent()) return compactNow;
       const batch = pending;
       let text = "";
-      for (const [id, task] of batch) text += encodeJournalRecord(id, task);
+      for (const [id, task] of batch) text += encodeJournalRecord(manifestName, id, task);
       // Amortised: folding the journal in costs one file size, paid only after the
       // journal itself has cost as much.
       if (disk.journalBytes() + Buffer.byteLength(text) > Math.max(disk.fileBytes(), minCompact)) return compactNow;
@@ -330,7 +338,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
             ? error
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
-      const disk = liveDisk(path, manifestName, loaded);
+      const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION });
       return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.lost);
     });
 
@@ -342,7 +350,14 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
   static memory = (manifestName: string, initial?: LockFile) =>
     Layer.scoped(
       LockStore,
-      makeService(`(memory:${manifestName})`, manifestName, initial ?? { lockfile_version: LOCKFILE_VERSION, name: manifestName, tasks: {} }, memoryDisk(), {}, () => false),
+      makeService(
+        `(memory:${manifestName})`,
+        manifestName,
+        { name: initial?.name ?? manifestName, fileVersion: LOCKFILE_VERSION, tasks: new Map(Object.entries(initial?.tasks ?? {})) },
+        memoryDisk(),
+        {},
+        () => false,
+      ),
     );
 
   /** Runs `use` with a store open on `path` and closes it after (Promise-friendly for tests and scripts). */

@@ -1,7 +1,7 @@
 // The ways reading, locking and writing a lockfile can fail, as values a person can act
 // on. LockfileInvalid and LockfileBusy end the process with exit 2 (src/cli/ExitCode.ts).
 
-import { Data } from "effect";
+import * as Data from "effect/Data";
 
 /** The lockfile (or its journal) cannot be read or does not match the schema. The file is kept untouched. */
 export class LockfileInvalid extends Data.TaggedError("LockfileInvalid")<{

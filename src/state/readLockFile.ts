@@ -1,27 +1,16 @@
-// Reads a lockfile as plan, status, report and the store see it: the file, with its
-// pending journal replayed over it (read-only), checked against the schema. A damaged
-// file is reported with what is wrong and how to recover, and is never touched.
+// Reads a lockfile as plan, status, report and the store see it: the file (version 1 or
+// 2), with its pending journal replayed over it (read-only), checked against the schema.
+// A damaged file is reported with its line, what is wrong and how to recover, and is
+// never touched.
 
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { type LockFile, type LockTask, LOCKFILE_VERSION } from "./LockFile.js";
 import { lockfileInvalid, LockfileInvalid } from "./LockfileError.js";
+import { parseLockFileText } from "./LockfileText.js";
 import { journalPathOf, replayJournal } from "./LockJournal.js";
-import { lockFileProblems } from "./validateLockFile.js";
 
 export const sha256Hex = (bytes: Uint8Array | string): string => createHash("sha256").update(bytes).digest("hex");
-
-const lineCol = (text: string, position: number): string => {
-  const before = text.slice(0, position);
-  const line = before.split("\n").length;
-  return `line ${line}, column ${position - before.lastIndexOf("\n")}`;
-};
-
-const parseProblem = (text: string, error: Error): string => {
-  const position = /position (\d+)/.exec(error.message);
-  const where = position ? ` at ${lineCol(text, Number(position[1]))}` : "";
-  return `not valid JSON${where} (${error.message.split("\n")[0]})`;
-};
 
 /** The raw contents found on disk: the file (with the sha256 of its bytes) and the journal. */
 export interface LockFileTexts {
@@ -30,24 +19,26 @@ export interface LockFileTexts {
   readonly journal?: string;
 }
 
+/** What file and journal hold together, as the store keeps it. */
+export interface LockState {
+  readonly name: string;
+  /** Format version of the file on disk (2 when there is only a journal). */
+  readonly fileVersion: 1 | 2;
+  readonly tasks: Map<string, LockTask>;
+}
+
 /**
  * The lockfile the texts describe, or the reason it is invalid; undefined when there is
  * neither file nor journal. Pure: the core of readLockFile and of the store's load.
  */
-export const parseLockState = (path: string, texts: LockFileTexts): LockFile | undefined | LockfileInvalid => {
+export const parseLockState = (path: string, texts: LockFileTexts): LockState | undefined | LockfileInvalid => {
   const { file, journal: journalText } = texts;
   if (file === undefined && journalText === undefined) return undefined;
-  let base: LockFile | undefined;
+  let base: LockState | undefined;
   if (file !== undefined) {
-    let data: unknown;
-    try {
-      data = JSON.parse(file.text);
-    } catch (error) {
-      return lockfileInvalid(path, parseProblem(file.text, error as Error));
-    }
-    const problems = lockFileProblems(data);
-    if (problems.length > 0) return lockfileInvalid(path, `does not match the lockfile schema: ${problems.join("; ")}`);
-    base = data as LockFile;
+    const parsed = parseLockFileText(file.text);
+    if (typeof parsed === "string") return lockfileInvalid(path, parsed);
+    base = { name: parsed.name, fileVersion: parsed.version, tasks: parsed.tasks };
   }
   if (journalText === undefined) return base;
   const journalPath = journalPathOf(path);
@@ -56,20 +47,9 @@ export const parseLockState = (path: string, texts: LockFileTexts): LockFile | u
   // Written for an older version of the file, which has since been rewritten with
   // everything the journal held: replaying it would undo newer changes.
   if (file !== undefined && journal.base !== undefined && journal.base !== (file.sha256 ?? sha256Hex(file.text))) return base;
-  const tasks: Record<string, LockTask> = { ...(base?.tasks ?? {}) };
-  for (const [id, task] of journal.tasks) tasks[id] = task as LockTask;
-  const merged: LockFile = {
-    lockfile_version: LOCKFILE_VERSION,
-    name: base?.name ?? journal.name,
-    tasks,
-  };
-  if (journal.tasks.size > 0) {
-    const problems = lockFileProblems(merged);
-    if (problems.length > 0) {
-      return lockfileInvalid(journalPath, `journal records do not match the lockfile schema: ${problems.join("; ")}`);
-    }
-  }
-  return merged;
+  const tasks = base?.tasks ?? new Map<string, LockTask>();
+  for (const [id, task] of journal.tasks) tasks.set(id, task);
+  return { name: base?.name ?? journal.name, fileVersion: base?.fileVersion ?? LOCKFILE_VERSION, tasks };
 };
 
 const readIfPresent = async (path: string): Promise<string | undefined> => {
@@ -83,7 +63,7 @@ const readIfPresent = async (path: string): Promise<string | undefined> => {
 };
 
 export interface LoadedLockState {
-  readonly lock: LockFile | undefined;
+  readonly lock: LockState | undefined;
   /** Size of the file in bytes, and its sha256 when a journal had to be checked against it. */
   readonly file: { readonly bytes: number; readonly sha256?: string } | undefined;
   /** Size of the journal, 0 when there is none. */
@@ -108,8 +88,18 @@ export const loadLockState = async (path: string): Promise<LoadedLockState> => {
   };
 };
 
+/** The in-memory lockfile of a loaded state (tasks as a record, as plan, status and report read it). */
+export const toLockFile = (state: LockState): LockFile => ({
+  lockfile_version: LOCKFILE_VERSION,
+  name: state.name,
+  tasks: Object.fromEntries(state.tasks),
+});
+
 /**
  * The lockfile at `path` (journal applied), or undefined when there is none.
  * Rejects with LockfileInvalid (exit 2) when it is damaged or does not match the schema.
  */
-export const readLockFile = async (path: string): Promise<LockFile | undefined> => (await loadLockState(path)).lock;
+export const readLockFile = async (path: string): Promise<LockFile | undefined> => {
+  const { lock } = await loadLockState(path);
+  return lock === undefined ? undefined : toLockFile(lock);
+};

@@ -1,7 +1,8 @@
 // The lockfile's byte format: keys sorted at every level, 2-space indentation, a trailing
 // newline. Identical data gives identical bytes, so git diffs stay small.
 
-const sortKeys = (value: unknown): unknown => {
+/** `value` with object keys sorted at every level and undefined members left out. */
+export const sortKeys = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === "object") {
     const sorted: Record<string, unknown> = {};

@@ -1,25 +1,20 @@
 // Checks parsed lockfile data against schemas/lockfile.schema.json (the format's one
-// definition, shipped with the package). The validator is compiled once, on first use.
+// definition, shipped with the package): a version-2 header or task line, a version-1
+// document, or a version-1 task record (old journals). The validators are the schema
+// compiled ahead of time (lockfileSchema.generated.ts, scripts/compileSchemas.mjs), so
+// reading a lockfile loads neither ajv's compiler nor compiles anything.
 
-import { readFileSync } from "node:fs";
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import type { LockFile } from "./LockFile.js";
+import type { ErrorObject, ValidateFunction } from "ajv";
+import * as compiled from "./lockfileSchema.generated.js";
 
-const schemaUrl = new URL("../../schemas/lockfile.schema.json", import.meta.url);
+/** The parts of the schema data is checked against. */
+export type LockSchemaPart = "header" | "taskLine" | "lockfileV1" | "task";
 
-// Two validators: a fail-fast one for the usual valid file (large lockfiles load faster),
-// and one collecting every error, used only to explain an invalid file.
-let compiled: { fast: ValidateFunction; all: ValidateFunction } | undefined;
-const validators = () => {
-  if (!compiled) {
-    const schema = JSON.parse(readFileSync(schemaUrl, "utf8")) as object;
-    compiled = {
-      fast: new Ajv2020({ allErrors: false, strict: true }).compile(schema),
-      all: new Ajv2020({ allErrors: true, strict: true }).compile(schema),
-    };
-  }
-  return compiled;
-};
+type Validators = Record<LockSchemaPart, ValidateFunction>;
+
+// Two sets: fail-fast ones for the usual valid data (large lockfiles load faster), and
+// ones collecting every error, used only to explain invalid data.
+const validators = () => compiled as unknown as { fast: Validators; all: Validators };
 
 const describe = (error: ErrorObject): string => {
   const where = error.instancePath === "" ? "(top level)" : error.instancePath;
@@ -32,15 +27,16 @@ const describe = (error: ErrorObject): string => {
   return `${where}: ${detail} (schema ${error.schemaPath})`;
 };
 
-/** The problems of `data` as a lockfile (at most `max`, most useful first), or [] when valid. */
-export const lockFileProblems = (data: unknown, max = 5): string[] => {
+/** The problems of `data` as the given schema part (at most `max`, most useful first), or [] when valid. */
+export const lockSchemaProblems = (part: LockSchemaPart, data: unknown, max = 5): string[] => {
   const { fast, all } = validators();
-  if (fast(data)) return [];
-  all(data);
-  const errors = all.errors ?? [];
+  if (fast[part](data)) return [];
+  all[part](data);
+  const errors = all[part].errors ?? [];
   const lines = errors.slice(0, max).map(describe);
   if (errors.length > max) lines.push(`... and ${errors.length - max} more`);
   return lines;
 };
 
-export const isLockFile = (data: unknown): data is LockFile => lockFileProblems(data, 1).length === 0;
+/** The problems of `data` as a whole version-1 lockfile document, or [] when valid. */
+export const lockFileProblems = (data: unknown, max = 5): string[] => lockSchemaProblems("lockfileV1", data, max);

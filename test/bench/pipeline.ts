@@ -4,13 +4,13 @@
 // longest image + video chain. Per-task durations are read back from the service after
 // the run (create time to end time), once the run's request counts are taken.
 
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realisticTiming } from "../../src/emulator/EmulatorConfig.js";
 import { makePolicy } from "../../src/policy/Policy.js";
 import { runManifest } from "../../src/run/runManifest.js";
-import type { LockFile } from "../../src/state/LockFile.js";
+import { readLockFile } from "../../src/state/readLockFile.js";
 import { writePipelineManifest } from "./benchManifest.js";
 import { round, type BenchFigure, type ScenarioResult } from "./BenchFigure.js";
 import { startEmulatorProcess } from "./EmulatorProcess.js";
@@ -53,7 +53,7 @@ export const pipeline = async (o: PipelineOptions): Promise<ScenarioResult> => {
     const makespanMs = (stats.lastFinishAt ?? 0) - (stats.firstCreateAt ?? 0);
 
     // Durations per task, from the service (after the figures above were taken).
-    const lock = JSON.parse(readFileSync(file.replace(/\.yaml$/, ".lock.json"), "utf8")) as LockFile;
+    const lock = (await readLockFile(file.replace(/\.yaml$/, ".lock.json")))!;
     const headers = { authorization: `Bearer ${emulator.apiKey}` };
     const duration = new Map<string, number>(); // by external id
     const entries = Object.entries(lock.tasks);

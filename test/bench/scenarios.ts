@@ -1,15 +1,17 @@
-// The six benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
+// The eight benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
 // every goal and shrinks the work so the whole bench runs in under two minutes.
 
 import type { ScenarioResult } from "./BenchFigure.js";
+import { cliLatency } from "./cliLatency.js";
 import { emulatorThroughput } from "./emulatorScenario.js";
 import { expansion } from "./expansionScenario.js";
 import { pipeline } from "./pipeline.js";
 import { resume } from "./resume.js";
 import { saturation } from "./saturation.js";
+import { scale } from "./scale.js";
 import { throughput } from "./throughput.js";
 
-export type ScenarioName = "saturation" | "pipeline" | "throughput" | "resume" | "expansion" | "emulator";
+export type ScenarioName = "saturation" | "pipeline" | "throughput" | "resume" | "expansion" | "emulator" | "cli" | "scale";
 
 export const scenarios: Record<ScenarioName, (quick: boolean) => Promise<ScenarioResult>> = {
   saturation: (quick) =>
@@ -19,5 +21,8 @@ export const scenarios: Record<ScenarioName, (quick: boolean) => Promise<Scenari
   throughput: (quick) => throughput({ tasks: quick ? 500 : 20_000, maxWaitMs: quick ? 60_000 : 120_000, label: quick ? "3 throughput (quick: 500 images)" : "3 throughput (20,000 images)" }),
   resume: (quick) => resume({ tasks: quick ? 2_000 : 100_000, label: quick ? "4 resume (quick: 2,000 done)" : "4 resume (100,000 done)" }),
   expansion: (quick) => expansion({ tasks: quick ? 10_000 : 100_000, label: quick ? "5 expansion (quick: 10,000 tasks)" : "5 expansion (100,000 tasks)" }),
+  // Bounded below run.ts's per-scenario limit (300 s, 90 s quick), so a slow machine reports a partial run.
+  scale: (quick) => scale({ tasks: quick ? 5_000 : 200_000, maxWaitMs: quick ? 70_000 : 270_000, label: quick ? "8 scale (quick: 5,000 images)" : "8 scale (200,000 images)" }),
+  cli: (quick) => cliLatency({ runs: quick ? 5 : 15, label: quick ? "7 CLI latency (quick: 5 runs)" : "7 CLI latency (15 runs)" }),
   emulator: (quick) => emulatorThroughput({ durationMs: quick ? 2_000 : 5_000, connections: 16, label: quick ? "6 emulator (quick: 2 s)" : "6 emulator (5 s load)" }),
 };

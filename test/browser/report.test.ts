@@ -17,6 +17,7 @@ import { imageOutput } from "../../src/emulator/OutputMedia.js";
 import type { LockFile, LockTask } from "../../src/state/LockFile.js";
 import { writeReports } from "../../src/report/writeReports.js";
 import { browserSuite, fileUrl, watchPage } from "./browser.js";
+import { readLockFile } from "../../src/state/readLockFile.js";
 
 // Page functions run in the browser; the project's types are Node's.
 declare const document: any;
@@ -53,7 +54,7 @@ const runDemo = async (): Promise<Demo> => {
   const rep = await execa("node", [bin, "report", "manifests/demo.yaml", "--emulate"], { cwd: dir, reject: false, all: true, timeout: 60_000 });
   assert.is(rep.exitCode, 0, rep.all);
   const outputs = join(dir, "outputs", "demo-emulated");
-  const lock = JSON.parse(readFileSync(join(dir, "manifests", "demo.emulate.lock.json"), "utf8")) as LockFile;
+  const lock = (await readLockFile(join(dir, "manifests", "demo.emulate.lock.json")))!;
   const results = readFileSync(join(outputs, "results.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
   demo = { report: join(outputs, "report.html"), lock, results };
   return demo;

@@ -12,6 +12,7 @@ import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { amountOf, formatAmount, sum } from "../../src/money/Money.js";
 import { gitFixture, type GitFixture } from "./gitRepo.js";
 import { runAction } from "./runAction.js";
+import { readLockFile } from "../../src/state/readLockFile.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 let emu: RunningEmulator;
@@ -105,7 +106,7 @@ t("all done: green, outputs from the run's summary, reports named for upload, lo
     assert.not.ok(pushed.includes(emu.apiKey));
     // spend: the cash charged, as the lockfile records it (the emulator's account is in USD).
     const charged = sum(
-      Object.values((JSON.parse(pushed) as { tasks: Record<string, { billing?: { amount: string; charge_type?: string }[] }> }).tasks)
+      Object.values((await readLockFile(join(g.work, "manifests/spring.lock.json")))!.tasks)
         .flatMap((x) => x.billing ?? [])
         .filter((b) => b.charge_type === "cash")
         .map((b) => amountOf(b.amount)),

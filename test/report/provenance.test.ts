@@ -21,6 +21,7 @@ import { writeReports } from "../../src/report/writeReports.js";
 import { requestView } from "../../src/report/provenance.js";
 import { scriptSafeJson } from "../../src/report/reportHtml.js";
 import { taskLabels, valueLabel } from "../../src/report/reportData.js";
+import { readLockFile } from "../../src/state/readLockFile.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const bin = join(root, "dist", "cli", "bin.js");
@@ -108,7 +109,7 @@ test("the demo's results.jsonl, task.json and metadata.jsonl say what made every
   // What the engine's call will do: pass the loaded manifest; downstream tasks are expanded
   // again from the lockfile's upstream files, so the records are the command's, byte for byte.
   const manifest = await loadManifest("manifests/demo.yaml", { cwd: dir });
-  const lock = JSON.parse(readFileSync(join(dir, "manifests", "demo.emulate.lock.json"), "utf8")) as LockFile;
+  const lock = (await readLockFile(join(dir, "manifests", "demo.emulate.lock.json")))!;
   await writeReports({ lock, outputsDir: out, manifestName: "demo", manifest, force: true, emulated: true });
   assert.is(readFileSync(join(out, "results.jsonl"), "utf8"), text);
   // Without the manifest (old callers): the same lines without request, source and estimate.

@@ -1,14 +1,19 @@
 // Kills a process writing through LockStore with SIGKILL at random moments and checks,
-// after each kill, that the lockfile is valid and holds every change it had flushed.
+// after each kill, that the lockfile is valid and holds every change it had flushed;
+// also while a version-1 lockfile is being rewritten as version 2.
 
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import type { LockTask } from "../../src/state/LockFile.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
+import { sameJson } from "../../src/state/sameJson.js";
+import { stableJson } from "../../src/state/stableJson.js";
+import { task, taskId } from "./lockTask.js";
 
 const writer = fileURLToPath(new URL("./lockWriter.ts", import.meta.url));
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -72,6 +77,40 @@ test("after each of 10 SIGKILLs mid-write the lockfile is valid and holds every 
     const total = flushedByRound.reduce((a, b) => a + b + 1, 0);
     console.log(`  kill -9 rounds: flushed steps per round ${flushedByRound.join(", ")} (${total * TASKS_PER_STEP} tasks verified)`);
     assert.ok(flushedByRound.filter((n) => n >= 0).length >= 5, "at least the odd rounds flushed before the kill");
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("killed at random moments while a large version-1 lockfile is rewritten as version 2, the lockfile keeps every old task and every flushed change", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "omnibatch-kill-v1-"));
+  try {
+    const path = join(dir, "m.lock.json");
+    // 20,000 tasks in the version-1 format (pretty, key-sorted document): about 15 MB, so
+    // the full rewrite the first flush makes takes long enough for kills to land in it.
+    const old: Record<string, LockTask> = {};
+    for (let n = 0; n < 20_000; n++) old[taskId(n)] = task(n, { state: "downloaded", task_id: `svc-${n}` });
+    const v1 = stableJson({ lockfile_version: 1, name: "killed", tasks: old });
+    let seed = 7;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed / 2 ** 31);
+    const versions = new Set<string>();
+    for (let round = 0; round < 6; round++) {
+      await writeFile(path, v1);
+      await rm(`${path}.journal`, { force: true });
+      // Even rounds: the kill timer starts at "ready", so it lands in the first (converting) flush.
+      // Half the kills early (in the conversion), half later (among the appends after it).
+      const last = await runAndKill(path, round * 2, Math.floor(round < 3 ? next() * 400 : 500 + next() * 2500));
+      const file = await readLockFile(path);
+      assert.ok(file, `round ${round}: a lockfile exists`);
+      versions.add((await readFile(path, "utf8")).startsWith('{"lockfile_version":2') ? "v2" : "v1");
+      for (const [id, t] of Object.entries(old)) {
+        if (!sameJson(file!.tasks[id], t)) assert.equal(file!.tasks[id], t, `round ${round}: old task ${id} kept`);
+      }
+      for (let step = 0; step <= last; step++) {
+        for (let i = 0; i < TASKS_PER_STEP; i++) assert.ok(file!.tasks[writerTaskId(round * 2, step, i)], `round ${round}: flushed step ${step} present`);
+      }
+    }
+    console.log(`  v1 -> v2 kill rounds: file found as ${[...versions].join(" and ")} after the kills`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

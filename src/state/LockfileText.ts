@@ -1,0 +1,134 @@
+// The lockfile's bytes, both ways. Version 2 (written): JSON Lines, a header line that
+// changes only with the manifest's name, then one line per task in order of id, each
+// after a blank line, so a run's diff has one line per task it changed and two branches
+// that changed different tasks (neighbours included) merge in git without conflict.
+// Version 1 (read only): one pretty-printed JSON document. Pure; a damaged file is
+// described with its line.
+
+import type { LockFile, LockTask } from "./LockFile.js";
+import { LOCKFILE_VERSION } from "./LockFile.js";
+import { decodeTaskLine, encodeTaskLine, type TaskLine } from "./TaskLine.js";
+import { lockFileProblems, lockSchemaProblems } from "./validateLockFile.js";
+
+/** The header line (no newline): the same bytes on every write while the name stays. */
+export const encodeHeader = (name: string): string => JSON.stringify({ lockfile_version: LOCKFILE_VERSION, name });
+
+/** The whole version-2 file for `tasks` (any order in; sorted by id out). */
+export const encodeLockFile = (name: string, tasks: ReadonlyMap<string, LockTask> | Readonly<Record<string, LockTask>>): string => {
+  const entries = tasks instanceof Map ? [...tasks] : Object.entries(tasks);
+  // Code-unit order: the same on every machine and locale.
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const parts = new Array<string>(entries.length + 1);
+  parts[0] = `${encodeHeader(name)}\n`;
+  for (let i = 0; i < entries.length; i++) parts[i + 1] = `\n${encodeTaskLine(name, entries[i]![0], entries[i]![1])}\n`;
+  return parts.join("");
+};
+
+/** A parsed lockfile: its name, version on disk and tasks (a Map: loading copies nothing twice). */
+export interface ParsedLockFile {
+  readonly name: string;
+  readonly version: 1 | 2;
+  readonly tasks: Map<string, LockTask>;
+}
+
+const lineCol = (text: string, position: number): string => {
+  const before = text.slice(0, position);
+  const line = before.split("\n").length;
+  return `line ${line}, column ${position - before.lastIndexOf("\n")}`;
+};
+
+const jsonProblem = (text: string, error: Error): string => {
+  const position = /position (\d+)/.exec(error.message);
+  const where = position ? ` at ${lineCol(text, Number(position[1]))}` : "";
+  return `not valid JSON${where} (${error.message.split("\n")[0]})`;
+};
+
+/** Up to this many damaged lines are described (all are counted). */
+const MAX_LINE_PROBLEMS = 5;
+
+/**
+ * Parses a lockfile's text; a string result says what is wrong (with line numbers) and
+ * is meant to follow "lockfile X is damaged: ". Version 1 and 2 are both read.
+ */
+export const parseLockFileText = (text: string): ParsedLockFile | string => {
+  const firstEnd = text.indexOf("\n");
+  const first = firstEnd < 0 ? text : text.slice(0, firstEnd);
+  let header: unknown;
+  try {
+    header = JSON.parse(first);
+  } catch {
+    header = undefined; // a version-1 document spans lines
+  }
+  const version = (header as { lockfile_version?: unknown } | undefined)?.lockfile_version;
+  if (typeof version === "number" && version > LOCKFILE_VERSION) {
+    return `line 1: written by a newer omnibatch (lockfile_version ${version}; this one reads 1 and ${LOCKFILE_VERSION}): upgrade omnibatch`;
+  }
+  if (version === LOCKFILE_VERSION) return parseV2(text, header);
+  return parseV1(text);
+};
+
+const parseV1 = (text: string): ParsedLockFile | string => {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    return jsonProblem(text, error as Error);
+  }
+  const problems = lockFileProblems(data);
+  if (problems.length > 0) return `does not match the lockfile schema (version 1): ${problems.join("; ")}`;
+  const lock = data as LockFile;
+  return { name: lock.name, version: 1, tasks: new Map(Object.entries(lock.tasks)) };
+};
+
+const parseV2 = (text: string, header: unknown): ParsedLockFile | string => {
+  const headerProblems = lockSchemaProblems("header", header);
+  if (headerProblems.length > 0) return `line 1 is not a lockfile header: ${headerProblems.join("; ")}`;
+  const name = (header as { name: string }).name;
+  const tasks = new Map<string, LockTask>();
+  const lineOf = new Map<string, number>();
+  const problems: string[] = [];
+  let damaged = 0;
+  const problem = (line: number, what: string) => {
+    damaged++;
+    if (problems.length < MAX_LINE_PROBLEMS) problems.push(`line ${line}: ${what}`);
+  };
+  let lineNo = 1;
+  let start = text.indexOf("\n") + 1;
+  while (start > 0 && start < text.length) {
+    lineNo++;
+    const end = text.indexOf("\n", start);
+    const line = end < 0 ? text.slice(start) : text.slice(start, end);
+    start = end < 0 ? text.length : end + 1;
+    if (line.length === 0 || line.trim() === "") continue;
+    if (/^(<{7}|={7}|>{7}|\|{7})/.test(line)) {
+      problem(lineNo, "a git merge conflict marker: resolve the conflict (keep one line per task id) and remove the markers");
+      continue;
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(line);
+    } catch (error) {
+      problem(lineNo, `not valid JSON (${(error as Error).message.split("\n")[0]})`);
+      continue;
+    }
+    const lineProblems = lockSchemaProblems("taskLine", data, 3);
+    if (lineProblems.length > 0) {
+      const id = (data as { id?: unknown } | null)?.id;
+      problem(lineNo, `${typeof id === "string" ? `task ${id}: ` : ""}${lineProblems.join("; ")}`);
+      continue;
+    }
+    const { id, task } = decodeTaskLine(name, data as TaskLine);
+    const seen = lineOf.get(id);
+    if (seen !== undefined) {
+      problem(lineNo, `task ${id} appears again (first on line ${seen})`);
+      continue;
+    }
+    lineOf.set(id, lineNo);
+    tasks.set(id, task);
+  }
+  if (damaged > 0) {
+    const more = damaged > problems.length ? `; ... and ${damaged - problems.length} more damaged line(s)` : "";
+    return `does not match the lockfile format (version 2): ${problems.join("; ")}${more}`;
+  }
+  return { name, version: 2, tasks };
+};

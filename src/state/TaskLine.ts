@@ -1,0 +1,205 @@
+// One task as one line of a version-2 lockfile (and of its journal): the in-memory
+// LockTask, minus what the line's own other fields and the file's header already
+// determine, with times as offsets. Pure. A field is left out only when the decoder's
+// derivation gives back exactly the value the task had, so decode(encode(t)) equals t
+// for every task; src/state/README.md lists each derivation. The derivations are part
+// of the format: they must never change meaning (a new rule needs a new format version).
+
+import type { BillingEntry } from "../api/wire.js";
+import type { LockOutput, LockTask } from "./LockFile.js";
+import { sortKeys } from "./stableJson.js";
+
+/** A task line as JSON data (schemas/lockfile.schema.json, `$defs/taskLine`). */
+export interface TaskLine {
+  readonly id: string;
+  readonly job?: string;
+  readonly kind: LockTask["kind"];
+  readonly state: LockTask["state"];
+  readonly take?: number;
+  readonly attempt?: number;
+  readonly task_id?: string;
+  /** [updated_at, then updated_at minus planned_at, submitted_at, created_at, finished_at (null when absent)]. */
+  readonly at: readonly (number | null)[];
+  readonly hash?: string;
+  readonly hash_rest?: string;
+  readonly dir?: string;
+  readonly vars?: Record<string, unknown>;
+  readonly out?: readonly OutputLine[];
+  readonly bill?: readonly BillLine[];
+  readonly error?: LockTask["error"];
+  readonly upstream?: LockTask["upstream"];
+}
+
+interface OutputLine {
+  readonly type?: LockOutput["type"];
+  readonly index?: number;
+  readonly variant?: LockOutput["variant"];
+  readonly file?: string;
+  readonly path?: string;
+  readonly size?: number;
+  readonly sha256?: string;
+  readonly remote_id?: string;
+  readonly group_id?: string;
+  readonly meta?: Record<string, unknown>;
+}
+
+/** A billing entry: its amount under its charge type's name (`cash` or `unit`), list_price as `list`. */
+type BillLine = Omit<BillingEntry, "charge_type" | "amount" | "list_price"> & {
+  readonly cash?: string;
+  readonly unit?: string;
+  readonly list?: string;
+};
+
+const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
+// Char code -> base32 value (-1: not base32); a table, as this runs once per task on load.
+const BASE32_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < BASE32.length; i++) BASE32_VALUE[BASE32.charCodeAt(i)] = i;
+const HEX = "0123456789abcdef";
+
+/**
+ * The 25 hex digits an id's last 20 characters spell in base32 (5 bits each), or
+ * undefined when they are not base32: an id `<name>-<job>-<hash>` carries the first 100
+ * bits of its request hash that way, so the line stores only the rest.
+ */
+export const idHashHex = (id: string): string | undefined => {
+  if (id.length < 21 || id.charCodeAt(id.length - 21) !== 45 /* - */) return undefined;
+  let hex = "";
+  let acc = 0;
+  let bits = 0;
+  for (let i = id.length - 20; i < id.length; i++) {
+    const code = id.charCodeAt(i);
+    const v = code < 128 ? BASE32_VALUE[code]! : -1;
+    if (v < 0) return undefined;
+    acc = ((acc << 5) | v) & 0x1ff;
+    bits += 5;
+    if (bits >= 8) {
+      hex += HEX[(acc >>> (bits - 4)) & 15]! + HEX[(acc >>> (bits - 8)) & 15]!;
+      bits -= 8;
+    } else if (bits >= 4) {
+      hex += HEX[(acc >>> (bits - 4)) & 15]!;
+      bits -= 4;
+    }
+  }
+  return hex;
+};
+
+/** The job an id `<name>-<job>-<20 characters>` names, or undefined. */
+export const idJob = (name: string, id: string): string | undefined =>
+  id.length > name.length + 22 && id.startsWith(`${name}-`) && id[id.length - 21] === "-"
+    ? id.slice(name.length + 1, id.length - 21)
+    : undefined;
+
+/** The folder a task's matrix values name by default: `<job>/<values in key order, joined with _>`. */
+export const defaultDir = (job: string, vars: Readonly<Record<string, unknown>>): string => {
+  const keys = Object.keys(vars);
+  if (keys.length > 1) keys.sort();
+  let folder = "";
+  for (let i = 0; i < keys.length; i++) folder += `${i > 0 ? "_" : ""}${String(vars[keys[i]!])}`;
+  return `${job}/${folder}`;
+};
+
+/** The line of `task` (keyed `id`) in a file whose header names `name`: one JSON object, no newline. */
+export const encodeTaskLine = (name: string, id: string, task: LockTask): string => {
+  const vars = sortKeys(task.vars) as Record<string, unknown>;
+  const line: Record<string, unknown> = { id };
+  if (idJob(name, id) !== task.job) line.job = task.job;
+  line.kind = task.kind;
+  line.state = task.state;
+  if (task.take !== 1) line.take = task.take;
+  if (task.attempt !== 1) line.attempt = task.attempt;
+  if (task.task_id !== undefined) line.task_id = task.task_id;
+  const u = task.updated_at;
+  const at: (number | null)[] = [u];
+  for (const t of [task.planned_at, task.submitted_at, task.created_at, task.finished_at]) at.push(t === undefined ? null : u - t);
+  while (at.at(-1) === null) at.pop();
+  line.at = at;
+  const head = idHashHex(id);
+  if (head !== undefined && task.request_hash.length > head.length && task.request_hash.startsWith(head)) {
+    line.hash_rest = task.request_hash.slice(head.length);
+  } else line.hash = task.request_hash;
+  if (task.dir !== defaultDir(task.job, vars)) line.dir = task.dir;
+  if (Object.keys(vars).length > 0) line.vars = vars;
+  if (task.outputs.length > 0) line.out = task.outputs.map((o, i) => encodeOutput(task, o, i));
+  if (task.billing.length > 0) line.bill = task.billing.map(encodeBill);
+  if (task.error !== undefined) line.error = sortKeys(task.error);
+  if (task.upstream !== undefined) line.upstream = sortKeys(task.upstream);
+  return JSON.stringify(line);
+};
+
+const encodeOutput = (task: LockTask, o: LockOutput, position: number): OutputLine => {
+  const out: Record<string, unknown> = {};
+  if (o.type !== task.kind) out.type = o.type;
+  if (o.index !== position) out.index = o.index;
+  if (o.variant !== "main") out.variant = o.variant;
+  if (o.path !== undefined) {
+    if (o.path.startsWith(`${task.dir}/`) && o.path.length > task.dir.length + 1) out.file = o.path.slice(task.dir.length + 1);
+    else out.path = o.path;
+  }
+  if (o.size !== undefined) out.size = o.size;
+  if (o.sha256 !== undefined) out.sha256 = o.sha256;
+  if (o.remote_id !== undefined) out.remote_id = o.remote_id;
+  if (o.group_id !== undefined) out.group_id = o.group_id;
+  if (o.meta !== undefined) out.meta = sortKeys(o.meta);
+  return out;
+};
+
+const encodeBill = (b: BillingEntry): BillLine => {
+  const { charge_type, amount, list_price, ...rest } = b;
+  return { [charge_type]: amount, ...(list_price !== undefined ? { list: list_price } : {}), ...(sortKeys(rest) as object) };
+};
+
+/**
+ * The task a line describes (the line already checked against `$defs/taskLine`).
+ * Straight-line code on purpose: it runs once per task when a lockfile loads (100,000
+ * tasks for a large batch), and object rest/spread and per-key loops cost several times more.
+ */
+export const decodeTaskLine = (name: string, line: TaskLine): { id: string; task: LockTask } => {
+  const id = line.id;
+  const job = line.job ?? idJob(name, id)!;
+  const vars = line.vars ?? {};
+  const dir = line.dir ?? defaultDir(job, vars);
+  const at = line.at;
+  const u = at[0] as number;
+  const task: { -readonly [K in keyof LockTask]: LockTask[K] } = {
+    job,
+    kind: line.kind,
+    vars,
+    dir,
+    request_hash: line.hash ?? `${idHashHex(id)!}${line.hash_rest!}`,
+    take: line.take ?? 1,
+    attempt: line.attempt ?? 1,
+    state: line.state,
+    updated_at: u,
+    outputs: line.out === undefined ? [] : line.out.map((o, i) => decodeOutput(line.kind, dir, o, i)),
+    billing: line.bill === undefined ? [] : line.bill.map(decodeBill),
+  };
+  if (line.task_id !== undefined) task.task_id = line.task_id;
+  if (at.length > 1 && at[1] !== null) task.planned_at = u - at[1]!;
+  if (at.length > 2 && at[2] !== null) task.submitted_at = u - at[2]!;
+  if (at.length > 3 && at[3] !== null) task.created_at = u - at[3]!;
+  if (at.length > 4 && at[4] !== null) task.finished_at = u - at[4]!;
+  if (line.error !== undefined) task.error = line.error;
+  if (line.upstream !== undefined) task.upstream = line.upstream;
+  return { id, task };
+};
+
+const decodeOutput = (kind: LockTask["kind"], dir: string, o: OutputLine, position: number): LockOutput => {
+  const out: { -readonly [K in keyof LockOutput]: LockOutput[K] } = { type: o.type ?? kind, index: o.index ?? position, variant: o.variant ?? "main" };
+  if (o.file !== undefined) out.path = `${dir}/${o.file}`;
+  else if (o.path !== undefined) out.path = o.path;
+  if (o.size !== undefined) out.size = o.size;
+  if (o.sha256 !== undefined) out.sha256 = o.sha256;
+  if (o.remote_id !== undefined) out.remote_id = o.remote_id;
+  if (o.group_id !== undefined) out.group_id = o.group_id;
+  if (o.meta !== undefined) out.meta = o.meta;
+  return out;
+};
+
+const decodeBill = (b: BillLine): BillingEntry => {
+  const bill: BillingEntry = b.cash !== undefined ? { charge_type: "cash", amount: b.cash } : { charge_type: "unit", amount: b.unit! };
+  if (b.cash_type !== undefined) bill.cash_type = b.cash_type;
+  if (b.currency !== undefined) bill.currency = b.currency;
+  if (b.package_type !== undefined) bill.package_type = b.package_type;
+  if (b.list !== undefined) bill.list_price = b.list;
+  return bill;
+};

@@ -1,0 +1,267 @@
+// Lockfile format version 2 (src/state/LockfileText.ts, TaskLine.ts): every task comes
+// back exactly as it was written, a finished task fits the size budget, version-1 files
+// (a committed fixture written by the version-1 writer) and journals are read and
+// rewritten as version 2 on the next write, a damaged line is named by its number, and a
+// change to one task changes one line.
+
+import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Effect } from "effect";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { LockOutput, LockTask, TaskState } from "../../src/state/LockFile.js";
+import { LockfileInvalid } from "../../src/state/LockfileError.js";
+import { encodeLockFile, parseLockFileText } from "../../src/state/LockfileText.js";
+import { journalPathOf } from "../../src/state/LockJournal.js";
+import { LockStore } from "../../src/state/LockStore.js";
+import { readLockFile, sha256Hex } from "../../src/state/readLockFile.js";
+import { sameJson } from "../../src/state/sameJson.js";
+import { stableJson, stableJsonLine } from "../../src/state/stableJson.js";
+import { decodeTaskLine, encodeTaskLine, idHashHex, type TaskLine } from "../../src/state/TaskLine.js";
+import { lockSchemaProblems } from "../../src/state/validateLockFile.js";
+import { shortHash } from "../../src/manifest/TaskIdentity.js";
+import { task, taskId } from "./lockTask.js";
+
+const v1Fixture = fileURLToPath(new URL("../fixtures/lockfile-v1/demo.lock.json", import.meta.url));
+const tempDir = () => mkdtemp(join(tmpdir(), "omnibatch-v2-"));
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
+
+// A small seeded generator: the same tasks on every run.
+const rng = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed / 2 ** 31);
+const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
+const STATES: TaskState[] = ["planned", "submitting", "submitted", "processing", "succeeded", "downloaded", "failed", "rejected"];
+
+const randomTask = (r: () => number, name: string, n: number): { id: string; task: LockTask } => {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const maybe = <T>(p: number, v: () => T): T | undefined => (r() < p ? v() : undefined);
+  const hex = (len: number) => Array.from({ length: len }, () => "0123456789abcdef"[Math.floor(r() * 16)]).join("");
+  const job = pick(["stills", "clips", "a-b_c"]);
+  const kind = pick(["image", "video"] as const);
+  const hash = r() < 0.8 ? hex(64) : pick(["abc", "h".repeat(30), hex(25)]);
+  // Mostly ids as the manifest makes them (<name>-<job>-<base32 of the hash>), some not.
+  const head = Array.from({ length: 20 }, () => BASE32[Math.floor(r() * 32)]).join("");
+  const madeId = `${name}-${job}-${head}`;
+  const id = pick([madeId, madeId, `other-${job}-${head}`, `x${n}`, `${name}-${job}`]);
+  const request_hash = r() < 0.7 && idHashHex(id) ? idHashHex(id)! + hash.slice(25) : hash;
+  const vars = pick<Record<string, unknown>>([{}, { a: n % 7, b: n }, { style: "street", product: { sku: `A-${n}`, name: "P" } }, { z: true, a: "x y" }]);
+  const dir = pick([
+    `${job}/${Object.keys(vars)
+      .sort()
+      .map((k) => String(vars[k]))
+      .join("_")}`,
+    `${job}/custom-${n}`,
+    "odd",
+  ]);
+  const u = 1_790_000_000_000 + Math.floor(r() * 1e9);
+  const time = () => u - Math.floor(r() * 100_000) + (r() < 0.1 ? 50_000 : 0);
+  const outputs: LockOutput[] = Array.from({ length: pick([0, 1, 1, 2, 4]) }, (_, i) => {
+    const o: Record<string, unknown> = {
+      type: r() < 0.7 ? kind : pick(["video", "image", "audio", "voice", "element"]),
+      index: r() < 0.8 ? i : i + 3,
+      variant: pick(["main", "main", "watermark", "mp3", "wav", "meta"]),
+    };
+    if (r() < 0.6) o.path = r() < 0.8 ? `${dir}/${o.type}-${i + 1}.png` : `elsewhere/${i}.mp4`;
+    if (r() < 0.6) o.size = Math.floor(r() * 1e7);
+    if (r() < 0.6) o.sha256 = hex(64);
+    if (r() < 0.3) o.remote_id = `r-${hex(8)}`;
+    if (r() < 0.1) o.group_id = `g-${hex(4)}`;
+    if (r() < 0.1) o.meta = { name: "Ann", z: [1, { b: 2, a: 1 }] };
+    return o as unknown as LockOutput;
+  });
+  const t: Record<string, unknown> = {
+    job,
+    kind,
+    vars,
+    dir,
+    request_hash,
+    take: pick([0, 1, 1, 1, 2]),
+    attempt: pick([0, 1, 1, 3]),
+    state: pick(STATES),
+    updated_at: u,
+    outputs,
+    billing: Array.from({ length: pick([0, 1, 1, 2]) }, () =>
+      r() < 0.6
+        ? { charge_type: "cash", amount: "0.024", ...(r() < 0.5 ? { cash_type: "balance", currency: "USD" } : {}), ...(r() < 0.7 ? { list_price: "0.03" } : {}) }
+        : { charge_type: "unit", amount: "2", ...(r() < 0.5 ? { package_type: "image" } : {}) },
+    ),
+  };
+  if (r() < 0.8) t.task_id = `${7_000_000_000_000_000 + n}`;
+  for (const key of ["planned_at", "submitted_at", "created_at", "finished_at"]) if (r() < 0.7) t[key] = time();
+  if (r() < 0.2) t.error = { message: "busy \"quoted\"\nnew line", at: time(), ...(r() < 0.5 ? { code: 1302 } : {}) };
+  if (r() < 0.2) t.upstream = { job: "stills", task: `${name}-stills-${head}`, output: n % 3 };
+  return { id, task: t as unknown as LockTask };
+};
+
+test("every task comes back from its line exactly, and every line matches the schema (2,000 generated tasks)", () => {
+  const r = rng(7);
+  for (let n = 0; n < 2000; n++) {
+    const { id, task: t } = randomTask(r, "spring", n);
+    const line = encodeTaskLine("spring", id, t);
+    assert.not.ok(line.includes("\n"), "one line");
+    const data = JSON.parse(line) as TaskLine;
+    assert.equal(lockSchemaProblems("taskLine", data), [], line);
+    const back = decodeTaskLine("spring", data);
+    assert.is(back.id, id);
+    if (!sameJson(back.task, t)) assert.equal(back.task, t, `task ${n} round trip: ${line}`);
+    // The v1 task schema accepts what comes back: the in-memory model is unchanged.
+    assert.equal(lockSchemaProblems("task", back.task), [], line);
+  }
+});
+
+test("the hash an id carries (its last 20 characters) is read back as the first 25 hex digits of the request hash", () => {
+  const r = rng(3);
+  for (let n = 0; n < 500; n++) {
+    const hex = Array.from({ length: 64 }, () => "0123456789abcdef"[Math.floor(r() * 16)]).join("");
+    assert.is(idHashHex(`spring-clips-${shortHash(hex)}`), hex.slice(0, 25));
+  }
+  assert.is(idHashHex("spring-clips-ABCDEFGHIJKLMNOPQRST"), undefined, "not base32");
+  assert.is(idHashHex("short"), undefined);
+});
+
+test("a finished image task of the throughput benchmark's shape takes under 400 bytes with its separator", () => {
+  // Values from a real run of the throughput manifest on the emulator (the 1000th task: a 3-digit matrix value).
+  const finished: LockTask = {
+    job: "stills",
+    kind: "image",
+    vars: { a: 19, b: 999 },
+    dir: "stills/19_999",
+    request_hash: `${idHashHex("bench-throughput-stills-4hj7dryxnxisyhkyeisk")}31241017398ca9c3690c47bc2b229382431beff`,
+    take: 1,
+    attempt: 1,
+    state: "downloaded",
+    task_id: "7000000000019999",
+    planned_at: 1795461916199,
+    submitted_at: 1795461917706,
+    created_at: 1795461917892,
+    finished_at: 1795461918248,
+    updated_at: 1795461918542,
+    outputs: [{ type: "image", index: 0, variant: "main", path: "stills/19_999/image-1.png", size: 806, sha256: "3f623ae57834f2ad810cc77c7ff7255a90a9d418221e29520d4ddb4281f5db0c" }],
+    billing: [{ charge_type: "cash", amount: "0.024", list_price: "0.03" }],
+  };
+  const line = encodeTaskLine("bench-throughput", "bench-throughput-stills-4hj7dryxnxisyhkyeisk", finished);
+  const bytes = Buffer.byteLength(`\n${line}\n`);
+  assert.ok(bytes <= 400, `${bytes} bytes: ${line}`);
+  assert.ok(Buffer.byteLength(stableJson(finished)) > 2 * bytes, "well under the version-1 size");
+});
+
+test("a committed version-1 lockfile is read as it was, left alone by a run that changes nothing, and rewritten as version 2 by the next write", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "demo.lock.json");
+  await copyFile(v1Fixture, path);
+  const v1Text = await readFile(path, "utf8");
+  const expected = JSON.parse(v1Text) as { lockfile_version: number; name: string; tasks: Record<string, LockTask> };
+  assert.is(expected.lockfile_version, 1);
+  const read = await readLockFile(path);
+  assert.ok(read);
+  assert.is(read!.name, "demo");
+  assert.equal(Object.keys(read!.tasks).sort(), Object.keys(expected.tasks).sort());
+  for (const [id, t] of Object.entries(expected.tasks)) assert.ok(sameJson(read!.tasks[id], t), `task ${id} as in the v1 file`);
+
+  // Nothing changed: no write at all.
+  await run(LockStore.use(path, "demo", (store) => Effect.forEach(Object.entries(expected.tasks), ([id, t]) => store.put(id, t))));
+  assert.is(await readFile(path, "utf8"), v1Text, "a run with nothing to do leaves the v1 file untouched");
+
+  // One change: the file is version 2, every task kept, the changed one changed.
+  const [firstId, first] = Object.entries(expected.tasks)[0]!;
+  const stats = await run(
+    LockStore.use(path, "demo", (store) =>
+      Effect.gen(function* () {
+        yield* store.put(firstId, { ...first, updated_at: first.updated_at + 1 });
+        yield* store.flush;
+        return yield* store.stats;
+      }),
+    ),
+  );
+  assert.is(stats.compactions, 1, "the first write over a v1 file is a full version-2 write (no journal over a v1 file)");
+  const v2Text = await readFile(path, "utf8");
+  const lines = v2Text.split("\n");
+  assert.is(lines[0], '{"lockfile_version":2,"name":"demo"}');
+  assert.is(lines.filter((l) => l.startsWith('{"id":')).length, Object.keys(expected.tasks).length, "one line per task");
+  assert.ok(v2Text.length * 2 < v1Text.length, `v2 ${v2Text.length} B against v1 ${v1Text.length} B`);
+  const again = await readLockFile(path);
+  for (const [id, t] of Object.entries(expected.tasks)) {
+    const want = id === firstId ? { ...t, updated_at: t.updated_at + 1 } : t;
+    assert.ok(sameJson(again!.tasks[id], want), `task ${id} after the rewrite`);
+  }
+});
+
+test("a version-1 journal left by a killed version-1 run is replayed and folded into a version-2 file", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "demo.lock.json");
+  await copyFile(v1Fixture, path);
+  const v1Text = await readFile(path, "utf8");
+  const tasks = (JSON.parse(v1Text) as { tasks: Record<string, LockTask> }).tasks;
+  const [id, t] = Object.entries(tasks)[1]!;
+  const changed = { ...t, state: "failed" as const, error: { message: "late", at: t.updated_at + 5 }, updated_at: t.updated_at + 5 };
+  // The version-1 journal format: header {base, journal: 1, name}, then {id, task} records, a torn tail.
+  await writeFile(
+    journalPathOf(path),
+    `${stableJsonLine({ base: sha256Hex(v1Text), journal: 1, name: "demo" })}\n${stableJsonLine({ id, task: changed })}\n{"id":"torn`,
+  );
+  assert.ok(sameJson((await readLockFile(path))!.tasks[id], changed), "readers see the journal's change");
+  await run(LockStore.use(path, "demo", () => Effect.void));
+  const text = await readFile(path, "utf8");
+  assert.ok(text.startsWith('{"lockfile_version":2,"name":"demo"}\n'), "folded at open into a version-2 file");
+  assert.is(await readFile(journalPathOf(path), "utf8").catch(() => "gone"), "gone", "the journal is gone");
+  assert.ok(sameJson((await readLockFile(path))!.tasks[id], changed));
+});
+
+test("a damaged version-2 file is reported with the numbers of its damaged lines and kept untouched", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "m.lock.json");
+  const tasks = new Map(Array.from({ length: 6 }, (_, n) => [taskId(n), task(n)] as const));
+  const good = encodeLockFile("spring-campaign", tasks);
+  const lines = good.split("\n");
+  // Lines: 1 header, 2 blank, 3 task, 4 blank, 5 task, ...
+  assert.is(lines[1], "");
+  lines[4] = lines[4]!.replace('"state":"planned"', '"state":"exploded"');
+  lines[8] = lines[8]!.slice(0, 40);
+  const damaged = lines.join("\n");
+  await writeFile(path, damaged);
+  const error = (await readLockFile(path).catch((e: unknown) => e)) as LockfileInvalid;
+  assert.instance(error, LockfileInvalid);
+  assert.match(error.message, /line 5: task [^:]+: \/state: must be one of "planned"/);
+  assert.match(error.message, /line 9: not valid JSON/);
+  assert.match(error.message, /was kept untouched/);
+  const opened = await run(Effect.either(LockStore.use(path, "spring-campaign", () => Effect.void)));
+  assert.is(opened._tag, "Left", "the store refuses it too");
+  assert.is(await readFile(path, "utf8"), damaged, "the file is kept");
+
+  const conflicted = good.split("\n");
+  conflicted.splice(3, 0, "<<<<<<< HEAD");
+  await writeFile(path, conflicted.join("\n"));
+  const conflict = (await readLockFile(path).catch((e: unknown) => e)) as LockfileInvalid;
+  assert.match(conflict.message, /line 4: a git merge conflict marker/);
+
+  const twice = good.split("\n");
+  twice.push("", twice[2]!);
+  await writeFile(path, twice.join("\n"));
+  const duplicate = (await readLockFile(path).catch((e: unknown) => e)) as LockfileInvalid;
+  const firstId = (JSON.parse(twice[2]!) as { id: string }).id;
+  assert.match(duplicate.message, new RegExp(`line ${twice.length}: task ${firstId} appears again \\(first on line 3\\)`));
+});
+
+test("writes keep the header line and change exactly the line of each changed task", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const ids = Array.from({ length: 50 }, (_, n) => n);
+  await run(LockStore.use(path, "spring-campaign", (store) => Effect.forEach(ids, (n) => store.put(taskId(n), task(n)))));
+  const before = (await readFile(path, "utf8")).split("\n");
+  const changed = [3, 4, 17];
+  await run(
+    LockStore.use(path, "spring-campaign", (store) =>
+      Effect.forEach(changed, (n) => store.update(taskId(n), (t) => ({ ...t, state: "submitted", task_id: `svc-${n}`, updated_at: t.updated_at + 1 }))),
+    ),
+  );
+  const after = (await readFile(path, "utf8")).split("\n");
+  assert.is(after.length, before.length);
+  assert.is(after[0], before[0], "the header does not change");
+  const differing = after.flatMap((line, i) => (line === before[i] ? [] : [line]));
+  assert.is(differing.length, changed.length, "one line per changed task");
+  for (const n of changed) assert.ok(differing.some((l) => l.startsWith(`{"id":"${taskId(n)}"`)));
+  const parsed = parseLockFileText(after.join("\n"));
+  assert.ok(typeof parsed !== "string" && parsed.tasks.size === ids.length);
+});
+
+test.run();
