@@ -211,7 +211,8 @@ export const main = async (env: NodeJS.ProcessEnv, cwd: string): Promise<number>
     const rel = relative(workspace, p);
     return rel.startsWith("..") ? p : rel;
   };
-  const billing = s?.reports.find((r) => basename(r) === "billing.md") ?? s?.reports[0];
+  // The report a person opens: the HTML report, else the billing summary.
+  const billing = s?.reports.find((r) => basename(r) === "report.html") ?? s?.reports.find((r) => basename(r) === "billing.md") ?? s?.reports[0];
 
   // Commit back whatever the outcome: the lockfile records work that was paid for.
   let commit: CommitBackResult | undefined;

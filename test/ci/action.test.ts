@@ -76,9 +76,9 @@ t("all done: green, outputs from the run's summary, reports named for upload, lo
     assert.is(r.outputs["created"], "4");
     assert.is(r.outputs["downloaded"], "4");
     assert.is(r.outputs["failed"], "0");
-    assert.is(r.outputs["report"], "manifests/out/spring/billing.md");
+    assert.is(r.outputs["report"], "manifests/out/spring/report.html");
     assert.ok(existsSync(join(g.work, r.outputs["report"]!)));
-    assert.equal(r.outputs["reports"]!.split("\n").map((p) => p.split("/").at(-1)), ["results.jsonl", "billing.csv", "billing.json", "billing.md"]);
+    assert.equal(r.outputs["reports"]!.split("\n").map((p) => p.split("/").at(-1)).sort(), ["billing.csv", "billing.json", "billing.md", "report.html", "results.jsonl"]);
     assert.is(r.outputs["name"], "spring");
     // The key is masked before anything else could print it, and written to no file.
     assert.match(r.stdout, new RegExp(`^::add-mask::${emu.apiKey}$`, "m"));
