@@ -50,3 +50,18 @@ export const formatAmount = (a: Amount, minScale = 0): string => {
 
 /** The larger of two amounts. */
 export const max = (a: Amount, b: Amount): Amount => BigDecimal.max(a, b);
+
+/**
+ * Text at the amount's own scale, as the service wrote it ("1.0" stays "1.0", sums keep
+ * the longest scale of their parts), with at least `minScale` digits after the point:
+ * reports show the service's figures digit for digit.
+ */
+export const formatAtScale = (a: Amount, minScale = 0): string => {
+  const scale = Math.max(a.scale, minScale, 0);
+  const units = a.value * 10n ** BigInt(scale - a.scale);
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(scale + 1, "0");
+  const whole = digits.slice(0, digits.length - scale);
+  const fraction = digits.slice(digits.length - scale);
+  return `${negative ? "-" : ""}${whole}${scale > 0 ? `.${fraction}` : ""}`;
+};

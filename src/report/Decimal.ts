@@ -1,26 +1,19 @@
-// Exact decimal arithmetic for money and units: the service gives amounts as decimal
-// strings, and totals must equal their exact sum (no float drift: 0.1 + 0.2 is 0.3).
-// A value is an integer count of 10^-scale; scales align on addition.
+// The reports' view of the one money type (src/money/Money.ts, Effect's BigDecimal):
+// amounts keep the scale the service wrote them with, so billing files show its figures
+// digit for digit ("1.0" stays "1.0"), and sums are exact (0.1 + 0.2 is 0.3).
 
-const PATTERN = /^([+-]?)(\d+)(?:\.(\d+))?$/;
+import { BigDecimal } from "effect";
+import { type Amount, formatAtScale, parseAmount, ZERO } from "../money/Money.js";
 
 export class Decimal {
-  private constructor(
-    /** The value times 10^scale. */
-    readonly units: bigint,
-    /** Digits after the point. */
-    readonly scale: number,
-  ) {}
+  private constructor(readonly amount: Amount) {}
 
-  static readonly zero = new Decimal(0n, 0);
+  static readonly zero = new Decimal(ZERO);
 
   /** Parses "12", "-0.35", "+1.50"; undefined for anything else. */
   static parse(text: string): Decimal | undefined {
-    const m = PATTERN.exec(text.trim());
-    if (!m) return undefined;
-    const fraction = m[3] ?? "";
-    const units = BigInt(m[2]! + fraction);
-    return new Decimal(m[1] === "-" ? -units : units, fraction.length);
+    const amount = parseAmount(text);
+    return amount === undefined ? undefined : new Decimal(amount);
   }
 
   /** Like parse, but a malformed value is an error naming it. */
@@ -30,39 +23,25 @@ export class Decimal {
     return value;
   }
 
-  private rescale(scale: number): bigint {
-    return this.units * 10n ** BigInt(scale - this.scale);
-  }
-
   plus(other: Decimal): Decimal {
-    const scale = Math.max(this.scale, other.scale);
-    return new Decimal(this.rescale(scale) + other.rescale(scale), scale);
+    return new Decimal(BigDecimal.sum(this.amount, other.amount));
   }
 
   minus(other: Decimal): Decimal {
-    return this.plus(new Decimal(-other.units, other.scale));
+    return new Decimal(BigDecimal.subtract(this.amount, other.amount));
   }
 
   compare(other: Decimal): -1 | 0 | 1 {
-    const scale = Math.max(this.scale, other.scale);
-    const a = this.rescale(scale);
-    const b = other.rescale(scale);
-    return a < b ? -1 : a > b ? 1 : 0;
+    return BigDecimal.Order(this.amount, other.amount);
   }
 
   isZero(): boolean {
-    return this.units === 0n;
+    return BigDecimal.isZero(this.amount);
   }
 
-  /** Exact text with `scale` digits after the point (at least `minScale`, e.g. 2 for money). */
+  /** Exact text at the amount's scale, at least `minScale` digits after the point (2 for money). */
   toString(minScale = 0): string {
-    const scale = Math.max(this.scale, minScale);
-    const units = this.rescale(scale);
-    const negative = units < 0n;
-    const digits = (negative ? -units : units).toString().padStart(scale + 1, "0");
-    const whole = digits.slice(0, digits.length - scale);
-    const fraction = digits.slice(digits.length - scale);
-    return `${negative ? "-" : ""}${whole}${scale > 0 ? `.${fraction}` : ""}`;
+    return formatAtScale(this.amount, minScale);
   }
 
   toJSON(): string {
