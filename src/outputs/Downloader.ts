@@ -5,6 +5,7 @@
 // truncated or failed transfer is retried. Files already present with the recorded
 // size are not fetched again.
 
+import { fsyncDir, writeFully } from "../fs/durable.js";
 import { createHash, randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
@@ -86,17 +87,6 @@ const sizeOf = (path: string): Promise<number | undefined> =>
     () => undefined,
   );
 
-const fsyncDir = async (dir: string): Promise<void> => {
-  const handle = await open(dir, "r").catch(() => undefined);
-  if (!handle) return;
-  try {
-    await handle.sync();
-  } catch {
-    // some file systems refuse fsync on directories; the rename is still atomic
-  } finally {
-    await handle.close();
-  }
-};
 
 const attemptFromApi = (error: ApiError): Attempt => {
   if (error._tag === "ServiceError" && (error.httpStatus === 403 || error.httpStatus === 410 || error.httpStatus === 401)) {
@@ -195,11 +185,7 @@ const make = (
                 hash.update(data);
                 // write() may write only part of the chunk (a full disk) and still succeed:
                 // write the rest, so the hash and size recorded are those of the file.
-                for (let done = 0; done < data.byteLength; ) {
-                  const { bytesWritten } = await handle.write(data, done, data.byteLength - done);
-                  if (bytesWritten <= 0) throw new Error(`could not write ${temp}: nothing written (disk full?)`);
-                  done += bytesWritten;
-                }
+                await writeFully(handle, data, temp);
               }
               if (response.contentLength !== undefined && bytes !== response.contentLength) {
                 throw new Attempt({

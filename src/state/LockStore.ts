@@ -17,6 +17,7 @@ import { loadLockState, type LockState, sha256Hex } from "./readLockFile.js";
 import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
 import { sameJson } from "./sameJson.js";
 import { fsyncDir, removeStaleTempFiles, writeFileAtomic } from "./writeFileAtomic.js";
+import { writeFully } from "../fs/durable.js";
 
 export interface LockStoreStats {
   /** Bytes written to the lockfile and its journal since the store opened. */
@@ -98,13 +99,7 @@ const liveDisk = (
       if (!journal) journal = await open(journalPath, "a");
       const data = Buffer.from(fresh ? encodeJournalHeader(manifestName, file.sha256!) + text : text, "utf8");
       try {
-        // write() may write part of a chunk (a full disk) without failing: loop, and treat
-        // a write that makes no progress as a failure.
-        for (let offset = 0; offset < data.byteLength; ) {
-          const { bytesWritten } = await journal.write(data, offset, data.byteLength - offset);
-          if (bytesWritten <= 0) throw new Error("the journal write made no progress (is the disk full?)");
-          offset += bytesWritten;
-        }
+        await writeFully(journal, data, "the lockfile's journal");
         await journal.sync();
       } catch (error) {
         // A fragment may now end the journal: never append after it; the next durable

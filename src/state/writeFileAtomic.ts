@@ -5,23 +5,11 @@
 import { randomBytes } from "node:crypto";
 import { open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { fsyncDir } from "../fs/durable.js";
 
 const tempPrefix = (path: string): string => `.${basename(path)}.`;
 
-/** Makes the folder's entries (a rename, a new or removed file) durable. */
-export const fsyncDir = async (dir: string): Promise<void> => {
-  let handle;
-  try {
-    handle = await open(dir, "r");
-    await handle.sync();
-  } catch (error) {
-    // Some platforms (Windows) cannot open or fsync a folder; the rename is still atomic there.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EISDIR" && code !== "EPERM" && code !== "EINVAL" && code !== "EBADF") throw error;
-  } finally {
-    await handle?.close();
-  }
-};
+export { fsyncDir } from "../fs/durable.js";
 
 /** Writes `data` to `path` atomically and durably; returns the bytes written. */
 export const writeFileAtomic = async (path: string, data: string | Uint8Array): Promise<number> => {
