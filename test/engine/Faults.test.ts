@@ -165,6 +165,31 @@ t("a quota below concurrency is found: the run completes and 1303 answers stay f
   }
 });
 
+t("task items served with negative charges (40% of items) and answers carrying unrequested tasks: no crash, odd items reported with what was wrong and asked again, every task completes, the spend stays whole", async () => {
+  const tmp = tempDir();
+  emu.reset();
+  try {
+    const m = testManifest(tmp.dir, { tasks: batch(6, 0) });
+    emu.configure({ faults: { seed: 3, malformedTask: { rate: 0.4, externalIds: [], kind: "negative-charge" }, unrequestedTaskRate: 1 } });
+    const events: RunEvent[] = [];
+    const summary = await run(m, { onEvent: (e) => events.push(e) });
+    assert.is(summary.exitCode, 0, JSON.stringify(summary));
+    await assertComplete(m);
+    const f = emu.stats().faults;
+    assert.ok((f["malformedTask"] ?? 0) > 0 && (f["unrequestedTask"] ?? 0) > 0, `faults fired: ${JSON.stringify(f)}`);
+    const notices = events.flatMap((e) => (e.type === "notice" ? [e.message] : [])).join("\n");
+    assert.match(notices, "the service's answer could not be read (");
+    assert.match(notices, "not asked for");
+    // 6 videos at the emulator's price: a negative charge subtracted would show here.
+    for (const amount of Object.values(summary.spend)) assert.ok(Number(amount) > 0, `spend ${amount}`);
+    const lock = (await readLockFile(m.lockfilePath))!;
+    for (const t of Object.values(lock.tasks)) for (const b of t.billing) assert.not.match(String(b.amount), "-", "no negative charge recorded");
+  } finally {
+    emu.configure({ faults: { malformedTask: { rate: 0, externalIds: [], kind: "negative-charge" }, unrequestedTaskRate: 0 } });
+    tmp.remove();
+  }
+});
+
 for (const mode of ["return-existing", "create-second"] as const) {
   t(`a duplicate external id (${mode}) after resets is never paid twice`, async () => {
     const tmp = tempDir();
