@@ -16,6 +16,8 @@ export interface KnownRecord {
   readonly state: TaskState;
   readonly task_id?: string;
   readonly created_at?: number;
+  /** When a `submitting` record's create was sent (its outcome unknown). */
+  readonly submitted_at?: number;
 }
 
 /** The answers a create worker reports. `intentRecorded`: it wrote `submitting` before sending. */
@@ -33,7 +35,40 @@ export type CreateOutcome =
       readonly keepSubmitting: boolean;
       readonly intentRecorded: boolean;
     }
-  | { readonly _tag: "SendFailed"; readonly id: string; readonly message: string; readonly lookupFirst: boolean; readonly intentRecorded: boolean };
+  | { readonly _tag: "SendFailed"; readonly id: string; readonly message: string; readonly lookupFirst: boolean; readonly intentRecorded: boolean }
+  /**
+   * A create was sent and its outcome is unknown (5xx after the body, a reset), or the
+   * service said the id is in use (`exists`): the task may exist. `sentAt`: when it left.
+   */
+  | {
+      readonly _tag: "Unknown";
+      readonly id: string;
+      readonly message: string;
+      readonly sentAt: number;
+      readonly exists: boolean;
+      readonly intentRecorded: boolean;
+    };
+
+/** An "outcome unknown" task a poll looks up by external id. */
+export interface Lookup {
+  readonly id: string;
+  readonly watermark: boolean;
+}
+
+/** One task of a poll answer that could not be read (what was wrong, scrubbed). */
+export interface OddTask {
+  readonly taskId?: string;
+  readonly externalId?: string;
+  readonly problems: string;
+}
+
+/** The "outcome unknown" tasks a poll looked up by external id, and what it found. */
+export interface LookedUpUnknown {
+  readonly ids: readonly string[];
+  readonly found: ReadonlyMap<string, TaskView>;
+  /** When the lookup was decided (the request left after this). */
+  readonly startedAt: number;
+}
 
 export type FetchOutcome =
   | { readonly _tag: "Fetched"; readonly id: string; readonly outputs: readonly LockOutput[]; readonly urls: readonly RemoteOutput[] }
@@ -62,7 +97,14 @@ export type EngineEvent = { readonly now: number } & (
   | { readonly _tag: "AdmitRetry"; readonly task: PlannedTask; readonly firstAttempt: number; readonly known?: KnownRecord }
   | { readonly _tag: "LookedUp"; readonly ids: readonly string[]; readonly found: ReadonlyMap<string, TaskView> }
   | { readonly _tag: "LookupFailed"; readonly kind: ProductKind; readonly message: string; readonly refused: boolean }
-  | { readonly _tag: "Polled"; readonly asked: readonly Asked[]; readonly views: readonly TaskView[] }
+  | {
+      readonly _tag: "Polled";
+      readonly asked: readonly Asked[];
+      readonly views: readonly TaskView[];
+      readonly lookedUp?: LookedUpUnknown;
+      /** Tasks of the answer that could not be read: reported, asked again later. */
+      readonly odd?: readonly OddTask[];
+    }
   | { readonly _tag: "PollFailed"; readonly kind: ProductKind; readonly message: string; readonly refused: boolean }
   | { readonly _tag: "Callback"; readonly observation: CallbackObservation }
   | { readonly _tag: "Stop"; readonly reason: "time" | "signal" }
@@ -75,7 +117,8 @@ export type EngineEffect =
   | { readonly _tag: "Emit"; readonly event: RunEvent }
   /** Start the create worker; `lookupFirst`: look the task up by external id before any send. */
   | { readonly _tag: "Create"; readonly entry: Entry; readonly lookupFirst: boolean; readonly sendFailures: number }
-  | { readonly _tag: "Poll"; readonly kind: ProductKind; readonly tasks: readonly Asked[] }
+  /** Follow `tasks` by id, and look up the "outcome unknown" tasks `lookups` by external id; `at`: when decided. */
+  | { readonly _tag: "Poll"; readonly kind: ProductKind; readonly tasks: readonly Asked[]; readonly lookups: readonly Lookup[]; readonly at: number }
   | { readonly _tag: "Download"; readonly entry: Entry; readonly view: TaskView }
   /** Plan the downstream tasks of a task whose outputs are on disk. */
   | { readonly _tag: "Expand"; readonly entry: Entry }

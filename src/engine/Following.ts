@@ -5,19 +5,40 @@
 import { Clock, Effect, Queue } from "effect";
 import { classify } from "../api/classify.js";
 import type { CallbackFeed, CallbackObservation } from "../callbacks/CallbackListener.js";
-import type { ProductKind } from "../policy/Policy.js";
-import type { Asked, EngineEvent } from "./EngineEvent.js";
+import type { TaskView } from "../protocol/TaskView.js";
+import type { EngineEffect, EngineEvent } from "./EngineEvent.js";
 import type { KindAdapter } from "./ServiceKinds.js";
 
-/** One poll of the kind's tasks in flight, as the event it ends in. */
-export const poll = (adapter: KindAdapter, kind: ProductKind, tasks: readonly Asked[]): Effect.Effect<EngineEvent> =>
+/**
+ * One poll, as the event it ends in: the kind's tasks in flight by id, and the "outcome
+ * unknown" ones by external id (batched like every lookup).
+ */
+export const poll = (adapter: KindAdapter, order: Extract<EngineEffect, { _tag: "Poll" }>): Effect.Effect<EngineEvent> =>
   Effect.gen(function* () {
-    const result = yield* Effect.either(adapter.byId(tasks));
+    const { kind, tasks, lookups } = order;
+    const marks = new Map(lookups.map((l) => [l.id, l.watermark] as const));
+    const result = yield* Effect.either(
+      Effect.all([
+        tasks.length > 0 ? adapter.byId(tasks) : Effect.succeed({ views: [], odd: [] }),
+        lookups.length > 0 ? adapter.byExternalId(
+              lookups.map((l) => l.id),
+              (id) => marks.get(id) ?? false,
+            ) : Effect.succeed(new Map<string, TaskView>()),
+      ]),
+    );
     const now = yield* Clock.currentTimeMillis;
     if (result._tag === "Left") {
       return { _tag: "PollFailed", now, kind, message: result.left.message, refused: classify(result.left) === "refused" } as const;
     }
-    return { _tag: "Polled", now, asked: tasks, views: result.right } as const;
+    const [followed, found] = result.right;
+    return {
+      _tag: "Polled",
+      now,
+      asked: tasks,
+      views: followed.views,
+      odd: followed.odd,
+      ...(lookups.length > 0 ? { lookedUp: { ids: lookups.map((l) => l.id), found, startedAt: order.at } } : {}),
+    } as const;
   });
 
 /** Puts every callback observation into `inbox` until the scope closes. */

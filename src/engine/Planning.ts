@@ -33,6 +33,7 @@ const knownOf = (rec: LockTask): KnownRecord => ({
   state: rec.state,
   ...(rec.task_id ? { task_id: rec.task_id } : {}),
   ...(rec.created_at !== undefined ? { created_at: rec.created_at } : {}),
+  ...(rec.submitted_at !== undefined ? { submitted_at: rec.submitted_at } : {}),
 });
 
 export interface PlanningDeps {

@@ -1,7 +1,8 @@
 // Recovery at start-up: a fresh service forgets the old one's tasks, the manifest's tasks
-// enter the run as the lockfile left them, and every task whose create may have landed
-// is looked up by external id in batches (with a lost lockfile, all of them), so it is
-// followed rather than created again.
+// enter the run as the lockfile left them, and every task the lockfile does not record as
+// created is looked up by external id in batches (50 video ids a query, image list pages),
+// so it is followed rather than created again. Tasks whose create's outcome is unknown
+// (`submitting`) are looked up with each poll until settled (createRules.ts).
 
 import { Clock, Effect } from "effect";
 import { classify } from "../api/classify.js";
@@ -63,7 +64,7 @@ export const recover = (deps: RecoveryDeps): Effect.Effect<void> =>
       deps.emit({
         type: "notice",
         level: "info",
-        message: `no lockfile: found ${table.counters.adopted} task(s) already at the service; they are followed, not created again`,
+        message: `found ${table.counters.adopted} task(s) at the service that the lockfile did not record as created; they are followed, not created again`,
       });
     }
   });

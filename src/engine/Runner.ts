@@ -80,8 +80,11 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           concurrency,
           policy,
           callbacks: options.callbacks !== undefined,
-          // A fresh service cannot hold tasks this lockfile lost: no lookups before creating.
-          lookupFirst: recorder.records.size === 0 && manifest.tasks.length > 0 && !fresh,
+          // Any task the lockfile does not record as created may exist all the same (a
+          // lockfile restored from git, a lost journal): looked up by external id before
+          // its first create (start-up lookups are batched, Recovery.ts). A fresh service
+          // cannot hold tasks this lockfile lost: no lookups there.
+          lookupFirst: !fresh,
           freshService: fresh,
           ...(options.maxWaitMs !== undefined ? { deadline: started + options.maxWaitMs } : {}),
           ...(manifest.budget ? { budget: manifest.budget } : {}),
@@ -118,7 +121,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               case "Create":
                 return fork(submitting.create(effect));
               case "Poll":
-                return Effect.flatMap(poll(adapters[effect.kind], effect.kind, effect.tasks), feed);
+                return Effect.flatMap(poll(adapters[effect.kind], effect), feed);
               case "Download":
                 return fetching.enqueue(effect.entry, effect.view);
               case "Expand":

@@ -6,21 +6,40 @@
 
 import { Effect } from "effect";
 import type { ApiError } from "../api/ApiError.js";
-import type { OmniClientService } from "../api/OmniClient.js";
+import type { TaskAnomaly } from "../api/interpretAnswer.js";
+import type { CheckedTasks, OmniClientService } from "../api/OmniClient.js";
 import { withRetry } from "../api/retry.js";
 import type { ImageCreateRequest, ImageTask, VideoCreateRequest, VideoTask } from "../api/wire.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { Policy, ProductKind } from "../policy/Policy.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
-import type { Asked } from "./EngineEvent.js";
+import type { Asked, OddTask } from "./EngineEvent.js";
+
+/** A poll's answer: the readable tasks, and the unreadable ones with what was wrong. */
+export interface Followed {
+  readonly views: TaskView[];
+  readonly odd: OddTask[];
+}
+
+const oddOf = (anomalies: readonly TaskAnomaly[]): OddTask[] =>
+  anomalies.map((a) => ({
+    ...(a.taskId !== undefined ? { taskId: a.taskId } : {}),
+    ...(a.externalId !== undefined ? { externalId: a.externalId } : {}),
+    problems: a.problems,
+  }));
 
 export interface KindAdapter {
   /** Sends the create (retried while resending is safe), with the callback address when set. */
   readonly create: (task: PlannedTask, callbackUrl: string | undefined) => Effect.Effect<{ readonly taskId: string; readonly createdAt: number }, ApiError>;
   /** Tasks with these external ids, keyed by external id; absent ones are not (yet) visible. */
   readonly byExternalId: (ids: readonly string[], watermarkOf: (id: string) => boolean) => Effect.Effect<Map<string, TaskView>, ApiError>;
-  /** Tasks in flight by system id (a poll); absent ones are not visible. */
-  readonly byId: (tasks: readonly Asked[]) => Effect.Effect<TaskView[], ApiError>;
+  /**
+   * Tasks in flight by system id (a poll); absent ones are not visible. Each task of an
+   * answer is read on its own: unreadable ones come back as `odd` (the others proceed),
+   * and tasks the answer holds that were not asked for come back too, for the machine
+   * to ignore with a notice.
+   */
+  readonly byId: (tasks: readonly Asked[]) => Effect.Effect<Followed, ApiError>;
 }
 
 /** The two adapters; `currency` names the account's currency once known (image charges come without one). */
@@ -44,9 +63,10 @@ export const makeKindAdapters = (
       }),
     byId: (tasks) => {
       const byTaskId = new Map(tasks.map((a) => [a.taskId, a] as const));
-      return Effect.map(findVideosById(client, policy, [...byTaskId.keys()]), (m) =>
-        [...m.values()].map((t) => fromVideo(t, byTaskId.get(t.id)!.watermark)),
-      );
+      return Effect.map(findVideosById(client, policy, [...byTaskId.keys()]), (c) => ({
+        views: c.tasks.map((t) => fromVideo(t, byTaskId.get(t.id)?.watermark ?? false)),
+        odd: oddOf(c.anomalies),
+      }));
     },
   },
   image: {
@@ -69,7 +89,7 @@ export const makeKindAdapters = (
           policy,
           tasks.map((a) => ({ taskId: a.taskId, createdAt: a.createdAt })),
         ),
-        (m) => [...m.values()].map((t) => fromImage(t, byTaskId.get(t.task_id)!.watermark, currency())),
+        (c) => ({ views: c.tasks.map((t) => fromImage(t, byTaskId.get(t.task_id)?.watermark ?? false, currency())), odd: oddOf(c.anomalies) }),
       );
     },
   },
@@ -77,7 +97,7 @@ export const makeKindAdapters = (
 
 /** The current view of one task by its system id (fresh links), if the service shows it. */
 export const viewOne = (adapter: KindAdapter, taskId: string, watermark: boolean): Effect.Effect<TaskView | undefined, ApiError> =>
-  Effect.map(adapter.byId([{ id: "", taskId, createdAt: undefined, watermark }]), (views) => views.find((v) => v.taskId === taskId));
+  Effect.map(adapter.byId([{ id: "", taskId, createdAt: undefined, watermark }]), (c) => c.views.find((v) => v.taskId === taskId));
 
 /** Video tasks with these external ids, keyed by external id; absent ones are not (yet) visible. */
 const findVideosByExternalId = (
@@ -96,17 +116,15 @@ const findVideosByExternalId = (
         }),
       );
 
-/** Video tasks by system id, keyed by id. */
+/** Video tasks by system id, each read on its own (unreadable ones as anomalies). */
 const findVideosById = (
   client: OmniClientService,
   policy: Policy,
   taskIds: readonly string[],
-): Effect.Effect<Map<string, VideoTask>, ApiError> =>
+): Effect.Effect<CheckedTasks<VideoTask>, ApiError> =>
   taskIds.length === 0
-    ? Effect.succeed(new Map())
-    : withRetry(client.queryVideos({ taskIds: [...taskIds] }), policy.requestRetry).pipe(
-        Effect.map((tasks) => new Map(tasks.map((t) => [t.id, t] as const))),
-      );
+    ? Effect.succeed({ tasks: [], anomalies: [] })
+    : withRetry(client.queryVideosChecked({ taskIds: [...taskIds] }), policy.requestRetry);
 
 /**
  * Reads image list pages (newest first) until `done` says every wanted task was seen,
@@ -120,12 +138,15 @@ const scanImagePages = (
   keep: (task: ImageTask) => void,
   done: () => boolean,
   olderThan: number | undefined,
+  odd: (anomaly: TaskAnomaly) => void,
 ): Effect.Effect<void, ApiError> =>
   Effect.gen(function* () {
     for (let pageNum = 1; pageNum <= policy.imageMaxPages; pageNum++) {
-      const page = yield* withRetry(client.listImages({ pageNum, pageSize }), policy.requestRetry);
+      const checked = yield* withRetry(client.listImagesChecked({ pageNum, pageSize }), policy.requestRetry);
+      const page = checked.tasks;
       for (const t of page) keep(t);
-      if (done() || page.length < pageSize) return;
+      for (const a of checked.anomalies) odd(a);
+      if (done() || page.length + checked.anomalies.length < pageSize) return;
       const last = page[page.length - 1];
       if (olderThan !== undefined && last !== undefined && last.created_at < olderThan) return;
     }
@@ -157,16 +178,24 @@ const findImagesById = (
   client: OmniClientService,
   policy: Policy,
   tasks: ReadonlyArray<{ readonly taskId: string; readonly createdAt: number | undefined }>,
-): Effect.Effect<Map<string, ImageTask>, ApiError> =>
+): Effect.Effect<CheckedTasks<ImageTask>, ApiError> =>
   Effect.gen(function* () {
     const found = new Map<string, ImageTask>();
-    if (tasks.length === 0) return found;
+    const anomalies: TaskAnomaly[] = [];
+    const result = () => ({ tasks: [...found.values()], anomalies });
+    if (tasks.length === 0) return result();
     if (tasks.length <= policy.imageSingleQueryMax) {
       yield* Effect.forEach(
         tasks,
         ({ taskId }) =>
-          withRetry(client.getImage(taskId), policy.requestRetry).pipe(
-            Effect.tap((t) => Effect.sync(() => t && found.set(taskId, t))),
+          withRetry(client.getImageChecked(taskId), policy.requestRetry).pipe(
+            Effect.tap((c) =>
+              Effect.sync(() => {
+                // An answer about another task than the one asked is not this task's answer.
+                for (const t of c.tasks) found.set(t.task_id, t);
+                for (const a of c.anomalies) anomalies.push(a.taskId === undefined ? { ...a, taskId } : a);
+              }),
+            ),
             // Not visible yet (or gone): the next poll asks again.
             Effect.catchIf(
               (e) => e._tag === "ServiceError" && (e.code === 1203 || e.httpStatus === 404),
@@ -175,7 +204,7 @@ const findImagesById = (
           ),
         { concurrency: 4, discard: true },
       );
-      return found;
+      return result();
     }
     const wanted = new Set(tasks.map((t) => t.taskId));
     const oldest = Math.min(...tasks.map((t) => t.createdAt ?? 0));
@@ -189,6 +218,9 @@ const findImagesById = (
       },
       () => found.size === wanted.size,
       oldest > 0 ? oldest : undefined,
+      (a) => {
+        if (a.taskId === undefined || wanted.has(a.taskId)) anomalies.push(a);
+      },
     );
-    return found;
+    return result();
   });

@@ -1,7 +1,8 @@
-// Submitting: the create worker. Looks the task up first when an earlier create's outcome
-// is unknown, refreshes a downstream request's upstream links when stale, makes the
+// Submitting: the create worker. Looks the task up first when the lockfile does not record
+// it as created, refreshes a downstream request's upstream links when stale, makes the
 // intent durable (`submitting`, flushed) before the request leaves, sends, and reports
-// one CreateOutcome. What to do after an error is decided in createRules.ts.
+// one CreateOutcome. What to do after an error is decided in createRules.ts; a create whose
+// outcome is unknown is never sent again by the worker (it reports Unknown).
 
 import { Clock, Duration, Effect } from "effect";
 import type { ApiError } from "../api/ApiError.js";
@@ -55,28 +56,21 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
       return again.attempt === task.attempt ? again : manifest.withAttempt(again, task.attempt);
     });
 
-  /** Looks one task up by external id, a few times apart when `patient` (a create may take a moment to show). */
-  const lookupOne = (task: PlannedTask, patient: boolean): Effect.Effect<TaskView | undefined, ApiError> => {
-    const once = Effect.map(adapters[task.kind].byExternalId([task.id], () => watermarkOf(table.entries.get(task.id)?.task)), (m) => m.get(task.id));
-    if (!patient) return once;
-    return once.pipe(
-      Effect.flatMap((v) => (v === undefined ? Effect.fail("absent" as const) : Effect.succeed(v))),
-      Effect.retry(policy.lookupBeforeRecreate),
-      Effect.catchIf(
-        (e): e is "absent" => e === "absent",
-        () => Effect.succeed(undefined),
-      ),
-    );
-  };
+  /** Looks one task up by external id. */
+  const lookupOne = (task: PlannedTask): Effect.Effect<TaskView | undefined, ApiError> =>
+    Effect.map(adapters[task.kind].byExternalId([task.id], () => watermarkOf(table.entries.get(task.id)?.task)), (m) => m.get(task.id));
 
   /** The create worker for one Create effect. */
   const create = (order: Extract<EngineEffect, { _tag: "Create" }>): Effect.Effect<CreateOutcome> => {
     const id = order.entry.task.id;
     let intentRecorded = false;
+    // When a create left whose outcome is still unknown: from then on this worker never
+    // sends again, and any failure ends in Unknown (the table looks it up until settled).
+    let unknownSince: number | undefined;
     return Effect.gen(function* () {
       let task = order.entry.task;
       if (order.lookupFirst) {
-        const found = yield* lookupOne(task, false);
+        const found = yield* lookupOne(task);
         if (found) return { _tag: "Adopted", id, view: found, intentRecorded } as const;
       }
       const fresh = yield* Effect.either(freshRequest(task));
@@ -98,6 +92,7 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
           const again = yield* Effect.either(freshRequest(task));
           if (again._tag === "Right") task = again.right;
         }
+        const sentAt = yield* Clock.currentTimeMillis;
         const result = yield* Effect.either(adapters[task.kind].create(task, deps.callbackUrl));
         if (result._tag === "Right") return { _tag: "Created", id, ...result.right } as const;
         const error = result.left;
@@ -107,8 +102,15 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
           { id, sends, linkRefreshes, sendFailures: order.sendFailures, downstream: task.upstream !== undefined },
           policy,
         );
+        if (next._tag === "Unknown") {
+          unknownSince = sentAt;
+          // Visible already? Then adopt it now; else the table keeps looking (never sent again here).
+          const found = yield* lookupOne(task);
+          if (found) return { _tag: "Adopted", id, view: found, intentRecorded } as const;
+          return { _tag: "Unknown", id, message: error.message, sentAt, exists: next.exists, intentRecorded } as const;
+        }
         if (next._tag === "Lookup") {
-          const found = yield* lookupOne(task, next.patient);
+          const found = yield* lookupOne(task);
           if (found) return { _tag: "Adopted", id, view: found, intentRecorded } as const;
           next = next.then;
         }
@@ -126,9 +128,9 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
             return { _tag: "SendFailed", id, message: error.message, lookupFirst: next.lookupFirst, intentRecorded } as const;
           case "Rejected":
             return { _tag: "Rejected", id, code, message: error.message, intentRecorded } as const;
-          case "SendAgain":
           case "Lookup":
-            continue;
+          case "Unknown":
+            continue; // handled above
         }
       }
       return { _tag: "SendFailed", id, message: "the service did not confirm the create after several tries", lookupFirst: outOfSends.lookupFirst, intentRecorded } as const;
@@ -138,6 +140,10 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
           // The intent could not be made durable, so nothing was sent; try later, and
           // after repeated failures leave it for the next run (exit 3).
           return Effect.succeed({ _tag: "SendFailed", id, message: error.message, lookupFirst: true, intentRecorded });
+        }
+        if (unknownSince !== undefined) {
+          // The lookup after an unknown-outcome create failed: still unknown.
+          return Effect.succeed({ _tag: "Unknown", id, message: error.message, sentAt: unknownSince, exists: false, intentRecorded });
         }
         if (classify(error) === "refused") {
           // Refused during a lookup: whether the task exists is still unknown.

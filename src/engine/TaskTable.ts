@@ -27,6 +27,15 @@ export interface Entry {
   createdAt?: number;
   /** Must be looked up by external_task_id before any create: an earlier create's outcome is unknown. */
   lookupFirst: boolean;
+  /**
+   * A create of this task left without an answer that settles it (5xx after the body
+   * was sent, a reset, a 1201 naming the id): the time of that send. While set, the
+   * entry is `inflight` without a task id, holds its slots, is looked up by external id
+   * with each poll, and is never created again (see createRules.ts `settlesUnknown`).
+   */
+  unknownSince?: number;
+  /** The service said the external id is in use (1201): the task exists; only adopting it settles it. */
+  existsAtService?: boolean;
   /** Not to be sent before this time (after a 1303 or a failed send). */
   notBefore: number;
   /** Slots held at the service, by our count. */

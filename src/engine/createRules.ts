@@ -1,9 +1,13 @@
 // "May this create be sent again?", decided in one place. After a create answered with an
-// error, the create worker (Submitting.ts) asks `afterCreateError` what to do: the answer
-// never sends again while the outcome is unknown without a lookup first. The table side
-// of the same rule (a task whose outcome is unknown is looked up before its next create)
-// is `Entry.lookupFirst`, set by transition.ts. Pure.
+// error, the create worker (Submitting.ts) asks `afterCreateError` what to do: a create
+// whose outcome is unknown is never sent again by the worker; the task becomes "outcome
+// unknown" in the table and `settleUnknown` decides, lookup by lookup, when that ends:
+// found (adopt it), or a definite "not there" from a lookup that started at least
+// `policy.unknownOutcomeWindow` after the send (send it again). A 1201 naming the id
+// proves the task exists: it is only ever adopted. The table side of the rule for
+// lockfile records (look up before the first create) is `Entry.lookupFirst`. Pure.
 
+import { Duration } from "effect";
 import type { ErrorClass } from "../api/classify.js";
 import type { Policy } from "../policy/Policy.js";
 
@@ -12,12 +16,16 @@ export type CreateErrorStep =
   | { readonly _tag: "NoSlot" }
   /** The account refused; `keepSubmitting`: an earlier send of this create may have landed. */
   | { readonly _tag: "Refused"; readonly keepSubmitting: boolean }
-  /** Look the task up by external id (a few times when `patient`): adopt it if found, else do `then`. */
-  | { readonly _tag: "Lookup"; readonly patient: boolean; readonly then: CreateErrorStep }
+  /** Look the task up by external id once: adopt it if found, else do `then`. */
+  | { readonly _tag: "Lookup"; readonly then: CreateErrorStep }
+  /**
+   * The create may have landed (`exists`: the service said the id is in use, so it did):
+   * look it up once, adopt it if visible, else hand it to the table as "outcome unknown".
+   * Never sent again from here.
+   */
+  | { readonly _tag: "Unknown"; readonly exists: boolean }
   /** Nothing was created and the service could not fetch an upstream link: refresh the links and send again. */
   | { readonly _tag: "RefreshLinks" }
-  /** Send again: a lookup just showed the task does not exist. */
-  | { readonly _tag: "SendAgain" }
   /** Give up for now; `lookupFirst`: the outcome is unknown, so look up before the next create. */
   | { readonly _tag: "SendFailed"; readonly lookupFirst: boolean }
   /** The service refused this task's request: record it rejected. */
@@ -70,14 +78,41 @@ export const afterCreateError = (error: CreateError, attempt: CreateAttempt, pol
               : { _tag: "Rejected" }
           : { _tag: "Rejected" };
       // The real service's words for a reused external id are undocumented (seen as
-      // 1201): any 1201 gets a lookup, so a task another job created is adopted, not
-      // marked rejected. Only a message naming the id is worth waiting for.
-      return error.code === 1201 ? { _tag: "Lookup", patient: isDuplicateId(error, attempt.id), then: otherwise } : otherwise;
+      // 1201). One that says the id is in use proves the task exists (maybe not yet
+      // visible): adopt it, never record it rejected. Any other 1201 gets one lookup,
+      // so a task another job created is adopted, not marked rejected.
+      if (error.code === 1201 && isDuplicateId(error, attempt.id)) return { _tag: "Unknown", exists: true };
+      return error.code === 1201 ? { _tag: "Lookup", then: otherwise } : otherwise;
     }
     case "unknown-outcome":
-      // The task may exist. Find it before sending again.
-      return { _tag: "Lookup", patient: true, then: { _tag: "SendAgain" } };
+      // The task may exist and may not be visible for a while: never sent again here.
+      return { _tag: "Unknown", exists: false };
   }
+};
+
+/** What a lookup by external id of an "outcome unknown" task leads to. */
+export type UnknownStep =
+  | { readonly _tag: "Adopt" }
+  /** Not visible, and the lookup does not settle it yet: keep the slot, look again next poll. */
+  | { readonly _tag: "KeepLooking" }
+  /** A definite "not there": the lookup started after the visibility window. */
+  | { readonly _tag: "SendAgain" }
+  /** The service said it exists, yet it never showed: leave it for a later run (never created again). */
+  | { readonly _tag: "LeaveForLater" };
+
+export interface UnknownOutcome {
+  /** When the create whose outcome is unknown was sent. */
+  readonly unknownSince: number;
+  /** The service said the id is in use (1201). */
+  readonly exists: boolean;
+}
+
+/** `lookupStartedAt`: when the lookup request was decided (it left after this). */
+export const settleUnknown = (u: UnknownOutcome, found: boolean, lookupStartedAt: number, policy: Policy): UnknownStep => {
+  if (found) return { _tag: "Adopt" };
+  const waited = lookupStartedAt - u.unknownSince;
+  if (u.exists) return waited >= Duration.toMillis(policy.missingAfter) ? { _tag: "LeaveForLater" } : { _tag: "KeepLooking" };
+  return waited >= Duration.toMillis(policy.unknownOutcomeWindow) ? { _tag: "SendAgain" } : { _tag: "KeepLooking" };
 };
 
 /** The worker sent `policy.sendsPerCreate` times without a confirmation. */

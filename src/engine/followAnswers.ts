@@ -6,9 +6,10 @@ import { Duration } from "effect";
 import type { CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { BillingEntry } from "../api/wire.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
-import type { Asked } from "./EngineEvent.js";
+import { settleUnknown } from "./createRules.js";
+import type { Asked, LookedUpUnknown, OddTask } from "./EngineEvent.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { record, retryAllowed, watermarkOf, type Out } from "./taskRules.js";
+import { notice, record, retryAllowed, watermarkOf, type Out } from "./taskRules.js";
 
 /** One task as the service shows it now: follow it, fetch its results, or record why it failed. */
 export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
@@ -68,8 +69,15 @@ export const onLookedUp = (out: Out, ids: readonly string[], found: ReadonlyMap<
 };
 
 /** A poll answer. Missing means "not visible yet"; missing for very long means the service does not know the task. */
-export const onPolled = (out: Out, asked: readonly Asked[], views: readonly TaskView[]): void => {
+export const onPolled = (
+  out: Out,
+  asked: readonly Asked[],
+  views: readonly TaskView[],
+  lookedUp?: LookedUpUnknown,
+  odd: readonly OddTask[] = [],
+): void => {
   const { table, now } = out;
+  if (lookedUp) onUnknownLookedUp(out, lookedUp);
   const policy = table.config.policy;
   const byTaskId = new Map<string, Entry>();
   const flying: Entry[] = [];
@@ -80,13 +88,25 @@ export const onPolled = (out: Out, asked: readonly Asked[], views: readonly Task
     flying.push(e);
   }
   const seen = new Set<string>();
+  const unasked: string[] = [];
   for (const view of views) {
     const entry = byTaskId.get(view.taskId);
     seen.add(view.taskId);
-    if (entry && entry.phase === "inflight") {
+    if (entry === undefined) unasked.push(view.taskId);
+    else if (entry.phase === "inflight") {
       entry.missingPolls = 0;
       applyView(out, entry, view);
     }
+  }
+  if (unasked.length > 0) {
+    notice(out, "warn", `the service answered about ${unasked.length} task(s) not asked for (${unasked.slice(0, 3).join(", ")}${unasked.length > 3 ? ", ..." : ""}); ignored`);
+  }
+  // Unreadable tasks of the answer: reported with what was wrong, asked again next poll
+  // (not "missing": the service did show them).
+  for (const o of odd) {
+    const entry = (o.taskId !== undefined ? byTaskId.get(o.taskId) : undefined) ?? (o.externalId !== undefined ? flying.find((e) => e.task.id === o.externalId) : undefined);
+    if (entry?.taskId !== undefined) seen.add(entry.taskId);
+    notice(out, "warn", `${entry ? entry.task.id : (o.taskId ?? o.externalId ?? "a task")}: the service's answer could not be read (${o.problems}); asking again later`);
   }
   // Deleted, another account, a restarted emulator: leave it for a later run rather
   // than wait forever; never create it again.
@@ -104,6 +124,50 @@ export const onPolled = (out: Out, asked: readonly Asked[], views: readonly Task
           message: `${entry.task.id}: task ${entry.taskId} is not visible at the service; left as it is for a later run (not created again)`,
         },
       });
+    }
+  }
+};
+
+/** The "outcome unknown" tasks a poll looked up by external id: adopt, keep looking, or send again. */
+const onUnknownLookedUp = (out: Out, lookedUp: LookedUpUnknown): void => {
+  const { table } = out;
+  for (const id of lookedUp.ids) {
+    const entry = table.entries.get(id);
+    if (!entry || entry.phase !== "inflight" || entry.taskId !== undefined || entry.unknownSince === undefined) continue;
+    const view = lookedUp.found.get(id);
+    const next = settleUnknown(
+      { unknownSince: entry.unknownSince, exists: entry.existsAtService === true },
+      view !== undefined,
+      lookedUp.startedAt,
+      table.config.policy,
+    );
+    switch (next._tag) {
+      case "Adopt":
+        table.counters.adopted++;
+        delete entry.unknownSince;
+        delete entry.existsAtService;
+        entry.lookupFirst = false;
+        entry.missingPolls = 0;
+        notice(out, "info", `${id}: found at the service (${view!.taskId}), not created again`);
+        applyView(out, entry, view!);
+        break;
+      case "KeepLooking":
+        break;
+      case "SendAgain":
+        // A definite "not there", after the visibility window: the create never landed.
+        table.release(entry);
+        table.setPhase(entry, "waiting");
+        delete entry.unknownSince;
+        entry.lookupFirst = false;
+        entry.notBefore = out.now;
+        record(out, entry, { state: "planned" });
+        notice(out, "info", `${id}: not at the service well after its create; sending it again`);
+        break;
+      case "LeaveForLater":
+        table.release(entry);
+        table.setPhase(entry, "stuck");
+        notice(out, "warn", `${id}: the service said this id is in use but never showed the task; left for a later run (not created again)`);
+        break;
     }
   }
 };

@@ -32,13 +32,18 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
     const due = pollDueAt(table, kind, now);
     if (due === undefined) continue;
     if (due <= now) {
-      const flying = [...table.inflightOf[kind]].filter((e) => e.taskId);
+      const inflight = [...table.inflightOf[kind]];
+      const flying = inflight.filter((e) => e.taskId !== undefined);
+      // "Outcome unknown": no task id yet, looked up by external id with every poll.
+      const lookups = inflight.filter((e) => e.taskId === undefined && e.unknownSince !== undefined).map((e) => ({ id: e.task.id, watermark: watermarkOf(e.task) }));
       table.lastPoll[kind] = now;
-      if (flying.length > 0) {
+      if (flying.length > 0 || lookups.length > 0) {
         out.effects.push({
           _tag: "Poll",
           kind,
           tasks: flying.map((e) => ({ id: e.task.id, taskId: e.taskId!, createdAt: e.createdAt, watermark: watermarkOf(e.task) })),
+          lookups,
+          at: now,
         });
       }
       next = Math.min(next, now);

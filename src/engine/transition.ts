@@ -49,7 +49,7 @@ const step = (out: Out, event: EngineEvent): void => {
       }
       return;
     case "Polled":
-      return onPolled(out, event.asked, event.views);
+      return onPolled(out, event.asked, event.views, event.lookedUp, event.odd);
     case "PollFailed":
       if (event.refused && !table.stop) {
         table.stop = "refused";
@@ -77,6 +77,8 @@ const step = (out: Out, event: EngineEvent): void => {
       entry.createdAt = event.createdAt;
       entry.sentAt = now;
       entry.lookupFirst = false;
+      delete entry.unknownSince;
+      delete entry.existsAtService;
       record(out, entry, { state: "submitted", task_id: event.taskId, created_at: event.createdAt });
       const early = table.watch?.takeEarly(task.id);
       if (early) onCallback(out, early);
@@ -86,6 +88,8 @@ const step = (out: Out, event: EngineEvent): void => {
       counters.creating--;
       counters.adopted++;
       entry.lookupFirst = false;
+      delete entry.unknownSince;
+      delete entry.existsAtService;
       entry.sentAt = now;
       notice(out, "info", `${task.id}: found at the service (${event.view.taskId}), not created again`);
       return applyView(out, entry, event.view);
@@ -136,6 +140,17 @@ const step = (out: Out, event: EngineEvent): void => {
       notice(out, "warn", `${task.id}: create not confirmed (${event.message}); will try again`);
       return;
     }
+    case "Unknown":
+      counters.creating--;
+      enterUnknown(out, entry, event.sentAt, event.exists);
+      notice(
+        out,
+        "warn",
+        event.exists
+          ? `${task.id}: the service says this id is in use (${event.message}); looking it up until it shows, never created again`
+          : `${task.id}: create sent, outcome unknown (${event.message}); looking it up, not sent again while it may exist`,
+      );
+      return;
     case "Fetched":
       counters.downloaded += event.outputs.filter((o) => o.path).length;
       out.effects.push({ _tag: "Links", id: task.id, outputs: event.urls, at: now });
@@ -150,6 +165,23 @@ const step = (out: Out, event: EngineEvent): void => {
       table.setPhase(entry, entry.fetchRounds >= table.config.policy.downloadRounds ? "stuck" : "inflight");
       return;
   }
+};
+
+/**
+ * The task may exist at the service (a create with no answer that settles it): it holds
+ * its slots, stays busy (the run waits for it) and is looked up by external id with
+ * each poll; only `settleUnknown` (createRules.ts) lets it be sent again.
+ */
+export const enterUnknown = (out: Out, entry: Entry, sentAt: number, exists: boolean): void => {
+  const { table } = out;
+  table.setPhase(entry, "inflight");
+  table.hold(entry);
+  delete entry.taskId;
+  entry.unknownSince = Math.max(entry.unknownSince ?? sentAt, sentAt);
+  entry.existsAtService = entry.existsAtService === true || exists;
+  entry.lookupFirst = true;
+  entry.sentAt = out.now;
+  entry.missingPolls = 0;
 };
 
 /** What the lockfile says about an entry's task. */
@@ -174,7 +206,9 @@ const admit = (out: Out, event: Extract<EngineEvent, { _tag: "Admit" }>): void =
     case "planned":
       return;
     case "submitting":
-      entry.lookupFirst = true;
+      // An earlier run sent it (or was about to) and never heard back: outcome unknown.
+      if (!fresh) enterUnknown(out, entry, known.submitted_at ?? now, false);
+      else entry.lookupFirst = true;
       return;
     case "submitted":
     case "processing":

@@ -13,8 +13,14 @@ export interface Policy {
   readonly requestRetry: Schedule.Schedule<unknown, unknown>;
   /** Retrying a download (truncated body, reset, expired link refreshed). */
   readonly downloadRetry: Schedule.Schedule<unknown, unknown>;
-  /** Lookups of an unknown-outcome create before it is sent again (count and spacing). */
-  readonly lookupBeforeRecreate: Schedule.Schedule<unknown, unknown>;
+  /**
+   * A create whose outcome is unknown (5xx after the body was sent, a reset) is never sent
+   * again until a lookup that started this long after that send finds nothing: the
+   * service's visibility lag (a new task may be invisible to queries for several
+   * seconds) plus a wide margin. Until then the task holds its slots and is looked up
+   * with every poll.
+   */
+  readonly unknownOutcomeWindow: Duration.Duration;
   /** How long a task waits after a 1303 ("no slot") before it may be sent again. */
   readonly noSlotWait: Duration.Duration;
   /** Polling interval for in-flight tasks of a kind, from the age of the youngest one. */
@@ -105,7 +111,7 @@ export const makePolicy = (scale = 1): Policy => ({
   scale,
   requestRetry: backoff(500 * scale, 20_000 * scale, 8),
   downloadRetry: backoff(500 * scale, 10_000 * scale, 6),
-  lookupBeforeRecreate: Schedule.spaced(ms(1_500 * scale)).pipe(Schedule.intersect(Schedule.recurs(2))),
+  unknownOutcomeWindow: ms(60_000 * scale),
   noSlotWait: ms(2_000 * scale),
   pollInterval: (kind, ageMs) => {
     const r = pollRhythm[kind];

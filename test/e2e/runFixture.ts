@@ -3,9 +3,9 @@
 // result is on disk with the lockfile's sha256.
 
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import * as assert from "uvu/assert";
@@ -87,7 +87,13 @@ export const assertAllResults = async (ws: Workspace): Promise<LockFile> => {
     for (const o of task.outputs) {
       if (!o.path) continue;
       const file = join(ws.outputs, o.path);
-      assert.ok(existsSync(file), file);
+      if (!existsSync(file)) {
+        const folder = dirname(file);
+        const there = existsSync(folder) ? readdirSync(folder).join(", ") || "(empty)" : "(the folder does not exist)";
+        assert.unreachable(
+          `${id}: the lockfile records ${o.path} as downloaded (${o.size} bytes, sha256 ${o.sha256?.slice(0, 12)}) but ${file} is missing; its folder holds: ${there}`,
+        );
+      }
       const data = readFileSync(file);
       assert.is(data.length, o.size, file);
       assert.is(createHash("sha256").update(data).digest("hex"), o.sha256, file);

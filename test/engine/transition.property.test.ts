@@ -2,10 +2,13 @@
 // sequences (seeded, reproducible: a failure names its seed). A small simulated service
 // answers creates, polls, callbacks and downloads in random orders, including creates
 // whose outcome is unknown (sent, no answer, maybe landed), refusals, 1303s and missing
-// tasks. Invariants:
+// tasks, and a service whose new tasks stay invisible to lookups for a while (a
+// visibility lag shorter than policy.unknownOutcomeWindow). Invariants:
 //  1. no second create while an outcome is unknown: a create is sent only with a lookup
-//     first once an earlier create of the task may have landed, and never at all once the
-//     service is known to hold the task;
+//     first once an earlier create of the task may have landed, never at all once the
+//     service is known to hold the task, never while a create's outcome is unknown until
+//     a lookup that started after the window found nothing, and no task is ever created
+//     twice at the (simulated) service, even though it would accept a second one;
 //  2. no result recorded that did not come from a service answer: every record of
 //     submitted/processing/succeeded/failed names the task id and status a service
 //     answer in that same event gave, and `downloaded` only follows a finished download;
@@ -26,7 +29,11 @@ const policy = makePolicy(1);
 interface Remote {
   taskId: string;
   status: "submitted" | "processing" | "succeeded" | "failed";
+  /** Lookups by external id see it from this time on (the service's visibility lag). */
+  visibleAt: number;
 }
+
+const WINDOW = 60_000; // policy.unknownOutcomeWindow at scale 1
 
 const simulate = (seed: number): { violations: string[]; steps: number; seen: Record<string, number> } => {
   const r: Random = seeded(seed);
@@ -36,6 +43,7 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
   const m = new Machine(makeTable({ lookupFirst: lostLockfile, callbacks, concurrency: 1 + r.int(3) }, policy));
   const service = new Map<string, Remote>(); // by external id
   const unknown = new Set<string>(); // a create may have landed, unseen
+  const unknownAt = new Map<string, number>(); // outcome unknown since (a send with no settling answer)
   const known = new Set<string>(); // the machine was told the service holds it
   const stashed = new Map<string, Remote>();
   const pendingCreates = new Map<string, Extract<EngineEffect, { _tag: "Create" }>>();
@@ -46,32 +54,37 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
   let steps = 0;
   const seen: Record<string, number> = {};
   const count = (what: string) => (seen[what] = (seen[what] ?? 0) + 1);
-  const newRemote = (status: Remote["status"] = "submitted"): Remote => ({ taskId: `svc-${++serial}`, status });
+  const newRemote = (status: Remote["status"] = "submitted", lag = 0): Remote => ({ taskId: `svc-${++serial}`, status, visibleAt: now + lag });
+  const visible = (id: string, at: number) => {
+    const s = service.get(id);
+    return s !== undefined && at >= s.visibleAt ? s : undefined;
+  };
 
   /** What the event itself says the service answered, by external id. */
   const reported = (event: EngineEvent): Map<string, Remote> => {
     const out = new Map<string, Remote>();
     switch (event._tag) {
       case "Created":
-        out.set(event.id, { taskId: event.taskId, status: "submitted" });
+        out.set(event.id, { taskId: event.taskId, status: "submitted", visibleAt: 0 });
         if (stashed.has(event.id)) out.set(`${event.id}#early`, stashed.get(event.id)!);
         break;
       case "Adopted":
-        out.set(event.id, { taskId: event.view.taskId, status: event.view.status });
+        out.set(event.id, { taskId: event.view.taskId, status: event.view.status, visibleAt: 0 });
         break;
       case "LookedUp":
-        for (const [id, v] of event.found) out.set(id, { taskId: v.taskId, status: v.status });
+        for (const [id, v] of event.found) out.set(id, { taskId: v.taskId, status: v.status, visibleAt: 0 });
         break;
       case "Polled":
         for (const v of event.views) {
           const a = event.asked.find((x) => x.taskId === v.taskId);
-          if (a) out.set(a.id, { taskId: v.taskId, status: v.status });
+          if (a) out.set(a.id, { taskId: v.taskId, status: v.status, visibleAt: 0 });
         }
+        for (const [id, v] of event.lookedUp?.found ?? []) out.set(id, { taskId: v.taskId, status: v.status, visibleAt: 0 });
         break;
       case "Callback":
         if (event.observation.kind === "video") {
           const t = event.observation.task;
-          out.set(t.external_id!, { taskId: t.id, status: t.status });
+          out.set(t.external_id!, { taskId: t.id, status: t.status, visibleAt: 0 });
         }
         break;
     }
@@ -100,6 +113,7 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
           if (known.has(id)) violations.push(`create sent for ${id}, which the service is known to hold`);
           else if (unknown.has(id) && !e.lookupFirst) violations.push(`create sent for ${id} without a lookup while an earlier create's outcome is unknown`);
           else if (unknown.has(id)) count("create after unknown outcome, looked up");
+          if (unknownAt.has(id)) violations.push(`create sent for ${id} while its outcome is unknown (since ${unknownAt.get(id)}), before a lookup past the window found nothing`);
           pendingCreates.set(id, e);
           break;
         }
@@ -115,7 +129,30 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
             advance(s);
             return [view(s.taskId, id, s.status, now)];
           });
-          feed({ _tag: "Polled", now, asked: e.tasks, views });
+          let lookedUp: Extract<EngineEvent, { _tag: "Polled" }>["lookedUp"];
+          if ((e.lookups ?? []).length > 0) {
+            const found = new Map(
+              e.lookups.flatMap(({ id }) => {
+                const s = visible(id, now);
+                return s ? [[id, view(s.taskId, id, s.status, now)] as const] : [];
+              }),
+            );
+            for (const { id } of e.lookups) {
+              if (found.has(id)) {
+                known.add(id);
+                unknown.delete(id);
+                unknownAt.delete(id);
+                count("unknown outcome adopted by a poll's lookup");
+              } else if (unknownAt.has(id) && e.at >= unknownAt.get(id)! + WINDOW) {
+                // A lookup past the window found nothing: settled as "not there".
+                unknown.delete(id);
+                unknownAt.delete(id);
+                count("unknown outcome settled as not there");
+              }
+            }
+            lookedUp = { ids: e.lookups.map((l) => l.id), found, startedAt: e.at };
+          }
+          feed({ _tag: "Polled", now, asked: e.tasks, views, ...(lookedUp ? { lookedUp } : {}) });
           break;
         }
         case "Download":
@@ -143,14 +180,16 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
   const answerCreate = (id: string, benign: boolean) => {
     const order = pendingCreates.get(id)!;
     pendingCreates.delete(id);
-    const existing = service.get(id);
+    const existing = visible(id, now);
     if (order.lookupFirst && existing) {
       known.add(id);
       unknown.delete(id);
       return feed({ _tag: "Adopted", now, id, view: view(existing.taskId, id, existing.status, now), intentRecorded: false });
     }
     m.intent(id, now);
-    const roll = benign ? 0 : r.int(7);
+    // The create leaves: a service that accepts reused ids would make a second task.
+    if (service.has(id)) violations.push(`${id} created twice at the service`);
+    const roll = benign ? 0 : r.int(9);
     switch (roll) {
       case 0: {
         const s = newRemote();
@@ -174,10 +213,25 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
         return feed({ _tag: "Adopted", now, id, view: view(s.taskId, id, s.status, now), intentRecorded: true });
       }
       case 4: {
-        // Sent several times without an answer; some of them may have landed.
-        if (r.chance(0.5)) service.set(id, newRemote());
+        // Sent, no answer (5xx after the body, a reset): it may have landed, invisible for a while.
+        if (r.chance(0.5)) service.set(id, newRemote("submitted", r.int(WINDOW - 10_000)));
         unknown.add(id);
-        return feed({ _tag: "SendFailed", now, id, message: "timeout", lookupFirst: true, intentRecorded: true });
+        unknownAt.set(id, now);
+        count("Unknown");
+        return feed({ _tag: "Unknown", now, id, message: "HTTP 502", sentAt: now, exists: false, intentRecorded: true });
+      }
+      case 7: {
+        // 1201 "id in use": another run made it (it exists, maybe not visible yet).
+        service.set(id, newRemote("submitted", r.int(WINDOW)));
+        unknown.add(id);
+        unknownAt.set(id, now);
+        count("Unknown exists");
+        return feed({ _tag: "Unknown", now, id, message: `external_task_id ${id} already used`, sentAt: now, exists: true, intentRecorded: true });
+      }
+      case 8: {
+        // The lookup before the send failed: nothing was sent.
+        unknown.delete(id);
+        return feed({ _tag: "SendFailed", now, id, message: "lookup failed", lookupFirst: true, intentRecorded: true });
       }
       case 5:
         unknown.delete(id);
@@ -211,9 +265,11 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
         unknown.add(t.id);
       }
     } else if (state === "submitting") {
-      if (r.chance(0.5)) service.set(t.id, newRemote());
+      const sentAt = now - r.int(2 * WINDOW);
+      if (r.chance(0.5)) service.set(t.id, { ...newRemote(), visibleAt: sentAt + r.int(WINDOW - 10_000) });
       unknown.add(t.id);
-      k = { state };
+      unknownAt.set(t.id, sentAt);
+      k = { state, submitted_at: sentAt };
     } else if (state === "submitted" || state === "processing" || state === "succeeded" || state === "downloaded") {
       const s = newRemote(state === "succeeded" || state === "downloaded" ? "succeeded" : state);
       service.set(t.id, s);
@@ -299,7 +355,7 @@ test("over 1,500 random event sequences: no second create while an outcome is un
 test("the sequences reach the risky cases: creates looked up after unknown outcomes, adoptions, refusals, 1303s, retries, stuck tasks", () => {
   const total: Record<string, number> = {};
   for (let seed = 1; seed <= 300; seed++) for (const [k, v] of Object.entries(simulate(seed).seen)) total[k] = (total[k] ?? 0) + v;
-  for (const k of ["create after unknown outcome, looked up", "Adopted", "Refused", "NoSlot", "Retry", "stuck", "Fetched", "FetchFailed", "Callback", "LookedUp"]) {
+  for (const k of ["create after unknown outcome, looked up", "Unknown", "Unknown exists", "unknown outcome adopted by a poll's lookup", "unknown outcome settled as not there", "Adopted", "Refused", "NoSlot", "Retry", "stuck", "Fetched", "FetchFailed", "Callback", "LookedUp"]) {
     assert.ok((total[k] ?? 0) > 0, `${k} happened (${JSON.stringify(total)})`);
   }
 });

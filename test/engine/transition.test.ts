@@ -5,7 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { makePolicy } from "../../src/policy/Policy.js";
-import { afterCreateError } from "../../src/engine/createRules.js";
+import { afterCreateError, settleUnknown } from "../../src/engine/createRules.js";
 import type { KnownRecord } from "../../src/engine/EngineEvent.js";
 import { Machine, makeTable, ofTag, task, view } from "./machine.js";
 
@@ -27,11 +27,93 @@ test("a new task is recorded planned and the next tick starts its create without
   assert.is(m.table.entries.get("a")!.phase, "creating");
 });
 
-test("a task left `submitting` by a killed run is looked up before any create", () => {
-  const { m, effects } = admitted({ state: "submitting" });
+test("a task left `submitting` by a killed run is outcome unknown: holds its slot, looked up with each poll, never created while the window lasts", () => {
+  const window = 60_000;
+  const { m, effects, entry } = admitted({ state: "submitting", submitted_at: 0 });
   assert.is(ofTag(effects, "Record").length, 0, "nothing recorded: the lockfile already says submitting");
-  const creates = ofTag(m.feed({ _tag: "Tick", now: 1 }), "Create");
-  assert.is(creates[0]!.lookupFirst, true);
+  assert.is(entry.phase, "inflight");
+  assert.is(entry.holding, 1, "it counts against the slot limit");
+  assert.is(ofTag(m.feed({ _tag: "Tick", now: 1 }), "Create").length, 0);
+  const tick = m.feed({ _tag: "Tick", now: 20_000 });
+  assert.is(ofTag(tick, "Create").length, 0);
+  const poll = ofTag(tick, "Poll")[0]!;
+  assert.equal(poll.lookups, [{ id: "a", watermark: false }]);
+  // Not found, the lookup started inside the window: still unknown, nothing sent.
+  m.feed({ _tag: "Polled", now: 20_002, asked: [], views: [], lookedUp: { ids: ["a"], found: new Map(), startedAt: 20_000 } });
+  assert.is(entry.phase, "inflight");
+  assert.is(ofTag(m.feed({ _tag: "Tick", now: window - 1 }), "Create").length, 0);
+  // Not found by a lookup that started after the window: a definite "not there".
+  const settled = m.feed({ _tag: "Polled", now: window + 5, asked: [], views: [], lookedUp: { ids: ["a"], found: new Map(), startedAt: window } });
+  assert.equal(ofTag(settled, "Record").map((r) => r.patch.state), ["planned"]);
+  assert.is(entry.phase, "waiting");
+  const creates = ofTag(m.feed({ _tag: "Tick", now: window + 6 }), "Create");
+  assert.is(creates.length, 1);
+  assert.is(creates[0]!.lookupFirst, false);
+});
+
+test("an outcome-unknown create (5xx after the body, a reset) is never sent again while unknown; a lookup that finds it adopts it", () => {
+  const { m, entry } = admitted();
+  m.feed({ _tag: "Tick", now: 0 });
+  const effects = m.feed({ _tag: "Unknown", now: 10, id: "a", message: "HTTP 502", sentAt: 5, exists: false, intentRecorded: true });
+  assert.is(ofTag(effects, "Record").length, 0, "stays submitting in the lockfile");
+  assert.is(entry.phase, "inflight");
+  assert.is(entry.holding, 1);
+  assert.is(m.table.limiters.video.used, 1, "keeps its slot");
+  let creates = 0;
+  for (let t = 11; t < 60_000; t += 997) {
+    const tick = m.feed({ _tag: "Tick", now: t });
+    creates += ofTag(tick, "Create").length;
+    const poll = ofTag(tick, "Poll")[0];
+    if (poll) m.feed({ _tag: "Polled", now: t + 1, asked: [], views: [], lookedUp: { ids: poll.lookups.map((l) => l.id), found: new Map(), startedAt: poll.at } });
+  }
+  assert.is(creates, 0, "no second create inside the window");
+  const found = m.feed({ _tag: "Polled", now: 59_999, asked: [], views: [], lookedUp: { ids: ["a"], found: new Map([["a", view("t9", "a", "processing", 50)]]), startedAt: 59_990 } });
+  assert.equal(ofTag(found, "Record").map((r) => [r.patch.state, r.patch.task_id]), [["processing", "t9"]]);
+  assert.is(entry.taskId, "t9");
+  assert.is(entry.unknownSince, undefined);
+  assert.is(m.table.counters.adopted, 1);
+});
+
+test("a 1201 saying the id is in use proves the task exists: never rejected, never sent again, adopted once visible", () => {
+  const { m, entry } = admitted();
+  m.feed({ _tag: "Tick", now: 0 });
+  const effects = m.feed({ _tag: "Unknown", now: 10, id: "a", message: "external_task_id a already used by task t7", sentAt: 5, exists: true, intentRecorded: true });
+  assert.is(ofTag(effects, "Record").length, 0);
+  assert.is(entry.phase, "inflight");
+  // Even a lookup long after the window does not let it be sent again.
+  const late = m.feed({ _tag: "Polled", now: 200_000, asked: [], views: [], lookedUp: { ids: ["a"], found: new Map(), startedAt: 199_000 } });
+  assert.is(ofTag(late, "Record").length, 0);
+  assert.is(entry.phase, "inflight");
+  assert.is(ofTag(m.feed({ _tag: "Tick", now: 200_001 }), "Create").length, 0);
+  m.feed({ _tag: "Polled", now: 200_100, asked: [], views: [], lookedUp: { ids: ["a"], found: new Map([["a", view("t7", "a", "succeeded", 50)]]), startedAt: 200_050 } });
+  assert.is(entry.phase, "fetching");
+  assert.is(entry.taskId, "t7");
+});
+
+test("an answer holding a task that was not asked for is ignored with a notice", () => {
+  const m = new Machine(makeTable());
+  m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false, known: { state: "processing", task_id: "t1" } });
+  const effects = m.feed({ _tag: "Polled", now: 5, asked: [{ id: "a", taskId: "t1", createdAt: 0, watermark: false }], views: [view("t1", "a", "processing", 4), view("zz", "other", "succeeded", 4)] });
+  assert.equal(ofTag(effects, "Download").length, 0);
+  assert.match(ofTag(effects, "Emit").map((e) => (e.event.type === "notice" ? e.event.message : "")).join("\n"), "not asked for (zz)");
+});
+
+test("an unreadable task of an answer is reported with what was wrong and asked again (not counted missing)", () => {
+  const m = new Machine(makeTable());
+  m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false, known: { state: "processing", task_id: "t1" } });
+  m.feed({ _tag: "Admit", now: 0, task: task("b"), firstAttempt: 1, front: false, known: { state: "processing", task_id: "t2" } });
+  const asked = [
+    { id: "a", taskId: "t1", createdAt: 0, watermark: false },
+    { id: "b", taskId: "t2", createdAt: 0, watermark: false },
+  ];
+  let said = "";
+  for (let i = 1; i <= 6; i++) {
+    const effects = m.feed({ _tag: "Polled", now: 700_000 + i, asked, views: [view("t1", "a", "succeeded", 4)], odd: [{ taskId: "t2", problems: "/billing/0/amount: must be a finite non-negative decimal" }] });
+    said += ofTag(effects, "Emit").map((e) => (e.event.type === "notice" ? e.event.message : "")).join("\n");
+  }
+  assert.is(m.table.entries.get("a")!.phase, "fetching", "the good task proceeds");
+  assert.is(m.table.entries.get("b")!.phase, "inflight", "the odd one is asked again, never left as missing");
+  assert.match(said, "b: the service's answer could not be read (/billing/0/amount");
 });
 
 test("a task in flight by the lockfile is followed (polled), not created", () => {
@@ -148,21 +230,34 @@ test("the budget stops submission before a task whose estimate would pass it", (
   assert.ok(m.table.budgetStopped);
 });
 
-test("after a create error: unknown outcome means look up (patiently) before sending again; 1303 and 'retry' never look up", () => {
+test("after a create error: an unknown outcome or a 1201 naming the id is never sent again by the worker; 1303 and 'retry' never look up", () => {
   const at = { id: "x", sends: 0, linkRefreshes: 0, sendFailures: 0, downstream: false };
-  assert.equal(afterCreateError({ errorClass: "unknown-outcome", code: undefined, message: "reset" }, at, policy), { _tag: "Lookup", patient: true, then: { _tag: "SendAgain" } });
+  assert.equal(afterCreateError({ errorClass: "unknown-outcome", code: undefined, message: "reset" }, at, policy), { _tag: "Unknown", exists: false });
   assert.equal(afterCreateError({ errorClass: "no-slot", code: 1303, message: "" }, at, policy), { _tag: "NoSlot" });
   assert.equal(afterCreateError({ errorClass: "retry", code: 5000, message: "" }, at, policy), { _tag: "SendFailed", lookupFirst: false });
   assert.equal(afterCreateError({ errorClass: "refused", code: 1102, message: "" }, { ...at, sends: 1 }, policy), { _tag: "Refused", keepSubmitting: true });
-  assert.equal(afterCreateError({ errorClass: "task-rejected", code: 1201, message: "external_task_id x already exists" }, at, policy), {
-    _tag: "Lookup",
-    patient: true,
-    then: { _tag: "Rejected" },
-  });
+  assert.equal(afterCreateError({ errorClass: "task-rejected", code: 1201, message: "external_task_id x already exists" }, at, policy), { _tag: "Unknown", exists: true });
+  assert.equal(afterCreateError({ errorClass: "task-rejected", code: 1201, message: "aspect_ratio is invalid" }, at, policy), { _tag: "Lookup", then: { _tag: "Rejected" } });
   const link = { errorClass: "task-rejected" as const, code: 1201, message: "could not fetch image: 403" };
-  assert.equal(afterCreateError(link, { ...at, downstream: true }, policy), { _tag: "Lookup", patient: false, then: { _tag: "RefreshLinks" } });
+  assert.equal(afterCreateError(link, { ...at, downstream: true }, policy), { _tag: "Lookup", then: { _tag: "RefreshLinks" } });
   assert.equal(afterCreateError({ ...link, code: 1200 }, { ...at, downstream: true, linkRefreshes: 3 }, policy), { _tag: "SendFailed", lookupFirst: false });
   assert.equal(afterCreateError({ ...link, code: 1200 }, { ...at, downstream: true, linkRefreshes: 3, sendFailures: 5 }, policy), { _tag: "Rejected" });
+});
+
+test("settleUnknown: found adopts; not found settles only after the visibility window (never, when the service said it exists)", () => {
+  const w = 60_000;
+  assert.equal(settleUnknown({ unknownSince: 1_000, exists: false }, true, 1_001, policy), { _tag: "Adopt" });
+  assert.equal(settleUnknown({ unknownSince: 1_000, exists: false }, false, 1_000 + w - 1, policy), { _tag: "KeepLooking" });
+  assert.equal(settleUnknown({ unknownSince: 1_000, exists: false }, false, 1_000 + w, policy), { _tag: "SendAgain" });
+  assert.equal(settleUnknown({ unknownSince: 1_000, exists: true }, false, 1_000 + w * 5, policy), { _tag: "KeepLooking" });
+  assert.equal(settleUnknown({ unknownSince: 1_000, exists: true }, false, 1_000 + 600_000, policy), { _tag: "LeaveForLater" });
+});
+
+test("a task the lockfile records as planned (or not at all) is looked up before its first create, on a service that may hold it", () => {
+  const m = new Machine(makeTable({ lookupFirst: true }));
+  m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false, known: { state: "planned" } });
+  const creates = ofTag(m.feed({ _tag: "Tick", now: 1 }), "Create");
+  assert.is(creates[0]!.lookupFirst, true);
 });
 
 test.run();
