@@ -71,7 +71,7 @@ t("a packed omnibatch installs into an empty project: npx omnibatch, the schema 
     assert.match(r.stdout, `omnibatch ${version} from ${pkgDir}`);
     assert.is(r.outputs["outcome"], "done");
     assert.is(r.outputs["created"], "4");
-    assert.is(r.outputs["report"], "outputs/starter/billing.md");
+    assert.is(r.outputs["report"], "outputs/starter/report.html");
     assert.match(r.outputs["committed"]!, /^[0-9a-f]{40}$/);
     assert.is(await g.git(["show", "--name-only", "--format=%an: %s", "main"], g.remote), "github-actions[bot]: omnibatch: starter lockfile after run 7 (done: 4 created, 4 downloaded, 0 failed)\n\nstarter.lock.json");
   } finally {

@@ -125,11 +125,14 @@ test("puts become durable within the coalescing window without an explicit flush
         Effect.gen(function* () {
           yield* store.put(taskId(7), task(7));
           // Bounded wait (a busy machine may delay the 20 ms window), never an explicit flush.
+          // The file is visible from the rename on, while the store counts the write only
+          // after the folder's fsync that follows: wait for both, or a loaded machine
+          // shows the file with the count still 0.
           let seen: Awaited<ReturnType<typeof readLockFile>> = undefined;
           for (let i = 0; i < 100; i++) {
             yield* Effect.sleep("30 millis");
             seen = yield* Effect.promise(() => readLockFile(path));
-            if (seen?.tasks[taskId(7)]) break;
+            if (seen?.tasks[taskId(7)] && (yield* store.stats).writes >= 1) break;
           }
           assert.equal(seen?.tasks[taskId(7)], task(7));
           assert.is((yield* store.stats).writes, 1, JSON.stringify(yield* store.stats));
