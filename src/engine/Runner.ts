@@ -51,7 +51,7 @@ export interface RunnerOptions {
    * again from scratch, with no lookups: nothing real was ever paid for them.
    */
   readonly freshService?: boolean;
-  /** Callbacks: its address goes on every create, its observations are handled like poll answers. */
+  /** Callbacks: its address goes on every create; each observation is only a cue to query that task soon. */
   readonly callbacks?: CallbackFeed;
 }
 
@@ -92,7 +92,15 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       );
 
       const inbox = yield* Queue.unbounded<Inbox>();
-      if (options.callbacks) yield* listen(options.callbacks, inbox, (observation) => ({ _tag: "Callback", observation }) as const);
+      if (options.callbacks) {
+        // A dropped callback is told (a few times, then counted quietly): it may be an attack.
+        let drops = 0;
+        const onDrop = (reason: string) => {
+          drops++;
+          if (drops <= 3) emit({ type: "notice", level: "warn", message: `callback dropped: ${reason}${drops === 3 ? " (further drops are not shown)" : ""}` });
+        };
+        yield* listen(options.callbacks, inbox, (observation) => ({ _tag: "Callback", observation }) as const, onDrop);
+      }
       const workers = yield* FiberSet.make<void, never>();
       const fork = <A extends Inbox>(worker: Effect.Effect<A>) => FiberSet.run(workers, Effect.flatMap(worker, (m) => Queue.offer(inbox, m))).pipe(Effect.asVoid);
 
