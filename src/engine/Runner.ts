@@ -10,7 +10,7 @@ import { Clock, Duration, Effect, FiberSet, Option, Queue } from "effect";
 import type { CallbackFeed, CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { DownloaderService } from "../outputs/Downloader.js";
 import type { Policy } from "../policy/Policy.js";
-import type { LockfileWriteError } from "../state/LockfileError.js";
+import { afterSend, type LockfileWriteAfterSend, type LockfileWriteError } from "../state/LockfileError.js";
 import type { LockStoreService } from "../state/LockStore.js";
 import type { OmniClientService } from "../api/OmniClient.js";
 import type { CreateOutcome, EngineEffect, EngineEvent, FetchOutcome } from "./EngineEvent.js";
@@ -58,8 +58,11 @@ export interface RunnerOptions {
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
 type Inbox = CreateOutcome | FetchOutcome | { readonly _tag: "Stop"; readonly reason: "time" | "signal" } | { readonly _tag: "Callback"; readonly observation: CallbackObservation };
 
-export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effect<RunnerResult, LockfileWriteError> =>
-  Effect.scoped(
+export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effect<RunnerResult, LockfileWriteError | LockfileWriteAfterSend> => {
+  // Whether this run may have sent a create: a lockfile write failing after that is no
+  // "nothing was sent" (exit 2) but paid work to resume (LockfileWriteAfterSend, exit 3).
+  let maybeSent = (): boolean => false;
+  return Effect.scoped(
     Effect.gen(function* () {
       const { client, store, downloader, policy } = deps;
       const manifest = options.manifest;
@@ -90,6 +93,10 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
         },
         currency,
       );
+      maybeSent = () =>
+        table.counters.created > 0 ||
+        table.counters.creating > 0 ||
+        [...table.entries.values()].some((e) => e.recorded === "submitting" || e.sendFailures > 0);
 
       const inbox = yield* Queue.unbounded<Inbox>();
       if (options.callbacks) {
@@ -195,4 +202,5 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       yield* store.flush;
       return summarize(table, recorder, manifest, (yield* now) - started);
     }),
-  );
+  ).pipe(Effect.mapError((error) => (maybeSent() ? afterSend(error) : error)));
+};

@@ -175,7 +175,8 @@ const makeService = (
   initial: LockFile | undefined,
   disk: Disk,
   options: LockStoreOptions,
-  lockLost: () => boolean,
+  /** Whether the run lock is still ours, checked now (false: stop writing). */
+  lockHeld: () => Promise<boolean>,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
   Effect.gen(function* () {
     const tasks = new Map<string, LockTask>(Object.entries(initial?.tasks ?? {}));
@@ -201,13 +202,13 @@ const makeService = (
         message: `cannot ${what} ${path}: ${(cause as Error)?.message ?? String(cause)}. Flushed changes are safe; fix the cause and run again.`,
       });
 
-    const guardLock = Effect.suspend(() =>
-      lockLost()
+    const guardLock = Effect.flatMap(Effect.promise(lockHeld), (held) =>
+      !held
         ? Effect.fail(
             new LockfileWriteError({
               path,
               cause: undefined,
-              message: `the run lock of ${path} was taken over by another run (this run stalled past the stale limit); stopping writes so the two runs do not overwrite each other.`,
+              message: `the run lock of ${path} was taken over by another run, or this run stalled past the lock's stale limit (frozen, suspended) so another run may be taking it over; stopping writes and creates so the two runs do not overwrite each other or pay twice.`,
             }),
           )
         : Effect.void,
@@ -331,7 +332,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
       const disk = liveDisk(path, manifestName, loaded);
-      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.lost);
+      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm);
     });
 
   /** The live layer: LockStore.open for the layer's lifetime. */
@@ -342,7 +343,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
   static memory = (manifestName: string, initial?: LockFile) =>
     Layer.scoped(
       LockStore,
-      makeService(`(memory:${manifestName})`, manifestName, initial ?? { lockfile_version: LOCKFILE_VERSION, name: manifestName, tasks: {} }, memoryDisk(), {}, () => false),
+      makeService(`(memory:${manifestName})`, manifestName, initial ?? { lockfile_version: LOCKFILE_VERSION, name: manifestName, tasks: {} }, memoryDisk(), {}, async () => true),
     );
 
   /** Runs `use` with a store open on `path` and closes it after (Promise-friendly for tests and scripts). */
