@@ -6,7 +6,7 @@
 // point leaves a lockfile from which the next run resumes without paying twice.
 // The loop and who owns what: README.md in this folder.
 
-import { Clock, Duration, Effect, FiberSet, Option, Queue } from "effect";
+import { Clock, Deferred, Duration, Effect, Exit, FiberSet, Option, Queue } from "effect";
 import type { CallbackFeed, CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { DownloaderService } from "../outputs/Downloader.js";
 import type { Policy } from "../policy/Policy.js";
@@ -99,6 +99,28 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
         [...table.entries.values()].some((e) => e.recorded === "submitting" || e.sendFailures > 0);
 
       const inbox = yield* Queue.unbounded<Inbox>();
+      // The deadline (--max-wait) and the interrupt (the first Ctrl-C) end every wait: the
+      // loop's own, and the parts the controller performs inline (the start-up lookup, a
+      // poll), which a stalled service could otherwise hold for minutes (timeouts times
+      // retries). Workers (creates, downloads) are interrupted when the loop ends.
+      const stopped = yield* Deferred.make<"time" | "signal">();
+      if (options.maxWaitMs !== undefined) {
+        const deadlineIn = Math.max(0, started + options.maxWaitMs - (yield* Clock.currentTimeMillis));
+        yield* Effect.forkScoped(Effect.sleep(Duration.millis(deadlineIn)).pipe(Effect.zipRight(Deferred.succeed(stopped, "time"))));
+      }
+      const onAbort = () => {
+        Deferred.unsafeDone(stopped, Exit.succeed("signal"));
+        Queue.unsafeOffer(inbox, { _tag: "Stop", reason: "signal" });
+      };
+      if (options.signal?.aborted) onAbort();
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      yield* Effect.addFinalizer(() => Effect.sync(() => options.signal?.removeEventListener("abort", onAbort)));
+      const feedStop = Effect.flatMap(Deferred.await(stopped), (reason) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.suspend(() => perform(transition(table, { _tag: "Stop", reason, now: at }).effects))),
+      );
+      /** `effect`'s result, unless the run is stopped first: then it is interrupted, the Stop is fed, and `onStop` comes back. */
+      const untilStopped = <A>(effect: Effect.Effect<A>, onStop: A): Effect.Effect<A> =>
+        Effect.raceFirst(effect, Effect.as(feedStop, onStop));
       if (options.callbacks) {
         // A dropped callback is told (a few times, then counted quietly): it may be an attack.
         let drops = 0;
@@ -133,7 +155,10 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               case "Create":
                 return fork(submitting.create(effect));
               case "Poll":
-                return Effect.flatMap(poll(adapters[effect.kind], effect.kind, effect.tasks), feed);
+                // Only the asking is cut short by a stop; its answer, once in, is taken in whole.
+                return Effect.flatMap(untilStopped(Effect.map(poll(adapters[effect.kind], effect.kind, effect.tasks), Option.some), Option.none()), (answer) =>
+                  Option.isSome(answer) ? feed(answer.value) : Effect.void,
+                );
               case "Download":
                 return fetching.enqueue(effect.entry, effect.view);
               case "Expand":
@@ -166,15 +191,13 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
         jobs: manifest.jobs.map((j) => j.id),
         concurrency,
       });
-      yield* recover({ manifest, table, planning, adapters, feed, emit });
+      // A stop during the start-up lookup leaves the tasks not yet looked up as they were
+      // (each is looked up before its create, by this run or the next).
+      yield* untilStopped(recover({ manifest, table, planning, adapters, feed, emit }), undefined);
       yield* store.flush;
 
       // ------------------------------------------------------------ the loop
 
-      const onAbort = () => Queue.unsafeOffer(inbox, { _tag: "Stop", reason: "signal" });
-      if (options.signal?.aborted) onAbort();
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      yield* Effect.addFinalizer(() => Effect.sync(() => options.signal?.removeEventListener("abort", onAbort)));
       const wakeAtLeast = Duration.toMillis(policy.loopWakeAtLeast);
 
       for (;;) {
