@@ -42,7 +42,10 @@ t("SIGSTOP, takeover by a second run, SIGCONT: the thawed run sends no create an
     a.kill("SIGCONT");
     const r = await a;
     assert.is(creates(), afterB, `the thawed run sent ${creates() - afterB} create(s) after the takeover\n${r.all}`);
-    assert.ok(r.exitCode !== 0, `the thawed run did not end as if all was well: ${r.all}`);
+    // 9: the child's "the run ended with an error" (the CLI maps LockfileWriteAfterSend to exit 3).
+    assert.is(r.exitCode, 9, `the thawed run stops with the lock error: ${r.all}`);
+    assert.match(r.all, /LockfileWriteAfterSend/);
+    assert.match(r.all, /stalled past the lock.s stale limit|taken over by another run/);
     assert.equal(Object.values(emu.stats().creates).filter((n) => n > 1), [], "no task created twice");
   } finally {
     a.kill("SIGCONT");
