@@ -1,24 +1,40 @@
 // Receives the service's callbacks: a small HTTP listener (loopback, random port by
 // default) on a path holding an unguessable token, which checks the signature when a
-// secret is set and hands each task object on as an observation. It only hints:
-// polling stays the source of truth, so anything doubtful is dropped without a word.
+// secret is set, checks the body's shape and hands on a cue: "this task may have
+// changed, ask the service now". Nothing in a callback is taken as truth (a callback
+// may be forged when no secret is set): state, result links, charges and failure
+// reasons come only from the service's own answer to the query the cue leads to.
+// Anything doubtful is dropped and reported to `onDrop` subscribers (a notice), never a crash.
 
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { ImageTask, VideoTask } from "../api/wire.js";
+import { neutralise } from "../api/neutralise.js";
+import type { ProductKind } from "../policy/Policy.js";
 import { verifyWebhook } from "../protocol/verifyWebhook.js";
 
-/** One task object a callback carried, with the kind its shape shows. */
-export type CallbackObservation =
-  | { readonly kind: "video"; readonly task: VideoTask }
-  | { readonly kind: "image"; readonly task: ImageTask };
+/** The task statuses a callback may name (video and image spellings). */
+type CueStatus = "submitted" | "processing" | "succeeded" | "failed";
+
+/**
+ * What a callback is taken to say: task `taskId` (external id `externalId`) of this kind
+ * may now be `status`. Only a cue to query the task; nothing here is recorded.
+ */
+export interface CallbackObservation {
+  readonly kind: ProductKind;
+  readonly taskId: string;
+  readonly externalId: string;
+  readonly status: CueStatus;
+}
 
 /** What the engine needs: the address to send on creates and the observations. */
 export interface CallbackFeed {
   /** Sent as `callback_url` on creates. */
   readonly url: string;
-  /** Observations go to `listener` until the returned function is called. */
-  readonly subscribe: (listener: (observation: CallbackObservation) => void) => () => void;
+  /**
+   * Observations go to `listener`, and why a callback was dropped to `onDrop`, until the
+   * returned function is called.
+   */
+  readonly subscribe: (listener: (observation: CallbackObservation) => void, onDrop?: (reason: string) => void) => () => void;
 }
 
 export interface CallbackListenerOptions {
@@ -46,25 +62,46 @@ export interface CallbackFigures {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** The task object in a callback body, by shape: video A2 items have `id`, image tasks `task_id`. Pure. */
-export const parseCallbackBody = (text: string): CallbackObservation | undefined => {
+/** What parsing a callback body gives: a cue, or why the body is not one. */
+export type ParsedCallback = { readonly ok: true; readonly observation: CallbackObservation } | { readonly ok: false; readonly problem: string };
+
+const idPattern = /^[\x21-\x7e]{1,200}$/;
+const fine = (v: unknown): v is string => typeof v === "string" && idPattern.test(v);
+const time = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v) && v >= 0;
+
+/**
+ * The cue in a callback body, by shape (the wire's task objects: video A2 items have
+ * `id`/`status`/`external_id`, image tasks `task_id`/`task_status`/`task_info.external_task_id`).
+ * The fields used must be present and well formed; the rest is not looked at, since
+ * nothing else in the body is trusted. Pure.
+ */
+export const parseCallbackBody = (text: string): ParsedCallback => {
+  const bad = (problem: string): ParsedCallback => ({ ok: false, problem });
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return undefined;
+    return bad("the body is not JSON");
   }
-  if (!isObject(body)) return undefined;
-  const num = (k: string) => typeof body[k] === "number";
-  if (typeof body["task_id"] === "string" && typeof body["task_status"] === "string" && num("created_at") && num("updated_at")) {
-    if (!["submitted", "processing", "succeed", "failed"].includes(body["task_status"])) return undefined;
-    return { kind: "image", task: { task_info: {}, ...body } as unknown as ImageTask };
+  if (!isObject(body)) return bad("the body is not a JSON object");
+  if ("task_id" in body || "task_status" in body) {
+    const info = body["task_info"];
+    const externalId = isObject(info) ? info["external_task_id"] : undefined;
+    if (!fine(body["task_id"])) return bad("image task: 'task_id' missing or not an id");
+    if (!["submitted", "processing", "succeed", "failed"].includes(body["task_status"] as string)) return bad("image task: 'task_status' missing or unknown");
+    if (!time(body["created_at"]) || !time(body["updated_at"])) return bad("image task: 'created_at'/'updated_at' missing or not times");
+    if (!fine(externalId)) return bad("image task: 'task_info.external_task_id' missing (not one of ours)");
+    const status = body["task_status"] === "succeed" ? "succeeded" : (body["task_status"] as CueStatus);
+    return { ok: true, observation: { kind: "image", taskId: body["task_id"], externalId, status } };
   }
-  if (typeof body["id"] === "string" && typeof body["status"] === "string" && num("create_time") && num("update_time")) {
-    if (!["submitted", "processing", "succeeded", "failed"].includes(body["status"])) return undefined;
-    return { kind: "video", task: body as unknown as VideoTask };
+  if ("id" in body || "status" in body) {
+    if (!fine(body["id"])) return bad("video task: 'id' missing or not an id");
+    if (!["submitted", "processing", "succeeded", "failed"].includes(body["status"] as string)) return bad("video task: 'status' missing or unknown");
+    if (!time(body["create_time"]) || !time(body["update_time"])) return bad("video task: 'create_time'/'update_time' missing or not times");
+    if (!fine(body["external_id"])) return bad("video task: 'external_id' missing (not one of ours)");
+    return { ok: true, observation: { kind: "video", taskId: body["id"], externalId: body["external_id"], status: body["status"] as CueStatus } };
   }
-  return undefined;
+  return bad("the body is no task object");
 };
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
@@ -75,6 +112,7 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
 export class CallbackListener implements CallbackFeed {
   readonly figures: CallbackFigures = { accepted: 0, dropped: 0 };
   private readonly listeners = new Set<(observation: CallbackObservation) => void>();
+  private readonly dropListeners = new Set<(reason: string) => void>();
 
   private constructor(
     private readonly server: Server,
@@ -111,13 +149,30 @@ export class CallbackListener implements CallbackFeed {
     return self;
   }
 
-  subscribe(listener: (observation: CallbackObservation) => void): () => void {
+  subscribe(listener: (observation: CallbackObservation) => void, onDrop?: (reason: string) => void): () => void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    if (onDrop) this.dropListeners.add(onDrop);
+    return () => {
+      this.listeners.delete(listener);
+      if (onDrop) this.dropListeners.delete(onDrop);
+    };
+  }
+
+  private dropped(reason: string): void {
+    this.figures.dropped++;
+    const text = neutralise(reason);
+    for (const l of this.dropListeners) {
+      try {
+        l(text);
+      } catch {
+        // a subscriber's failure must not reach the HTTP server
+      }
+    }
   }
 
   close(): Promise<void> {
     this.listeners.clear();
+    this.dropListeners.clear();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -132,7 +187,7 @@ export class CallbackListener implements CallbackFeed {
     const path = (req.url ?? "").split("?")[0] ?? "";
     // The token is the last segment, so a forwarding proxy may keep any prefix.
     if (req.method !== "POST" || path.split("/").at(-1) !== token) {
-      this.figures.dropped++;
+      this.dropped(`a ${req.method ?? "?"} request to an unknown path`);
       req.resume();
       return answer(404);
     }
@@ -144,7 +199,7 @@ export class CallbackListener implements CallbackFeed {
       if (size > maxBody) {
         if (!tooBig) {
           tooBig = true;
-          this.figures.dropped++;
+          this.dropped(`a body over ${maxBody} bytes`);
           answer(413);
           req.destroy();
         }
@@ -164,19 +219,22 @@ export class CallbackListener implements CallbackFeed {
           text,
           Math.floor(Date.now() / 1000),
         );
-      const observation = signed ? parseCallbackBody(text) : undefined;
       if (!signed) {
-        this.figures.dropped++;
+        this.dropped("unsigned or wrongly signed");
         return answer(401);
       }
+      const parsed = parseCallbackBody(text);
       // Answered at once either way: the sender has nothing to fix in a body we cannot use.
       answer(204);
-      if (!observation) {
-        this.figures.dropped++;
-        return;
-      }
+      if (!parsed.ok) return this.dropped(parsed.problem);
       this.figures.accepted++;
-      for (const l of this.listeners) l(observation);
+      for (const l of this.listeners) {
+        try {
+          l(parsed.observation);
+        } catch {
+          // a subscriber's failure must not reach the HTTP server
+        }
+      }
     });
   }
 }

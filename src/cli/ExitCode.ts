@@ -36,6 +36,13 @@ const exitCodeByTag: Record<string, ExitCode> = {
   EmulatorConfigInvalid: ExitCode.Invalid,
   MissingApiKey: ExitCode.Invalid,
   ClientConfigInvalid: ExitCode.Invalid,
+  // Start-up checks (src/run/startChecks.ts): found before anything is sent.
+  FolderNotWritable: ExitCode.Invalid,
+  OutputsFolderUnsafe: ExitCode.Invalid,
+  // The lockfile could not be written (disk full, lock taken over) after creates were
+  // sent: paid work exists at the service, so never "nothing was sent" (2). The next run
+  // finds every task whose create was sent (its intent was flushed first) by lookup.
+  LockfileWriteAfterSend: ExitCode.Pending,
 };
 
 export interface UserFacing {

@@ -6,6 +6,7 @@
 
 import { BigDecimal } from "effect";
 import { formatAmount, parseAmount, plus, ZERO } from "../money/Money.js";
+import { neutralise } from "../api/neutralise.js";
 import type { BillingEntry } from "../api/wire.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
@@ -98,7 +99,7 @@ export class Progress {
       }
       case "notice":
         if (mode === "quiet") {
-          if (event.level === "warn") this.options.stderr.write(`omnibatch: ${event.message}\n`);
+          if (event.level === "warn") this.options.stderr.write(`omnibatch: ${neutralise(event.message)}\n`);
         } else this.line(`${event.level === "warn" ? "! " : ""}${event.message}`);
         return;
       case "summary":
@@ -199,7 +200,7 @@ export class Progress {
 
   private redraw() {
     this.clearBlock();
-    const lines = this.block();
+    const lines = this.block().map(neutralise);
     this.options.stdout.write(`${lines.join("\n")}\n`);
     this.drawnLines = lines.length;
   }
@@ -208,7 +209,8 @@ export class Progress {
   private line(text: string) {
     if (this.options.mode === "quiet") return;
     this.clearBlock();
-    this.options.stdout.write(`${text}\n`);
+    // Lines carry text from the service and from data files (messages, ids, names): shown, never obeyed.
+    this.options.stdout.write(`${neutralise(text)}\n`);
   }
 }
 
@@ -253,5 +255,6 @@ export const formatSummary = (s: RunSummary): string => {
     if (s.failures.length > 20) lines.push(`    ... and ${s.failures.length - 20} more (see results.jsonl)`);
   }
   lines.push("", `exit ${s.exitCode}: ${s.emulated ? "emulated run: " : ""}${verdict[s.outcome]}${s.reason && s.outcome !== "failed" ? ` (${s.reason})` : ""}`, "");
-  return lines.join("\n");
+  // Messages, ids and names come from the service and from data files: shown, never obeyed.
+  return lines.map(neutralise).join("\n");
 };

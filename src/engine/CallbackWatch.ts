@@ -1,5 +1,5 @@
 // What the run knows about callbacks: which tasks have been heard from, how long tasks
-// take, and observations that came before their create was confirmed. From that it
+// take (from the service's answers), and cues that came before their create was confirmed. From that it
 // stretches the polling rhythm while callbacks flow, and restores it as soon as a task
 // is unheard or overdue, so a lost callback costs at most one normal poll interval more.
 
@@ -24,15 +24,17 @@ export class CallbackWatch {
 
   constructor(private readonly policy: Policy) {}
 
-  /** A callback about `taskId` was accepted; final ones teach how long tasks take (service clock). */
-  noteHeard(kind: ProductKind, taskId: string, status: string, createdAt: number, updatedAt: number): void {
+  /** A callback about `taskId` was accepted (a cue only: nothing in it is believed). */
+  noteHeard(kind: ProductKind, taskId: string): void {
     this.heard.add(taskId);
     this.everHeard[kind] = true;
-    if (status === "succeeded" || status === "failed") {
-      const f = this.finished[kind];
-      f.count++;
-      f.maxMs = Math.max(f.maxMs, Math.max(0, updatedAt - createdAt));
-    }
+  }
+
+  /** The service's own answer shows a task finished: teaches how long tasks take (service clock). */
+  noteFinished(kind: ProductKind, createdAt: number, updatedAt: number): void {
+    const f = this.finished[kind];
+    f.count++;
+    f.maxMs = Math.max(f.maxMs, Math.max(0, updatedAt - createdAt));
   }
 
   /** Keeps an observation that arrived before its create was confirmed (latest wins). */

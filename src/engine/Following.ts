@@ -41,9 +41,9 @@ export const poll = (adapter: KindAdapter, order: Extract<EngineEffect, { _tag: 
     } as const;
   });
 
-/** Puts every callback observation into `inbox` until the scope closes. */
-export const listen = <A>(feed: CallbackFeed, inbox: Queue.Queue<A>, wrap: (observation: CallbackObservation) => A) =>
+/** Puts every callback observation into `inbox`, and tells `onDrop` why one was dropped, until the scope closes. */
+export const listen = <A>(feed: CallbackFeed, inbox: Queue.Queue<A>, wrap: (observation: CallbackObservation) => A, onDrop?: (reason: string) => void) =>
   Effect.gen(function* () {
-    const unsubscribe = feed.subscribe((observation) => Queue.unsafeOffer(inbox, wrap(observation)));
+    const unsubscribe = feed.subscribe((observation) => Queue.unsafeOffer(inbox, wrap(observation)), onDrop);
     yield* Effect.addFinalizer(() => Effect.sync(unsubscribe));
   });

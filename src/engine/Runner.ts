@@ -6,11 +6,11 @@
 // point leaves a lockfile from which the next run resumes without paying twice.
 // The loop and who owns what: README.md in this folder.
 
-import { Clock, Duration, Effect, FiberSet, Option, Queue } from "effect";
+import { Clock, Deferred, Duration, Effect, Exit, FiberSet, Option, Queue } from "effect";
 import type { CallbackFeed, CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { DownloaderService } from "../outputs/Downloader.js";
 import type { Policy } from "../policy/Policy.js";
-import type { LockfileWriteError } from "../state/LockfileError.js";
+import { afterSend, type LockfileWriteAfterSend, type LockfileWriteError } from "../state/LockfileError.js";
 import type { LockStoreService } from "../state/LockStore.js";
 import type { OmniClientService } from "../api/OmniClient.js";
 import type { CreateOutcome, EngineEffect, EngineEvent, FetchOutcome } from "./EngineEvent.js";
@@ -51,15 +51,18 @@ export interface RunnerOptions {
    * again from scratch, with no lookups: nothing real was ever paid for them.
    */
   readonly freshService?: boolean;
-  /** Callbacks: its address goes on every create, its observations are handled like poll answers. */
+  /** Callbacks: its address goes on every create; each observation is only a cue to query that task soon. */
   readonly callbacks?: CallbackFeed;
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
 type Inbox = CreateOutcome | FetchOutcome | { readonly _tag: "Stop"; readonly reason: "time" | "signal" } | { readonly _tag: "Callback"; readonly observation: CallbackObservation };
 
-export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effect<RunnerResult, LockfileWriteError> =>
-  Effect.scoped(
+export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effect<RunnerResult, LockfileWriteError | LockfileWriteAfterSend> => {
+  // Whether this run may have sent a create: a lockfile write failing after that is no
+  // "nothing was sent" (exit 2) but paid work to resume (LockfileWriteAfterSend, exit 3).
+  let maybeSent = (): boolean => false;
+  return Effect.scoped(
     Effect.gen(function* () {
       const { client, store, downloader, policy } = deps;
       const manifest = options.manifest;
@@ -93,9 +96,43 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
         },
         currency,
       );
+      maybeSent = () =>
+        table.counters.created > 0 ||
+        table.counters.creating > 0 ||
+        [...table.entries.values()].some((e) => e.recorded === "submitting" || e.sendFailures > 0);
 
       const inbox = yield* Queue.unbounded<Inbox>();
-      if (options.callbacks) yield* listen(options.callbacks, inbox, (observation) => ({ _tag: "Callback", observation }) as const);
+      // The deadline (--max-wait) and the interrupt (the first Ctrl-C) end every wait: the
+      // loop's own, and the parts the controller performs inline (the start-up lookup, a
+      // poll), which a stalled service could otherwise hold for minutes (timeouts times
+      // retries). Workers (creates, downloads) are interrupted when the loop ends.
+      const stopped = yield* Deferred.make<"time" | "signal">();
+      if (options.maxWaitMs !== undefined) {
+        const deadlineIn = Math.max(0, started + options.maxWaitMs - (yield* Clock.currentTimeMillis));
+        yield* Effect.forkScoped(Effect.sleep(Duration.millis(deadlineIn)).pipe(Effect.zipRight(Deferred.succeed(stopped, "time"))));
+      }
+      const onAbort = () => {
+        Deferred.unsafeDone(stopped, Exit.succeed("signal"));
+        Queue.unsafeOffer(inbox, { _tag: "Stop", reason: "signal" });
+      };
+      if (options.signal?.aborted) onAbort();
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      yield* Effect.addFinalizer(() => Effect.sync(() => options.signal?.removeEventListener("abort", onAbort)));
+      const feedStop = Effect.flatMap(Deferred.await(stopped), (reason) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.suspend(() => perform(transition(table, { _tag: "Stop", reason, now: at }).effects))),
+      );
+      /** `effect`'s result, unless the run is stopped first: then it is interrupted, the Stop is fed, and `onStop` comes back. */
+      const untilStopped = <A>(effect: Effect.Effect<A>, onStop: A): Effect.Effect<A> =>
+        Effect.raceFirst(effect, Effect.as(feedStop, onStop));
+      if (options.callbacks) {
+        // A dropped callback is told (a few times, then counted quietly): it may be an attack.
+        let drops = 0;
+        const onDrop = (reason: string) => {
+          drops++;
+          if (drops <= 3) emit({ type: "notice", level: "warn", message: `callback dropped: ${reason}${drops === 3 ? " (further drops are not shown)" : ""}` });
+        };
+        yield* listen(options.callbacks, inbox, (observation) => ({ _tag: "Callback", observation }) as const, onDrop);
+      }
       const workers = yield* FiberSet.make<void, never>();
       const fork = <A extends Inbox>(worker: Effect.Effect<A>) => FiberSet.run(workers, Effect.flatMap(worker, (m) => Queue.offer(inbox, m))).pipe(Effect.asVoid);
 
@@ -121,7 +158,10 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               case "Create":
                 return fork(submitting.create(effect));
               case "Poll":
-                return Effect.flatMap(poll(adapters[effect.kind], effect), feed);
+                // Only the asking is cut short by a stop; its answer, once in, is taken in whole.
+                return Effect.flatMap(untilStopped(Effect.map(poll(adapters[effect.kind], effect), Option.some), Option.none()), (answer) =>
+                  Option.isSome(answer) ? feed(answer.value) : Effect.void,
+                );
               case "Download":
                 return fetching.enqueue(effect.entry, effect.view);
               case "Expand":
@@ -154,15 +194,13 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
         jobs: manifest.jobs.map((j) => j.id),
         concurrency,
       });
-      yield* recover({ manifest, table, planning, adapters, feed, emit });
+      // A stop during the start-up lookup leaves the tasks not yet looked up as they were
+      // (each is looked up before its create, by this run or the next).
+      yield* untilStopped(recover({ manifest, table, planning, adapters, feed, emit }), undefined);
       yield* store.flush;
 
       // ------------------------------------------------------------ the loop
 
-      const onAbort = () => Queue.unsafeOffer(inbox, { _tag: "Stop", reason: "signal" });
-      if (options.signal?.aborted) onAbort();
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      yield* Effect.addFinalizer(() => Effect.sync(() => options.signal?.removeEventListener("abort", onAbort)));
       const wakeAtLeast = Duration.toMillis(policy.loopWakeAtLeast);
 
       for (;;) {
@@ -190,4 +228,5 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       yield* store.flush;
       return summarize(table, recorder, manifest, (yield* now) - started);
     }),
-  );
+  ).pipe(Effect.mapError((error) => (maybeSent() ? afterSend(error) : error)));
+};

@@ -46,6 +46,8 @@ export interface Entry {
   sendFailures: number;
   /** Polls in a row whose answer did not include the task. */
   missingPolls: number;
+  /** A callback said it may have finished: query it soon (never believed as such). */
+  cued?: boolean;
   /** The lockfile state and task id this run last recorded (or found) for the task. */
   recorded?: TaskState;
   recordedTaskId?: string;
@@ -96,6 +98,8 @@ export class TaskTable {
   readonly watch: CallbackWatch | undefined;
   readonly counters = { creating: 0, created: 0, adopted: 0, downloaded: 0, noSlotAnswers: 0 };
   readonly lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
+  /** When cued tasks of a kind were last queried (cue queries are spaced, see Policy.cueQuerySpacing). */
+  readonly lastCueQuery: Record<ProductKind, number> = { video: Number.NEGATIVE_INFINITY, image: Number.NEGATIVE_INFINITY };
   stop: "time" | "signal" | "refused" | undefined;
   refusal: string | undefined;
   budgetStopped = false;

@@ -28,6 +28,8 @@ export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
   }
   if (entry.holding > 0) table.limiters[task.kind].onFinished();
   table.release(entry);
+  entry.cued = false;
+  table.watch?.noteFinished(task.kind, view.createdAt, view.updatedAt);
   table.currency ??= view.billing.find((b) => b.currency !== undefined)?.currency;
   if (view.status === "succeeded") {
     if (entry.recorded !== "succeeded") {
@@ -173,24 +175,19 @@ const onUnknownLookedUp = (out: Out, lookedUp: LookedUpUnknown): void => {
 };
 
 /**
- * A callback is a poll answer for one task, and goes the same way (applyView). It may
- * come before the create's answer: kept until then. Stale or foreign ones are dropped.
+ * A callback is only a cue: the task it names (by its external id, with the task id we
+ * know) is queried soon, and the service's answer decides (onPolled). Nothing in the
+ * callback is recorded, downloaded or acted on, so a forged one costs at most a query.
+ * A cue may come before the create's answer: kept until then. Foreign ones are dropped.
  */
 export const onCallback = (out: Out, observation: CallbackObservation): void => {
   const { table } = out;
   const watch = table.watch;
-  const externalId = observation.kind === "video" ? observation.task.external_id : observation.task.task_info?.external_task_id;
-  const entry = externalId === undefined ? undefined : table.entries.get(externalId);
+  const entry = table.entries.get(observation.externalId);
   if (!entry || !watch || entry.task.kind !== observation.kind) return;
   if (entry.phase === "creating") return watch.stash(entry.task.id, observation);
-  const view =
-    observation.kind === "video"
-      ? fromVideo(observation.task, watermarkOf(entry.task))
-      : fromImage(observation.task, watermarkOf(entry.task), table.currency);
-  if (entry.phase !== "inflight" || entry.taskId !== view.taskId) return;
-  watch.noteHeard(observation.kind, view.taskId, view.status, view.createdAt, view.updatedAt);
-  // Deliveries may overtake each other or a poll: never step back to "submitted".
-  if (view.status === "submitted" && entry.recorded === "processing") return;
-  entry.missingPolls = 0;
-  applyView(out, entry, view);
+  if (entry.phase !== "inflight" || entry.taskId !== observation.taskId) return;
+  watch.noteHeard(observation.kind, observation.taskId);
+  // "submitted"/"processing" change nothing worth a query: the rhythm's polls see them.
+  if (observation.status === "succeeded" || observation.status === "failed") entry.cued = true;
 };

@@ -1,14 +1,14 @@
 // The loop's tick, as part of the state machine: at the deadline, stop; otherwise start
 // every waiting task that fits (slots, create concurrency, budget) in line order, poll
-// each kind whose rhythm is due, and say when to look again (table.loop). Pure.
+// each kind whose rhythm is due (and the tasks callbacks cued), and say when to look again (table.loop). Pure.
 
 import { BigDecimal, Duration } from "effect";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { ProductKind } from "../policy/Policy.js";
 import { formatMoney, isExhausted, spending, wouldExceed } from "./Budget.js";
-import type { EngineEvent } from "./EngineEvent.js";
+import type { EngineEffect, EngineEvent } from "./EngineEvent.js";
 import { notice, watermarkOf, type Out } from "./taskRules.js";
-import type { TaskTable } from "./TaskTable.js";
+import type { Entry, TaskTable } from "./TaskTable.js";
 
 const KINDS: readonly ProductKind[] = ["video", "image"];
 
@@ -37,21 +37,39 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
       // "Outcome unknown": no task id yet, looked up by external id with every poll.
       const lookups = inflight.filter((e) => e.taskId === undefined && e.unknownSince !== undefined).map((e) => ({ id: e.task.id, watermark: watermarkOf(e.task) }));
       table.lastPoll[kind] = now;
-      if (flying.length > 0 || lookups.length > 0) {
-        out.effects.push({
-          _tag: "Poll",
-          kind,
-          tasks: flying.map((e) => ({ id: e.task.id, taskId: e.taskId!, createdAt: e.createdAt, watermark: watermarkOf(e.task) })),
-          lookups,
-          at: now,
-        });
-      }
+      for (const e of flying) e.cued = false;
+      if (flying.length > 0 || lookups.length > 0) out.effects.push(pollOf(kind, flying, now, lookups));
       next = Math.min(next, now);
-    } else next = Math.min(next, due);
+      continue;
+    }
+    next = Math.min(next, due);
+    // Tasks a callback said may have finished: asked about now, in one query, at most
+    // once per spacing; the answer (not the callback) decides.
+    const cued = [...table.inflightOf[kind]].filter((e) => e.cued && e.taskId);
+    if (cued.length === 0) continue;
+    const cueAt = table.lastCueQuery[kind] + Duration.toMillis(table.config.policy.cueQuerySpacing);
+    if (cueAt <= now) {
+      table.lastCueQuery[kind] = now;
+      for (const e of cued) e.cued = false;
+      out.effects.push(pollOf(kind, cued, now));
+    } else next = Math.min(next, cueAt);
   }
   if (deadline !== undefined) next = Math.min(next, deadline);
   table.loop = { _tag: "Wait", until: next };
 };
+
+const pollOf = (
+  kind: ProductKind,
+  entries: readonly Entry[],
+  at: number,
+  lookups: readonly { readonly id: string; readonly watermark: boolean }[] = [],
+): EngineEffect => ({
+  _tag: "Poll",
+  kind,
+  tasks: entries.map((e) => ({ id: e.task.id, taskId: e.taskId!, createdAt: e.createdAt, watermark: watermarkOf(e.task) })),
+  lookups,
+  at,
+});
 
 const pollDueAt = (table: TaskTable, kind: ProductKind, now: number): number | undefined => {
   const inflight = table.inflightOf[kind];

@@ -47,6 +47,12 @@ export interface Policy {
   readonly summaryEvery: Duration.Duration;
   /** While callbacks flow, in-flight tasks of a kind are polled only this often (lost callbacks are still found). */
   readonly callbackPollInterval: (kind: ProductKind) => Duration.Duration;
+  /**
+   * Queries cued by callbacks (a callback is only a cue to query the task now) are at
+   * least this far apart per kind, and cover every task cued meanwhile in one query: a
+   * flood of callbacks, forged or not, costs at most one query per spacing.
+   */
+  readonly cueQuerySpacing: Duration.Duration;
   /** A task not heard from by callback this long after its create makes polling return to its normal rhythm. */
   readonly callbackGrace: Duration.Duration;
   /** How long a task of a kind is expected to take, until `callbackSamples` have finished (then: the longest seen). */
@@ -105,6 +111,7 @@ const callbackRhythm = {
   expectedMs: { image: 3 * 60_000, video: 10 * 60_000 },
   samples: 5,
   overdueFactor: 1.5,
+  cueSpacingMs: 1_000,
 } as const;
 
 export const makePolicy = (scale = 1): Policy => ({
@@ -129,6 +136,7 @@ export const makePolicy = (scale = 1): Policy => ({
   summaryEvery: Duration.seconds(30),
   callbackPollInterval: (kind) => ms(pollRhythm[kind].capMs * callbackRhythm.stretch * scale),
   callbackGrace: ms(callbackRhythm.graceMs * scale),
+  cueQuerySpacing: ms(callbackRhythm.cueSpacingMs * scale),
   expectedDuration: (kind) => ms(callbackRhythm.expectedMs[kind] * scale),
   callbackSamples: callbackRhythm.samples,
   callbackOverdueFactor: callbackRhythm.overdueFactor,

@@ -12,6 +12,7 @@ import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
 import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
+import { startChecks } from "./startChecks.js";
 import { Engine } from "../engine/Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
 import { ownFolders } from "../engine/ownFolders.js";
@@ -107,6 +108,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
       const store = yield* LockStore;
+      // Before anything can be paid for: links out of the outputs folder, unwritable folders.
+      yield* startChecks(manifest.outputsDir, manifest.tasks.map((t) => t.dir), manifest.lockfilePath);
       const result = yield* engine.run({
         // A changed task must not download over the files of the task it replaces.
         manifest: ownFolders(manifest, yield* store.all),

@@ -177,7 +177,8 @@ const makeService = (
   initial: LockState | undefined,
   disk: Disk,
   options: LockStoreOptions,
-  lockLost: () => boolean,
+  /** Whether the run lock is still ours, checked now (false: stop writing). */
+  lockHeld: () => Promise<boolean>,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
   Effect.gen(function* () {
     // The loaded Map itself: a run over 100,000 finished tasks copies no record.
@@ -204,13 +205,13 @@ const makeService = (
         message: `cannot ${what} ${path}: ${(cause as Error)?.message ?? String(cause)}. Flushed changes are safe; fix the cause and run again.`,
       });
 
-    const guardLock = Effect.suspend(() =>
-      lockLost()
+    const guardLock = Effect.flatMap(Effect.promise(lockHeld), (held) =>
+      !held
         ? Effect.fail(
             new LockfileWriteError({
               path,
               cause: undefined,
-              message: `the run lock of ${path} was taken over by another run (this run stalled past the stale limit); stopping writes so the two runs do not overwrite each other.`,
+              message: `the run lock of ${path} was taken over by another run, or this run stalled past the lock's stale limit (frozen, suspended) so another run may be taking it over; stopping writes and creates so the two runs do not overwrite each other or pay twice.`,
             }),
           )
         : Effect.void,
@@ -334,7 +335,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
       const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION });
-      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.lost);
+      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm);
     });
 
   /** The live layer: LockStore.open for the layer's lifetime. */
@@ -351,7 +352,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
         { name: initial?.name ?? manifestName, fileVersion: LOCKFILE_VERSION, tasks: new Map(Object.entries(initial?.tasks ?? {})) },
         memoryDisk(),
         {},
-        () => false,
+        async () => true,
       ),
     );
 

@@ -31,6 +31,28 @@ export class LockfileWriteError extends Data.TaggedError("LockfileWriteError")<{
   readonly message: string;
 }> {}
 
+/**
+ * Writing the lockfile failed after this run sent creates (disk full, lock taken over):
+ * paid work exists at the service. Exit 3, never 2: the next run (once the cause is
+ * fixed) finds every task whose create was sent by looking it up, since each create's
+ * intent was flushed before it was sent.
+ */
+export class LockfileWriteAfterSend extends Data.TaggedError("LockfileWriteAfterSend")<{
+  readonly path: string;
+  readonly cause: unknown;
+  readonly message: string;
+}> {}
+
+/** The LockfileWriteAfterSend for `error`, raised after creates were sent. */
+export const afterSend = (error: LockfileWriteError): LockfileWriteAfterSend =>
+  new LockfileWriteAfterSend({
+    path: error.path,
+    cause: error.cause,
+    message:
+      `${error.message}\nCreates were already sent, so tasks may exist (and be paid for) at the service. ` +
+      `Fix the cause and run again: the next run looks up every task whose create may have been sent, by external_task_id, and downloads its result; nothing is paid twice.`,
+  });
+
 export type LockfileError = LockfileInvalid | LockfileBusy | LockfileWriteError;
 
 /** Builds a LockfileInvalid whose message says where, what, that the file was kept, and how to recover. */

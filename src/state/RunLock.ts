@@ -164,11 +164,17 @@ const writeError = (lockfilePath: string, what: string) => (cause: unknown) =>
  * Holds the run lock of `lockfilePath` for the scope: fails with LockfileBusy naming the
  * holder, heartbeats while held, releases on close. `lost` turns true if another run took
  * the lock over (our heartbeat stalled past the stale limit): the holder must stop writing.
+ * `confirm` checks it now (owner file re-read, heartbeat age); the store calls it before
+ * every write, so a run thawed after a takeover never flushes a create's intent.
  */
 export const acquireRunLock = (
   lockfilePath: string,
   options: RunLockOptions = {},
-): Effect.Effect<{ readonly holder: RunLockHolder; readonly lost: () => boolean }, LockfileBusy | LockfileWriteError, Scope.Scope> =>
+): Effect.Effect<
+  { readonly holder: RunLockHolder; readonly lost: () => boolean; readonly confirm: () => Promise<boolean> },
+  LockfileBusy | LockfileWriteError,
+  Scope.Scope
+> =>
   Effect.gen(function* () {
     const dir = runLockPathOf(lockfilePath);
     const acquired = yield* Effect.acquireRelease(
@@ -183,17 +189,46 @@ export const acquireRunLock = (
     );
     if (acquired instanceof LockfileBusy) return yield* Effect.fail(acquired);
     const holder = acquired;
+    const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
     let lost = false;
+    // When our heartbeat last reached the lock folder (this process's clock).
+    let lastBeat = Date.now();
     const beat = Effect.promise(async () => {
+      if (lost) return;
       const current = await readHolder(dir);
       if (current?.token !== holder.token) {
         lost = true;
         return;
       }
+      // A beat after a stall past the stale limit comes too late: another run may be
+      // taking the lock over right now, and refreshing could hide that from both.
+      if (Date.now() - lastBeat > staleMs) {
+        lost = true;
+        return;
+      }
       const now = new Date();
-      await utimes(dir, now, now).catch(() => undefined);
+      const ok = await utimes(dir, now, now).then(
+        () => true,
+        () => false,
+      );
+      if (ok) lastBeat = now.getTime();
     });
-    const every = options.heartbeatMs ?? Math.floor((options.staleMs ?? DEFAULT_STALE_MS) / 6);
+    const every = options.heartbeatMs ?? Math.floor(staleMs / 6);
     yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(`${every} millis`)));
-    return { holder, lost: () => lost };
+    /**
+     * Whether the lock is still ours, checked now (before every intent flush, so before
+     * every create): false when our last heartbeat is older than the stale limit (we were
+     * frozen: SIGSTOP, a suspended laptop, a stalled VM; another run may have taken over
+     * or be taking over) or the owner file names another run. Once false, always false.
+     */
+    const confirm = async (): Promise<boolean> => {
+      if (lost) return false;
+      if (Date.now() - lastBeat > staleMs) {
+        lost = true;
+        return false;
+      }
+      if ((await readHolder(dir))?.token !== holder.token) lost = true;
+      return !lost;
+    };
+    return { holder, lost: () => lost, confirm };
   });

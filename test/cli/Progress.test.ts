@@ -54,6 +54,24 @@ test("the final summary names per-job counts, spend, failures with reasons and w
   assert.match(text, "exit 1");
 });
 
+test("text from the service or data files cannot drive the terminal: escape sequences in notices, failures and job names are shown inert (issue 9, item 8)", () => {
+  const evil = "\x1b]0;pwned\x07\x1b[2J\u202e";
+  for (const mode of ["plain", "quiet", "tty"] as const) {
+    const out = sink();
+    const err = sink();
+    const p = new Progress({ mode, stdout: out.stream, stderr: err.stream, redrawMs: 60_000 });
+    p.onEvent({ type: "start", manifest: "m", name: `m${evil}`, lockfile: "l", outputs: "o", tasks: 1, jobs: [`job${evil}`], concurrency: 1 });
+    p.onEvent({ type: "notice", level: "warn", message: `service says ${evil}` });
+    p.onEvent({ type: "task", id: `a${evil}`, job: `job${evil}`, state: "failed", error: { message: `reason ${evil}` } });
+    p.onEvent({ type: "summary", ...summary, failures: [{ id: `a${evil}`, job: `job${evil}`, state: "failed", message: `reason ${evil}` }] });
+    p.close();
+    // The view's own cursor moves (tty) are the only escape sequences allowed.
+    const written = (out.text() + err.text()).replace(/\x1b\[\d+A\x1b\[J/g, "");
+    assert.not.ok(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]/.test(written), `${mode}: ${JSON.stringify(written)}`);
+    assert.match(written, "\\x1b]0;pwned", `${mode}: shown as text`);
+  }
+});
+
 test("plain mode gathers state changes into one line per batch", async () => {
   const out = sink();
   const p = new Progress({ mode: "plain", stdout: out.stream, stderr: out.stream, batchMs: 20 });

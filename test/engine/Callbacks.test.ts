@@ -1,6 +1,6 @@
-// Callbacks as hints: with a loopback service the run listens, the service's POSTs end
-// tasks as poll answers would, and polling slows down; lost or forged callbacks change
-// nothing but speed. Real emulator over loopback; the listener also on its own.
+// Callbacks as hints: with a loopback service the run listens, each of the service's POSTs
+// is a cue to query that task at once (cued queries are batched and spaced), and the
+// rhythm's polling slows down; lost or forged callbacks change nothing but speed. Real emulator over loopback; the listener also on its own.
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -46,13 +46,13 @@ const videoRun = async (count: number, emulator: DeepPartial<EmulatorConfig>, op
   }
 };
 
-t("with callbacks on, 40 video tasks at 4 slots finish with fewer than 1 query per task, each created once", async () => {
+t("with callbacks on, 40 video tasks at 4 slots finish with about 1 query per task (the cued ones), each created once", async () => {
   const r = await videoRun(40, {});
   assert.is(r.summary.exitCode, 0, JSON.stringify(r.summary.failures));
   assert.is(r.summary.created, 40);
   assert.equal(Object.values(r.stats.creates), Array(40).fill(1));
   assert.ok(r.stats.callbacks.delivered >= 80, `callbacks delivered: ${r.stats.callbacks.delivered}`);
-  assert.ok(r.queries < 40, `queries: ${r.queries}`);
+  assert.ok(r.queries <= 50, `queries: ${r.queries}`);
   console.log(`    40 tasks, 4 slots: ${r.queries} queries, ${r.summary.elapsedMs} ms`);
   assert.ok(Object.values(r.lock.tasks).every((x) => x.state === "downloaded"));
 });
@@ -79,12 +79,12 @@ t("with every callback lost, the run ends done by polling alone", async () => {
   assert.ok(Object.values(r.lock.tasks).every((x) => x.state === "downloaded"));
 });
 
-t("callbacks signed with the secret in OMNIBATCH_WEBHOOK_SECRET are accepted: fewer than 1 query per task", async () => {
+t("callbacks signed with the secret in OMNIBATCH_WEBHOOK_SECRET are accepted: about 1 query per task", async () => {
   const r = await videoRun(20, { callbacks: { secret } }, { env: { OMNIBATCH_WEBHOOK_SECRET: secret } });
   assert.is(r.summary.exitCode, 0);
   assert.ok(r.stats.callbacks.delivered >= 40, `delivered: ${r.stats.callbacks.delivered}`);
   assert.is(r.stats.callbacks.failed, 0);
-  assert.ok(r.queries < 20, `queries: ${r.queries}`);
+  assert.ok(r.queries <= 25, `queries: ${r.queries}`);
 });
 
 t("callbacks signed with another secret are ignored (401): the run ends done by polling", async () => {

@@ -45,7 +45,6 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
   const unknown = new Set<string>(); // a create may have landed, unseen
   const unknownAt = new Map<string, number>(); // outcome unknown since (a send with no settling answer)
   const known = new Set<string>(); // the machine was told the service holds it
-  const stashed = new Map<string, Remote>();
   const pendingCreates = new Map<string, Extract<EngineEffect, { _tag: "Create" }>>();
   const pendingDownloads: string[] = [];
   const notices: string[] = [];
@@ -66,7 +65,6 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
     switch (event._tag) {
       case "Created":
         out.set(event.id, { taskId: event.taskId, status: "submitted", visibleAt: 0 });
-        if (stashed.has(event.id)) out.set(`${event.id}#early`, stashed.get(event.id)!);
         break;
       case "Adopted":
         out.set(event.id, { taskId: event.view.taskId, status: event.view.status, visibleAt: 0 });
@@ -81,11 +79,8 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
         }
         for (const [id, v] of event.lookedUp?.found ?? []) out.set(id, { taskId: v.taskId, status: v.status, visibleAt: 0 });
         break;
+      // A callback is no service answer: nothing it says may be recorded (issue 9, item 2).
       case "Callback":
-        if (event.observation.kind === "video") {
-          const t = event.observation.task;
-          out.set(t.external_id!, { taskId: t.id, status: t.status, visibleAt: 0 });
-        }
         break;
     }
     return out;
@@ -96,6 +91,9 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
     count(event._tag);
     const effects = m.feed(event);
     const said = reported(event);
+    if (event._tag === "Callback") {
+      for (const e of effects) if (e._tag !== "Poll" && e._tag !== "Emit") violations.push(`Callback: led to ${e._tag} (a callback is only a cue to query)`);
+    }
     for (const e of effects) {
       switch (e._tag) {
         case "Record": {
@@ -310,8 +308,9 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
       if (video.length > 0) {
         const [id, s] = r.pick(video);
         advance(s);
-        if (m.table.entries.get(id)?.phase === "creating") stashed.set(id, { ...s });
-        feed({ _tag: "Callback", now, observation: { kind: "video", task: { id: s.taskId, external_id: id, status: s.status, create_time: now, update_time: now } as never } });
+        // Half of them lie (forged): a state the service does not hold.
+        const status = r.chance(0.5) ? s.status : r.pick(["submitted", "processing", "succeeded", "failed"] as const);
+        feed({ _tag: "Callback", now, observation: { kind: "video", taskId: s.taskId, externalId: id, status } });
       }
     } else if (roll === 9 && r.chance(0.05)) feed({ _tag: "Stop", now, reason: "signal" });
   }

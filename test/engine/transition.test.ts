@@ -203,13 +203,36 @@ test("a task the service no longer shows is left stuck after enough polls and ti
   assert.is(ofTag(m.feed({ _tag: "Tick", now: 800_000 }), "Create").length, 0);
 });
 
-test("a callback before the create's answer is kept and applied once the create is confirmed", () => {
+test("a callback before the create's answer is kept as a cue: once the create is confirmed, the task is queried, nothing recorded from the callback", () => {
   const { m } = admitted();
   m.feed({ _tag: "Tick", now: 0 });
-  const early = m.feed({ _tag: "Callback", now: 1, observation: { kind: "video", task: { id: "t1", external_id: "a", status: "processing", create_time: 1, update_time: 1 } as never } });
+  const early = m.feed({ _tag: "Callback", now: 1, observation: { kind: "video", taskId: "t1", externalId: "a", status: "succeeded" } });
   assert.is(early.length, 0);
   const created = m.feed({ _tag: "Created", now: 2, id: "a", taskId: "t1", createdAt: 1 });
-  assert.equal(ofTag(created, "Record").map((r) => r.patch.state), ["submitted", "processing"]);
+  assert.equal(ofTag(created, "Record").map((r) => r.patch.state), ["submitted"]);
+  const next = m.feed({ _tag: "Tick", now: 3 });
+  assert.equal(ofTag(next, "Poll").map((p) => p.tasks.map((t) => t.taskId)), [["t1"]]);
+  assert.is(ofTag(next, "Record").length + ofTag(next, "Download").length, 0);
+});
+
+test("a forged 'succeeded' or 'failed' callback records, downloads and retries nothing; it only leads to one query, spaced", () => {
+  const { m } = admitted();
+  m.feed({ _tag: "Tick", now: 0 });
+  m.feed({ _tag: "Created", now: 2, id: "a", taskId: "t1", createdAt: 1 });
+  m.feed({ _tag: "Polled", now: 3, asked: [{ id: "a", taskId: "t1", createdAt: 1, watermark: false }], views: [] });
+  for (const status of ["succeeded", "failed"] as const) {
+    const effects = m.feed({ _tag: "Callback", now: 10, observation: { kind: "video", taskId: "t1", externalId: "a", status } });
+    assert.equal(effects, []);
+  }
+  // A callback naming another task id (a forged one) is no cue for ours.
+  m.feed({ _tag: "Callback", now: 10, observation: { kind: "video", taskId: "evil", externalId: "a", status: "succeeded" } });
+  const first = m.feed({ _tag: "Tick", now: 11 });
+  assert.is(ofTag(first, "Poll").length, 1);
+  assert.is(ofTag(first, "Record").length + ofTag(first, "Download").length + ofTag(first, "Retry").length, 0);
+  assert.is(m.table.entries.get("a")!.phase, "inflight");
+  // Another flood right after: no second query within the spacing.
+  m.feed({ _tag: "Callback", now: 12, observation: { kind: "video", taskId: "t1", externalId: "a", status: "succeeded" } });
+  assert.is(ofTag(m.feed({ _tag: "Tick", now: 13 }), "Poll").length, 0);
 });
 
 test("the deadline stops the loop; nothing is started after it", () => {

@@ -389,4 +389,56 @@ test("a run whose lock was taken over stops writing instead of overwriting the o
   assert.match(await readFile(join(runLockPathOf(path), "owner.json"), "utf8"), /theirs/);
 });
 
+test("a flush checks the lock itself, without waiting for a heartbeat: the owner file naming another run stops it at once", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const error = await failureOf(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          yield* store.put(taskId(1), task(1));
+          yield* store.flush;
+          yield* Effect.promise(() =>
+            writeFile(join(runLockPathOf(path), "owner.json"), JSON.stringify({ pid: 1, host: "other", started: 2, token: "theirs" })),
+          );
+          // No heartbeat runs in between (every 10 minutes): the flush itself must notice.
+          yield* store.put(taskId(2), task(2));
+          yield* store.flush;
+        }),
+      { heartbeatMs: 600_000, coalesceMs: 60_000 },
+    ),
+  );
+  assert.instance(error, LockfileWriteError);
+  assert.match((error as LockfileWriteError).message, /taken over by another run/);
+  assert.is((await readLockFile(path))!.tasks[taskId(2)], undefined);
+});
+
+test("a flush after our heartbeat went older than the stale limit (a frozen run) is refused, even if nobody took over yet", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const error = await failureOf(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          yield* store.put(taskId(1), task(1));
+          yield* store.flush;
+          // Blocks the event loop past the stale limit, as SIGSTOP or a suspend would.
+          yield* Effect.sync(() => {
+            const until = Date.now() + 1_200;
+            while (Date.now() < until) {
+              // frozen
+            }
+          });
+          yield* store.put(taskId(2), task(2));
+          yield* store.flush;
+        }),
+      { staleMs: 1_000, heartbeatMs: 600_000, coalesceMs: 60_000 },
+    ),
+  );
+  assert.instance(error, LockfileWriteError);
+  assert.match((error as LockfileWriteError).message, /stalled past the lock's stale limit/);
+});
+
 test.run();
