@@ -23,7 +23,7 @@ import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import { makeKindAdapters } from "./ServiceKinds.js";
 import { makeSubmitting } from "./Submitting.js";
-import { summarize, type RunnerResult } from "./Summary.js";
+import { leftBehind, summarize, type RunnerResult } from "./Summary.js";
 import { TaskTable } from "./TaskTable.js";
 import { transition } from "./transition.js";
 
@@ -226,6 +226,13 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       // looked up by the next run; a download cut off leaves only a temp file.
       yield* FiberSet.clear(workers);
       yield* store.flush;
+      for (const { id, state } of leftBehind(table, recorder)) {
+        emit({
+          type: "notice",
+          level: "warn",
+          message: `${id}: ${state} in the lockfile but not taken up by this run (no longer in the manifest, or its upstream task is not done); its result is not fetched. It stays in the lockfile: restore its manifest entry (or let the upstream finish) and run again to fetch it`,
+        });
+      }
       return summarize(table, recorder, manifest, (yield* now) - started);
     }),
   ).pipe(Effect.mapError((error) => (maybeSent() ? afterSend(error) : error)));

@@ -67,6 +67,8 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
     // When a create left whose outcome is still unknown: from then on this worker never
     // sends again, and any failure ends in Unknown (the table looks it up until settled).
     let unknownSince: number | undefined;
+    // The service said the id is in use (1201): it exists, whatever the lookup after it does.
+    let unknownExists = false;
     return Effect.gen(function* () {
       let task = order.entry.task;
       if (order.lookupFirst) {
@@ -104,6 +106,7 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
         );
         if (next._tag === "Unknown") {
           unknownSince = sentAt;
+          unknownExists = next.exists;
           // Visible already? Then adopt it now; else the table keeps looking (never sent again here).
           const found = yield* lookupOne(task);
           if (found) return { _tag: "Adopted", id, view: found, intentRecorded } as const;
@@ -143,7 +146,7 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
         }
         if (unknownSince !== undefined) {
           // The lookup after an unknown-outcome create failed: still unknown.
-          return Effect.succeed({ _tag: "Unknown", id, message: error.message, sentAt: unknownSince, exists: false, intentRecorded });
+          return Effect.succeed({ _tag: "Unknown", id, message: error.message, sentAt: unknownSince, exists: unknownExists, intentRecorded });
         }
         if (classify(error) === "refused") {
           // Refused during a lookup: whether the task exists is still unknown.

@@ -8,6 +8,19 @@ import type { JobCounts, RunOutcome, RunSummary } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { TaskTable } from "./TaskTable.js";
 
+/** Lockfile states of a task that may be (or is) paid for and whose result is not on disk. */
+const UNFINISHED = new Set(["submitting", "submitted", "processing", "succeeded"]);
+
+/**
+ * Tasks the lockfile records as created (or maybe created) that this run never took up,
+ * because the manifest no longer lists them (an edited manifest): their results are not
+ * fetched, so the run names them rather than dropping them silently.
+ */
+export const leftBehind = (table: TaskTable, recorder: Recorder): ReadonlyArray<{ readonly id: string; readonly state: string }> =>
+  [...recorder.records]
+    .filter(([id, rec]) => UNFINISHED.has(rec.state) && !table.entries.has(id))
+    .map(([id, rec]) => ({ id, state: rec.state }));
+
 /** What the run did, before reports are written (RunSummary minus reports). */
 export type RunnerResult = Omit<RunSummary, "reports">;
 

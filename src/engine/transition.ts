@@ -177,7 +177,10 @@ export const enterUnknown = (out: Out, entry: Entry, sentAt: number, exists: boo
   table.setPhase(entry, "inflight");
   table.hold(entry);
   delete entry.taskId;
-  entry.unknownSince = Math.max(entry.unknownSince ?? sentAt, sentAt);
+  // The window runs from when the create could last have landed, not from its send: a
+  // slow request may be carried out just before the client gives up (or the run is
+  // killed), so the answer's time (the restart, for a record a killed run left) counts.
+  entry.unknownSince = Math.max(entry.unknownSince ?? sentAt, sentAt, out.now);
   entry.existsAtService = entry.existsAtService === true || exists;
   entry.lookupFirst = true;
   entry.sentAt = out.now;
