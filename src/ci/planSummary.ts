@@ -2,7 +2,7 @@
 // create, plus downstream tasks still waiting) against the manifest's budget, as the
 // Markdown the action appends to the job summary. Pure.
 
-import { BigDecimal } from "effect";
+import * as BigDecimal from "effect/BigDecimal";
 import { type Amount, amountOf, formatAmount, plus } from "../money/Money.js";
 
 export interface PlanFigures {

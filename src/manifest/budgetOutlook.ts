@@ -3,7 +3,7 @@
 // budget counts every charge the lockfile records (earlier runs included), as the
 // run does. Pure, exact decimals (BigDecimal): the same arithmetic the run's budget uses.
 
-import { BigDecimal } from "effect";
+import * as BigDecimal from "effect/BigDecimal";
 import { cashCharged } from "../money/charges.js";
 import { amountOf, formatAmount, ZERO } from "../money/Money.js";
 import type { LockFile } from "../state/LockFile.js";

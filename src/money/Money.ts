@@ -5,7 +5,8 @@
 // floating-point arithmetic. The emulator keeps its own micro-unit arithmetic on purpose
 // (src/emulator/Decimal.ts): an independent implementation to check this one against.
 
-import { BigDecimal, Option } from "effect";
+import * as BigDecimal from "effect/BigDecimal";
+import * as Option from "effect/Option";
 
 export type Amount = BigDecimal.BigDecimal;
 

@@ -2,7 +2,7 @@
 // amounts keep the scale the service wrote them with, so billing files show its figures
 // digit for digit ("1.0" stays "1.0"), and sums are exact (0.1 + 0.2 is 0.3).
 
-import { BigDecimal } from "effect";
+import * as BigDecimal from "effect/BigDecimal";
 import { type Amount, formatAtScale, parseAmount, ZERO } from "../money/Money.js";
 
 export class Decimal {
