@@ -14,6 +14,7 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator
 import { readLockFile } from "../../src/state/readLockFile.js";
 import type { LockFile, LockTask } from "../../src/state/LockFile.js";
 import { assertAllResults, bin, workspace, type Workspace } from "./runFixture.js";
+import { selectYaml } from "./selectFixture.js";
 
 let emu: RunningEmulator;
 const t = suite("runs of a chosen part");
@@ -24,38 +25,6 @@ t.before(async () => {
 t.after(async () => {
   await emu.close();
 });
-
-export const selectYaml = (name: string, o: { posters?: string; stillsPrompt?: string } = {}) => `version: 1
-name: ${name}
-outputs: out
-concurrency: 6
-prices:
-  video: { "720p": 0.07 }
-  image: { "1k": 0.02 }
-defaults:
-  video: { resolution: 720p, aspect_ratio: "16:9", duration: 5 }
-  image: { resolution: 1k }
-jobs:
-  stills:
-    kind: image
-    matrix:
-      product: { rows: products.csv }
-      style: [studio, street]
-    prompt: "${o.stillsPrompt ?? "a {{ product.name }} in {{ style }} light"}"
-  clips:
-    kind: video
-    for_each: stills.outputs
-    contents:
-      - first_frame: "{{ item.url }}"
-        id: start
-    prompt: "@start turns slowly, {{ item.vars.style }} mood"
-    settings: { duration: 5 }
-  posters:
-    kind: image
-    matrix:
-      size: [${o.posters ?? "small, large"}]
-    prompt: "a poster, {{ size }}"
-`;
 
 const selectWorkspace = (name: string, o: Parameters<typeof selectYaml>[1] = {}): Workspace => {
   const ws = workspace(selectYaml(name, o));
