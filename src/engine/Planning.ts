@@ -94,9 +94,10 @@ export const makePlanning = (deps: PlanningDeps) => {
       if (table.entries.has(task.id)) return;
       const rec = recorder.get(task.id);
       // Selected: the task may be created and is followed. With --failed, only a new
-      // attempt after a failed one is. Anything else enters only when its results are
-      // on disk (context for the selected downstream work), or not at all.
-      const selected = taken && (!selection?.failed || (pastFailed && needsCreate(rec)));
+      // attempt after a failed one is (to create, or in flight from an interrupted
+      // --failed run). Anything else enters only when its results are on disk (context
+      // for the selected downstream work), or not at all.
+      const selected = taken && (!selection?.failed || (pastFailed && rec?.state !== "downloaded"));
       if (!selected) {
         if (!selection || !selection.relevantJobs.has(task.job) || rec?.state !== "downloaded") return;
         if (!(yield* downloader.verify(rec.outputs))) return;

@@ -198,6 +198,33 @@ t("--failed: after every poster failed, plan --failed shows the new attempts and
   }
 });
 
+t("an interrupted run --failed leaves its new attempts in flight; the next run --failed follows them to the end without creating anything twice", async () => {
+  const failing = await startEmulator({ timing: { scale: 0.1 }, failure: { rate: 1 } }, { port: 0 });
+  const ws = selectWorkspace("failedagain", { posters: "small, medium, large" });
+  const e = { OMNIBATCH_BASE_URL: failing.url, OMNIBATCH_API_KEY: failing.apiKey, OMNIBATCH_TIME_SCALE: "0.05" };
+  try {
+    assert.is((await cli(ws, ["run", ws.manifest, "--only", "posters"], e)).exitCode, 1);
+    // New attempts succeed, slowly (3 to 10 s): the next run stops while they are in flight.
+    failing.configure({ failure: { rate: 0 }, timing: { scale: 6 } });
+    const cut = await cli(ws, ["run", ws.manifest, "--failed", "--max-wait", "2s", "--json"], e);
+    assert.is(cut.exitCode, 3, cut.stdout + cut.stderr);
+    const mid = await lockOf(ws);
+    const inFlight = Object.values(mid.tasks).filter((x) => x.attempt === 2 && x.task_id !== undefined && x.state !== "downloaded");
+    assert.ok(inFlight.length >= 1, `attempts in flight after the stop: ${JSON.stringify(Object.values(mid.tasks).map((x) => [x.attempt, x.state]))}`);
+    const done = await cli(ws, ["run", ws.manifest, "--failed", "--json"], e);
+    assert.is(done.exitCode, 0, done.stdout + done.stderr);
+    const lock = await lockOf(ws);
+    const second = Object.entries(lock.tasks).filter(([, x]) => x.attempt === 2);
+    assert.is(second.length, 3);
+    assert.ok(second.every(([, x]) => x.state === "downloaded"));
+    for (const [id] of second) assert.is(failing.stats().creates[id], 1, `${id} created once`);
+    assert.is(summaryOf(done.stdout).created, 3 - Object.values(mid.tasks).filter((x) => x.attempt === 2 && x.task_id !== undefined).length);
+  } finally {
+    ws.remove();
+    await failing.close();
+  }
+});
+
 t("--failed on --emulate: tasks failed by the prompt marker get new attempts with new ids (which fail again); tasks that succeeded are not created again", async () => {
   const ws = selectWorkspace("emufailed", { stillsPrompt: "a {{ product.name }} {{ style }}" });
   writeFileSync(join(ws.dir, "products.csv"), "sku,name\nA-1,mug\nB-2,[fail] lamp\n");
