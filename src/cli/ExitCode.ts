@@ -34,6 +34,9 @@ const exitCodeByTag: Record<string, ExitCode> = {
   LockfileWriteError: ExitCode.Invalid,
   LockfileMissing: ExitCode.Invalid,
   EmulatorConfigInvalid: ExitCode.Invalid,
+  // Saved plans (run --plan): unreadable, or the manifest or lockfile changed since.
+  PlanInvalid: ExitCode.Invalid,
+  PlanStale: ExitCode.Invalid,
   MissingApiKey: ExitCode.Invalid,
   ClientConfigInvalid: ExitCode.Invalid,
   // Start-up checks (src/run/startChecks.ts): found before anything is sent.

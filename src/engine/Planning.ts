@@ -12,6 +12,7 @@ import type { EngineEvent, KnownRecord } from "./EngineEvent.js";
 import type { Recorder } from "./Recorder.js";
 import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
+import type { RunSelection } from "./RunSelection.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
 import { retryAllowed } from "./taskRules.js";
 
@@ -46,10 +47,25 @@ export interface PlanningDeps {
   /** Runs an event through the state machine and performs its effects. */
   readonly feed: (event: EngineEvent) => Effect.Effect<void>;
   readonly now: Effect.Effect<number>;
+  /** A run of a chosen part (--only, --where, --failed, a saved plan); undefined: everything. */
+  readonly selection?: RunSelection;
 }
 
+/** Lockfile states in which a task still needs its create (nothing at the service yet, as far as the lockfile knows). */
+const needsCreate = (rec: LockTask | undefined): boolean => rec === undefined || (rec.state === "planned" && rec.task_id === undefined) || rec.state === "rejected";
+
 export const makePlanning = (deps: PlanningDeps) => {
-  const { manifest, table, recorder, downloader, links } = deps;
+  const { manifest, table, recorder, downloader, links, selection } = deps;
+  // A saved plan names the ids it may create: anything else is said once each, not created.
+  const refused = new Set<string>();
+  const mayCreate = (task: PlannedTask): boolean => {
+    if (!selection?.mayCreate || selection.mayCreate(task.id) || !needsCreate(recorder.get(task.id))) return true;
+    if (!refused.has(task.id)) {
+      refused.add(task.id);
+      deps.emit({ type: "notice", level: "info", message: `${task.id} (${task.job}): not in the saved plan, not created; make a new plan to include it` });
+    }
+    return false;
+  };
   // Asked once per finished task: computed once per job.
   const downstreamByJob = new Map(manifest.jobs.map((u) => [u.id, manifest.jobs.filter((j) => j.upstream?.job === u.id)] as const));
   const downstreamOf = (job: string) => downstreamByJob.get(job) ?? [];
@@ -59,15 +75,35 @@ export const makePlanning = (deps: PlanningDeps) => {
     Effect.gen(function* () {
       let task = planned;
       const firstAttempt = planned.attempt;
-      // Walk the attempts already made: a failed attempt with retries left leads to the next.
+      const taken = selection === undefined || selection.selects(planned);
+      // --failed gives a selected task whose attempts all failed one new attempt now.
+      const renew = taken && selection?.failed === true;
+      let pastFailed = false;
+      // Walk the attempts already made: a failed attempt with retries left leads to the
+      // next, and so does one whose next attempt the lockfile records (made by --failed).
       for (;;) {
         const rec = recorder.get(task.id);
         if (rec?.state !== "failed") break;
-        if (!retryAllowed(table, task, firstAttempt, rec.error?.code, rec.error?.message ?? "")) break;
-        task = manifest.withAttempt(task, task.attempt + 1);
+        if (!retryAllowed(table, task, firstAttempt, rec.error?.code, rec.error?.message ?? "")) {
+          const next = manifest.withAttempt(task, task.attempt + 1);
+          if (recorder.get(next.id) === undefined && !renew) break;
+          task = next;
+        } else task = manifest.withAttempt(task, task.attempt + 1);
+        pastFailed = true;
       }
       if (table.entries.has(task.id)) return;
       const rec = recorder.get(task.id);
+      // Selected: the task may be created and is followed. With --failed, only a new
+      // attempt after a failed one is (to create, or in flight from an interrupted
+      // --failed run). Anything else enters only when its results are on disk (context
+      // for the selected downstream work), or not at all.
+      const selected = taken && (!selection?.failed || (pastFailed && rec?.state !== "downloaded"));
+      if (!selected) {
+        if (!selection || !selection.relevantJobs.has(task.job) || rec?.state !== "downloaded") return;
+        if (!(yield* downloader.verify(rec.outputs))) return;
+        return yield* deps.feed({ _tag: "Admit", now: yield* deps.now, task, firstAttempt, front, known: knownOf(rec), filesOk: true });
+      }
+      if (!mayCreate(task)) return;
       const filesOk = rec?.state === "downloaded" ? yield* downloader.verify(rec.outputs) : undefined;
       yield* deps.feed({
         _tag: "Admit",
@@ -82,10 +118,17 @@ export const makePlanning = (deps: PlanningDeps) => {
 
   /** The next attempt of a failed task, at the front of the line. */
   const retry = (task: PlannedTask, firstAttempt: number): Effect.Effect<void> =>
-    Effect.flatMap(deps.now, (now) => {
-      const rec = recorder.get(task.id);
-      return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, ...(rec ? { known: knownOf(rec) } : {}) });
-    });
+    !mayCreate(task)
+      ? // Not in the saved plan: the failed attempt stays the task's last word (and is counted as failed).
+        Effect.flatMap(deps.now, (now) => {
+          const failed = manifest.withAttempt(task, task.attempt - 1);
+          const rec = recorder.get(failed.id);
+          return rec ? deps.feed({ _tag: "Admit", now, task: failed, firstAttempt, front: true, known: knownOf(rec) }) : Effect.void;
+        })
+      : Effect.flatMap(deps.now, (now) => {
+          const rec = recorder.get(task.id);
+          return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, ...(rec ? { known: knownOf(rec) } : {}) });
+        });
 
   const upstreamItems = (entry: Entry): UpstreamItem[] => {
     const rec = recorder.get(entry.task.id);
@@ -117,6 +160,7 @@ export const makePlanning = (deps: PlanningDeps) => {
           const items = upstreamItems(entry);
           if (items.length === 0) return;
           for (const job of downstreamOf(entry.task.job)) {
+            if (selection && !selection.relevantJobs.has(job.id)) continue;
             let tasks: PlannedTask[];
             try {
               tasks = manifest.expandDownstream(job.id, items);

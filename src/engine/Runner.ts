@@ -21,6 +21,7 @@ import { Recorder } from "./Recorder.js";
 import { forgetOldService, recover } from "./Recovery.js";
 import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
+import type { RunSelection } from "./RunSelection.js";
 import { makeKindAdapters } from "./ServiceKinds.js";
 import { makeSubmitting } from "./Submitting.js";
 import { leftBehind, summarize, type RunnerResult } from "./Summary.js";
@@ -53,6 +54,8 @@ export interface RunnerOptions {
   readonly freshService?: boolean;
   /** Callbacks: its address goes on every create; each observation is only a cue to query that task soon. */
   readonly callbacks?: CallbackFeed;
+  /** A run of a chosen part (--only, --where, --failed, a saved plan); undefined: the whole manifest. */
+  readonly selection?: RunSelection;
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
@@ -142,7 +145,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       // Runs one event through the state machine and performs its effects, in order;
       // effects that admit tasks feed their own events back here first (depth first).
       const feed = (event: EngineEvent): Effect.Effect<void> => Effect.suspend(() => perform(transition(table, event).effects));
-      const planning = makePlanning({ manifest, table, recorder, downloader, links, emit, feed, now });
+      const planning = makePlanning({ manifest, table, recorder, downloader, links, emit, feed, now, ...(options.selection ? { selection: options.selection } : {}) });
       const submitting = makeSubmitting({ adapters, recorder, store, policy, manifest, table, links, planning, callbackUrl: options.callbacks?.url });
       const fetching = makeFetching({ downloader, adapters, recorder, policy, table, fork });
 
@@ -226,7 +229,9 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       // looked up by the next run; a download cut off leaves only a temp file.
       yield* FiberSet.clear(workers);
       yield* store.flush;
-      for (const { id, state } of leftBehind(table, recorder)) {
+      // A run of a chosen part names only what it chose: the rest is left as it was on purpose.
+      const sel = options.selection;
+      for (const { id, state } of leftBehind(table, recorder, sel ? (rec) => !sel.failed && sel.selects(rec) : undefined)) {
         emit({
           type: "notice",
           level: "warn",

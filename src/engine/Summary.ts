@@ -3,6 +3,7 @@
 // table in cli/ExitCode.ts.
 
 import { exitCodeByOutcome } from "../cli/ExitCode.js";
+import type { LockTask } from "../state/LockFile.js";
 import type { Recorder } from "./Recorder.js";
 import type { JobCounts, RunOutcome, RunSummary } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
@@ -16,9 +17,13 @@ const UNFINISHED = new Set(["submitting", "submitted", "processing", "succeeded"
  * because the manifest no longer lists them (an edited manifest): their results are not
  * fetched, so the run names them rather than dropping them silently.
  */
-export const leftBehind = (table: TaskTable, recorder: Recorder): ReadonlyArray<{ readonly id: string; readonly state: string }> =>
+export const leftBehind = (
+  table: TaskTable,
+  recorder: Recorder,
+  chosen: (rec: LockTask) => boolean = () => true,
+): ReadonlyArray<{ readonly id: string; readonly state: string }> =>
   [...recorder.records]
-    .filter(([id, rec]) => UNFINISHED.has(rec.state) && !table.entries.has(id))
+    .filter(([id, rec]) => UNFINISHED.has(rec.state) && !table.entries.has(id) && chosen(rec))
     .map(([id, rec]) => ({ id, state: rec.state }));
 
 /** What the run did, before reports are written (RunSummary minus reports). */

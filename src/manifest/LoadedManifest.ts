@@ -11,6 +11,8 @@ export interface JobInfo {
   /** For `for_each`: the upstream job, and whether one task per output or per task. */
   readonly upstream?: { readonly job: string; readonly mode: "outputs" | "tasks" };
   readonly retryFailed: number;
+  /** The job's own matrix axes (and `include` keys), for `--where` checks. */
+  readonly axes?: readonly string[];
   readonly source: SourcePos;
 }
 

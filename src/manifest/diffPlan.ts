@@ -67,7 +67,12 @@ const emptyCounts = (): PlanCounts => ({ "+": 0, "=": 0, "~": 0, "-": 0, "…": 
 const outputCount = (t: LockTask): number =>
   t.outputs.filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video")).length;
 
-export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): PlanResult => {
+export interface DiffOptions {
+  /** `--failed`: a task whose attempts all failed gets one new attempt (`+`) all the same. */
+  readonly renewFailed?: (task: PlannedTask) => boolean;
+}
+
+export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions = {}): PlanResult => {
   const entries: PlanEntry[] = [];
   const lockTasks = lock?.tasks ?? {};
   const slotKey = (job: string, dir: string) => `${job}\u0000${dir}`;
@@ -133,7 +138,8 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
       entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: task.dir, state, inFlight: true });
     } else if (state === "failed") {
       const attempts = 1 + task.retryFailed;
-      if (latest.attempt < attempts) {
+      const renew = latest.attempt >= attempts && options.renewFailed?.(task) === true;
+      if (latest.attempt < attempts || renew) {
         const next = manifest.withAttempt(task, latest.attempt + 1);
         entries.push({
           mark: "+",
@@ -145,7 +151,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
           attempt: next.attempt,
           task: next,
           ...(next.estimate ? { estimate: next.estimate } : {}),
-          note: `retry: attempt ${next.attempt} of ${attempts}`,
+          note: renew ? `new attempt ${next.attempt} (--failed)` : `retry: attempt ${next.attempt} of ${attempts}`,
         });
       } else {
         const note = attempts > 1 ? "failed, no retries left" : "failed";

@@ -308,6 +308,7 @@ const makeLoaded = (args: {
     kind: j.kind,
     ...(j.forEach ? { upstream: { job: j.forEach.job, mode: j.forEach.mode } } : {}),
     retryFailed: j.retryFailed,
+    axes: [...new Set([...j.axes.map((a) => a.name), ...j.include.flatMap((i) => Object.keys(i))])],
     source: locator.pos({ path: ["jobs"], key: j.id }),
   }));
   const jobSpec = (id: string): JobSpec => {

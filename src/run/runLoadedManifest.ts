@@ -18,6 +18,8 @@ import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy
 import { ownFolders } from "../engine/ownFolders.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
+import type { RunSelection } from "../engine/RunSelection.js";
+import { lockDigest, PlanStale } from "../manifest/savedPlan.js";
 
 /** `--emulate` timing: tasks finish in roughly 0.2 to 1 s. */
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
@@ -55,6 +57,13 @@ export interface RunManifestOptions {
    * address forwarding there). Signed with $OMNIBATCH_WEBHOOK_SECRET when it is set.
    */
   readonly callbacks?: boolean | CallbackSetting;
+  /** A run of a chosen part (--only, --where, --failed, a saved plan); default: the whole manifest. */
+  readonly selection?: RunSelection;
+  /**
+   * A saved plan's lockfile digest (savedPlan.ts lockDigest): checked once the run holds
+   * the lockfile, before anything is sent; a different lockfile fails with PlanStale (exit 2).
+   */
+  readonly expectLockfile?: string;
 }
 
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
@@ -108,6 +117,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
       const store = yield* LockStore;
+      if (options.expectLockfile !== undefined && lockDigest(yield* store.snapshot) !== options.expectLockfile) {
+        return yield* Effect.fail(
+          new PlanStale({ message: `the lockfile ${manifest.lockfilePath} changed since the plan was made (another run, or an edit): nothing was sent; make the plan again` }),
+        );
+      }
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, manifest.tasks.map((t) => t.dir), manifest.lockfilePath);
       const result = yield* engine.run({
@@ -120,6 +134,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         // Every emulated run starts a new emulator, which knows none of the old tasks.
         ...(emulated ? { freshService: true } : {}),
         ...(listener ? { callbacks: listener } : {}),
+        ...(options.selection ? { selection: options.selection } : {}),
       });
       let reports: string[] = [];
       if (options.reports !== false) {

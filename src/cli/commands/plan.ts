@@ -2,6 +2,7 @@
 // and show what a run would create, what is done or in flight, what changed, what is
 // orphaned and what waits on an upstream job, with counts and an estimated cost.
 
+import { resolve } from "node:path";
 import { defineCommand } from "../Command.js";
 import { ExitCode } from "../ExitCode.js";
 import { displayPath, loadManifest } from "../../manifest/loadManifest.js";
@@ -13,11 +14,14 @@ import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
+import { writeFileAtomic } from "../../state/writeFileAtomic.js";
+import { savePlan } from "../../manifest/savedPlan.js";
+import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
 
 export const planCommand = defineCommand({
   name: "plan",
   summary: "Show what a run would create, compared with the lockfile, and its estimated cost.",
-  usage: "omnibatch plan <manifest.yaml> [--emulate] [--all] [--json]",
+  usage: "omnibatch plan <manifest.yaml> [--emulate] [--all] [--json] [--only JOB] [--where K=V] [--failed] [--out plan.json]",
   description:
     "Validates the manifest, then compares it with the lockfile beside it:\n" +
     "  +  to create        =  done or in flight    ~  changed (old task kept, new one created)\n" +
@@ -26,6 +30,9 @@ export const planCommand = defineCommand({
     "and in total, an estimated cost from the manifest's prices and, with a budget, what\n" +
     "the lockfile has spent and which tasks the budget would not reach.\n" +
     "With --emulate, compares with the lockfile that 'run --emulate' keeps instead.\n" +
+    "--only, --where and --failed show the plan of that part only (as 'run' with them would do it).\n" +
+    "--out FILE saves the exact plan (ids to create, estimates, digests of the manifest and the\n" +
+    "lockfile); 'run --plan FILE' then creates exactly those, or refuses if either changed.\n" +
     "Nothing is sent. Exit 0 when the manifest is valid, 2 when not.",
   options: {
     emulate: {
@@ -34,17 +41,34 @@ export const planCommand = defineCommand({
     },
     json: { type: "boolean", description: "Print the plan as one JSON object on stdout, nothing else." },
     all: { type: "boolean", description: "List unchanged tasks one per line too (by default they are counted)." },
+    ...selectionOptions,
+    out: { type: "string", value: "FILE", description: "Save this exact plan as JSON, for 'run --plan FILE' (e.g. after a review)." },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
     const file = args.positionals[0]!;
     const json = args.values.json === true;
+    const selection = selectionFromArgs("plan", args.values);
     try {
       const loaded = await loadManifest(file, { cwd: io.cwd });
       // The one rule for where emulated runs keep their state (shared with run and status).
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);
-      const plan = diffPlan(m, lock);
+      const plan = selection ? selectedPlan("plan", m, lock, selection) : diffPlan(m, lock);
+      if (typeof args.values.out === "string") {
+        const out = resolve(io.cwd, args.values.out);
+        const saved = savePlan({
+          plan,
+          name: m.name,
+          emulated: args.values.emulate === true,
+          manifestDigest: await digestOfManifest(m),
+          lockDigest: lockDigest(lock),
+          ...(selection ? { selection } : {}),
+          now: new Date(),
+        });
+        await writeFileAtomic(out, `${JSON.stringify(saved, null, 2)}\n`);
+        io.stderr.write(`plan saved to ${displayPath(out, io.cwd)}: ${saved.create.length} task(s) to create; apply it with 'omnibatch run ${args.positionals[0]}${args.values.emulate === true ? " --emulate" : ""} --plan ${args.values.out}'\n`);
+      }
       const outlook = m.budget ? budgetOutlook(plan, lock, m.budget) : undefined;
       annotateDiagnostics(m.warnings, io);
       if (json) {
@@ -52,6 +76,7 @@ export const planCommand = defineCommand({
         return ExitCode.Ok;
       }
       if (m.warnings.length) io.stderr.write(`${formatDiagnostics(m.warnings)}\n\n`);
+      for (const l of selectionLines(plan)) io.stdout.write(`${l}\n`);
       io.stdout.write(
         formatPlan(plan, {
           manifest: displayPath(m.file, io.cwd),

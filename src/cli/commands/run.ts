@@ -18,6 +18,11 @@ import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { annotateRunFailures } from "../ciAnnotations.js";
+import { emulatedManifest } from "../../run/EmulatedRun.js";
+import type { SavedPlan } from "../../manifest/savedPlan.js";
+import type { PlanResult } from "../../manifest/diffPlan.js";
+import type { RunSelection } from "../../engine/RunSelection.js";
+import { checkPlanApplies, readSavedPlan, runSelectionOf, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -67,7 +72,7 @@ const callbackSetting = (v: Record<string, string | boolean | string[] | undefin
 export const runCommand = defineCommand({
   name: "run",
   summary: "Submit, follow, download and report until done, the time limit or the budget.",
-  usage: "omnibatch run <manifest.yaml> [--emulate | --base-url URL] [--max-wait D] [--json] [options]",
+  usage: "omnibatch run <manifest.yaml> [--emulate | --base-url URL] [--max-wait D] [--only JOB] [--where K=V] [--failed] [--plan FILE] [--json] [options]",
   description:
     "Validates the manifest, then creates the tasks the lockfile does not have yet, follows them,\n" +
     "downloads every result into the outputs folder and writes results.jsonl and the billing reports.\n" +
@@ -79,6 +84,12 @@ export const runCommand = defineCommand({
     "On a terminal, a run against a real service first shows what it will create and the estimated\n" +
     "cost against the budget, and asks before the first create (--yes skips the question; CI, --json\n" +
     "and --emulate runs never ask).\n\n" +
+    "A chosen part: --only JOB[,JOB] runs those jobs only (an upstream job does not run: its finished\n" +
+    "results are used), --where KEY=VALUE only tasks with that matrix value (product.sku=A-1 reaches into\n" +
+    "data rows; repeat to AND), --failed one new attempt (new id) of each failed task now. What it will\n" +
+    "create and cost is shown first. Tasks not selected stay in the lockfile as they are; the budget and\n" +
+    "the run lock apply as to a whole run. --plan FILE (from 'plan --out FILE') creates exactly the\n" +
+    "tasks that plan lists, and exits 2 without sending anything if the manifest or lockfile changed.\n\n" +
     "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
     "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
     "4 the budget stopped submission; 5 the account refused (authentication, balance, permission).\n\n" +
@@ -104,6 +115,8 @@ export const runCommand = defineCommand({
       description: "Public address that forwards to --callback-listen; the service POSTs task updates there (a token is appended).",
     },
     "callback-listen": { type: "string", value: "HOST:PORT", description: "Where the callback listener listens (default 127.0.0.1, any free port)." },
+    ...selectionOptions,
+    plan: { type: "string", value: "FILE", description: "Create exactly what this saved plan lists ('plan --out FILE'); exit 2 if the manifest or lockfile changed." },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -128,6 +141,14 @@ export const runCommand = defineCommand({
       throw new UsageError({ command: "run", message: "--emulate and --base-url exclude each other: --emulate runs against an in-process emulator" });
     }
 
+    // A run of a chosen part, or of a saved plan (which carries its own selection).
+    let selection = selectionFromArgs("run", v);
+    let saved: SavedPlan | undefined;
+    if (typeof v.plan === "string") {
+      if (selection) throw new UsageError({ command: "run", message: "--plan applies the selection the plan was made with: leave out --only, --where and --failed" });
+      saved = await readSavedPlan(resolve(io.cwd, v.plan));
+    }
+
     let loaded: LoadedManifest;
     try {
       loaded = await loadManifest(file);
@@ -141,12 +162,25 @@ export const runCommand = defineCommand({
       }
       throw error;
     }
+    let chosen: PlanResult | undefined;
+    let runSelection: RunSelection | undefined;
+    if (saved) selection = await checkPlanApplies(saved, loaded, v.emulate === true, v.plan as string);
+    if (selection) {
+      const m = v.emulate ? emulatedManifest(loaded) : loaded;
+      chosen = selectedPlan("run", m, await readLockFile(m.lockfilePath), selection);
+      runSelection = runSelectionOf(selection, loaded, saved ? new Set(saved.create.map((t) => t.id)) : undefined);
+      // What this part will create and cost, before anything is sent.
+      for (const message of selectionLines(chosen)) {
+        if (v.json) io.stdout.write(`${JSON.stringify({ type: "notice", at: new Date().toISOString(), level: "info", message })}\n`);
+        else if (!v.quiet) io.stderr.write(`${message}\n`);
+      }
+    }
     // Ask before spending: only a person at a terminal, only when money can go out.
     // Without a service address or key the run stops before sending anything: no question.
     const configured = (typeof v["base-url"] === "string" || !!io.env["OMNIBATCH_BASE_URL"]) && !!io.env["OMNIBATCH_API_KEY"];
     if (!v.emulate && !v.yes && !v.json && configured && io.stdout.isTTY && io.stdin?.isTTY) {
       const lock = await readLockFile(loaded.lockfilePath);
-      const plan = diffPlan(loaded, lock);
+      const plan = chosen ?? diffPlan(loaded, lock);
       const question = spendQuestion(plan, loaded.budget ? budgetOutlook(plan, lock, loaded.budget) : undefined);
       if (question !== undefined && !(await askYesNo(question, io.stdin, io.stdout))) {
         io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
@@ -181,6 +215,8 @@ export const runCommand = defineCommand({
         ...(concurrency !== undefined ? { concurrency } : {}),
         ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
         ...(callbacks !== undefined ? { callbacks } : {}),
+        ...(runSelection ? { selection: runSelection } : {}),
+        ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });

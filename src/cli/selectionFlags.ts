@@ -1,0 +1,167 @@
+// The flags of a run of a chosen part (--only, --where, --failed) and of saved plans
+// (plan --out, run --plan), shared by `plan` and `run`: parsing them into a Selection
+// (selection.ts holds the rule), checking them against the manifest, the plan cut down
+// to them, what to tell the person before anything is sent, and reading a saved plan.
+
+import { readFile } from "node:fs/promises";
+import type { OptionSpec } from "./Command.js";
+import { UsageError } from "./UsageError.js";
+import type { RunSelection } from "../engine/RunSelection.js";
+import { diffPlan, type PlanResult } from "../manifest/diffPlan.js";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import {
+  checkSavedPlan,
+  lockDigest,
+  manifestDigest,
+  PlanInvalid,
+  PlanStale,
+  type SavedPlan,
+  selectionOfPlan,
+} from "../manifest/savedPlan.js";
+import {
+  checkSelection,
+  describeSelection,
+  isWholeRun,
+  keysOf,
+  parseOnly,
+  parseWhere,
+  relevantJobs,
+  selectPlan,
+  selectsTask,
+  type SelectedPlan,
+  type Selection,
+  type WhereClause,
+} from "../manifest/selection.js";
+import type { LockFile } from "../state/LockFile.js";
+
+export const selectionOptions = {
+  only: {
+    type: "string",
+    value: "JOB[,JOB]",
+    multiple: true,
+    description: "Only these jobs' tasks; upstream jobs do not run (their finished results are used).",
+  },
+  where: {
+    type: "string",
+    value: "KEY=VALUE",
+    multiple: true,
+    description: "Only tasks with this matrix value (dotted paths into data rows: product.sku=A-1); repeat to AND.",
+  },
+  failed: { type: "boolean", description: "Only failed tasks: one new attempt each (new ids), now, within the budget." },
+} as const satisfies Record<string, OptionSpec>;
+
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+const list = (v: unknown): string[] | undefined => (Array.isArray(v) ? v : typeof v === "string" ? [v] : undefined);
+
+/** The selection the flags ask for, or undefined for the whole manifest. */
+export const selectionFromArgs = (command: string, values: Values): Selection | undefined => {
+  const only = parseOnly(list(values["only"]));
+  if (list(values["only"]) !== undefined && only === undefined) {
+    throw new UsageError({ command, message: "--only needs job ids, e.g. --only stills or --only stills,clips" });
+  }
+  const where: WhereClause[] = [];
+  for (const text of list(values["where"]) ?? []) {
+    const w = parseWhere(text);
+    if (typeof w === "string") throw new UsageError({ command, message: w });
+    where.push(w);
+  }
+  const s: Selection = { ...(only ? { only } : {}), where, failed: values["failed"] === true };
+  return isWholeRun(s) ? undefined : s;
+};
+
+/**
+ * The plan (cut down to the selection when there is one), after checking the selection
+ * against the manifest: an unknown job or key is a UsageError naming those there are.
+ */
+export const selectedPlan = (command: string, m: LoadedManifest, lock: LockFile | undefined, s: Selection | undefined): PlanResult | SelectedPlan => {
+  if (!s) return diffPlan(m, lock);
+  const full = diffPlan(m, lock, s.failed ? { renewFailed: (t) => selectsTask(s, t) } : {});
+  const keys = new Set<string>();
+  for (const t of m.tasks) keysOf(t.vars, keys);
+  for (const e of full.entries) if (e.mark !== "…") keysOf(e.vars, keys);
+  const problems = checkSelection(s, m.jobs, keys);
+  if (problems.length) throw new UsageError({ command, message: problems.join("\n") });
+  return selectPlan(full, s, m.jobs);
+};
+
+const money = (m: Readonly<Record<string, string>>): string =>
+  Object.entries(m)
+    .map(([c, a]) => `${a} ${c}`)
+    .join(", ");
+
+/** What to tell the person about a selection before anything is sent (one line each). */
+export const selectionLines = (plan: PlanResult | SelectedPlan): string[] => {
+  if (!("selection" in plan)) return [];
+  const s = plan.selection;
+  const now = plan.total["+"] + plan.total["~"];
+  const cost = money(plan.estimate);
+  const lines = [
+    `selection ${describeSelection(s) || "(the whole manifest, from a saved plan)"}: ${now} task(s) to create${cost ? ` (estimated ${cost})` : ""}, ${plan.total["="]} done or in flight; ${plan.notSelected} task(s) not selected, left as they are`,
+  ];
+  if (s.failed) {
+    lines.push(
+      now === 0
+        ? "--failed: no failed task to try again"
+        : `--failed: ${now} new attempt(s) of failed task(s) (new ids)${cost ? `, estimated ${cost}` : ", no estimate (no prices in the manifest)"}`,
+    );
+  }
+  lines.push(...plan.notes);
+  return lines;
+};
+
+/** What the engine needs of a selection (and of a saved plan: the ids it may create). */
+export const runSelectionOf = (s: Selection, m: LoadedManifest, create?: ReadonlySet<string>): RunSelection => ({
+  selects: (task) => selectsTask(s, task),
+  relevantJobs: relevantJobs(s, m.jobs),
+  failed: s.failed,
+  ...(create ? { mayCreate: (id: string) => create.has(id) } : {}),
+});
+
+/** A saved plan from disk, checked (PlanInvalid names the file and every problem). */
+export const readSavedPlan = async (file: string): Promise<SavedPlan> => {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new PlanInvalid({ message: `cannot read the plan ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new PlanInvalid({ message: `${file} is not JSON (${(error as Error).message}): make it again with 'omnibatch plan M.yaml --out ${file}'` });
+  }
+  const checked = checkSavedPlan(data);
+  if (Array.isArray(checked)) {
+    throw new PlanInvalid({ message: `${file} is not a valid saved plan:\n${checked.map((p) => `  ${p}`).join("\n")}` });
+  }
+  return checked;
+};
+
+/** The manifest digest a saved plan records (text of the manifest file and its tasks' ids). */
+export const digestOfManifest = async (m: LoadedManifest): Promise<string> => manifestDigest(await readFile(m.file, "utf8"), m.tasks);
+
+/**
+ * A saved plan against the manifest it is applied to: refused (exit 2) when made for
+ * another manifest, another mode, or a manifest that changed since. The lockfile's
+ * digest is checked by the run itself, once it holds the lockfile.
+ */
+export const checkPlanApplies = async (saved: SavedPlan, m: LoadedManifest, emulated: boolean, file: string): Promise<Selection> => {
+  if (saved.name !== m.name) {
+    throw new PlanStale({ message: `the plan ${file} was made for the manifest named '${saved.name}', not '${m.name}': nothing was sent` });
+  }
+  if (saved.emulated !== emulated) {
+    throw new PlanStale({
+      message: `the plan ${file} was made ${saved.emulated ? "with --emulate" : "without --emulate"}: run it ${saved.emulated ? "with" : "without"} --emulate (nothing was sent)`,
+    });
+  }
+  if ((await digestOfManifest(m)) !== saved.digests.manifest) {
+    throw new PlanStale({
+      message: `the manifest ${m.file} (or a file it reads) changed since the plan ${file} was made: nothing was sent; make the plan again and review it`,
+    });
+  }
+  return selectionOfPlan(saved);
+};
+
+export { lockDigest };
