@@ -44,6 +44,13 @@ export interface LockStoreService {
   readonly all: Effect.Effect<ReadonlyMap<string, LockTask>>;
   /** The whole lockfile as data, as it would be written now. */
   readonly snapshot: Effect.Effect<LockFile>;
+  /** The service the lockfile's header named when it was opened (undefined: none recorded, or no file). */
+  readonly recordedService: string | undefined;
+  /**
+   * Names the service in the header from the next durable write on (which then rewrites
+   * the whole file, once). Called only after the run has checked the recorded one (src/run/serviceCheck.ts).
+   */
+  readonly setService: (service: string) => Effect.Effect<void>;
   /** Records a task in memory and queues it for the next durable write (within coalesceMs). */
   readonly put: (id: string, task: LockTask) => Effect.Effect<void>;
   /** Replaces a task by f(current); no-op returning undefined when the id is unknown. */
@@ -188,6 +195,10 @@ const makeService = (
     let pending = new Map<string, LockTask>();
     // The file on disk differs from `tasks` (beyond the journal): compact at close.
     let dirty = initial === undefined || initial.name !== manifestName;
+    // The service the header names; `headerStale`: it changed, and the file must be
+    // rewritten whole (a journal append cannot change line 1) before the next append.
+    let service = initial?.service;
+    let headerStale = false;
     const writeLock = yield* Effect.makeSemaphore(1);
     const wake = yield* Queue.sliding<void>(1);
     const minCompact = options.minCompactBytes ?? 64 * 1024;
@@ -195,6 +206,7 @@ const makeService = (
     const toLockFile = (): LockFile => ({
       lockfile_version: LOCKFILE_VERSION,
       name: manifestName,
+      ...(service !== undefined ? { service } : {}),
       tasks: Object.fromEntries(tasks),
     });
 
@@ -218,11 +230,16 @@ const makeService = (
     );
 
     const compactNow = Effect.suspend(() => {
-      const text = encodeLockFile(manifestName, tasks);
+      const text = encodeLockFile(manifestName, tasks, service);
       const batch = pending;
       pending = new Map();
       return Effect.tryPromise({ try: () => disk.writeFull(text), catch: failure("write") }).pipe(
-        Effect.tap(() => Effect.sync(() => (dirty = false))),
+        Effect.tap(() =>
+          Effect.sync(() => {
+            dirty = false;
+            headerStale = false;
+          }),
+        ),
         Effect.tapError(() => Effect.sync(() => restore(batch))),
       );
     });
@@ -234,8 +251,8 @@ const makeService = (
     };
 
     const flushNow = Effect.suspend(() => {
-      if (pending.size === 0) return Effect.void;
-      if (!disk.fileCurrent()) return compactNow;
+      if (pending.size === 0 && !headerStale) return Effect.void;
+      if (!disk.fileCurrent() || headerStale) return compactNow;
       const batch = pending;
       let text = "";
       for (const [id, task] of batch) text += encodeJournalRecord(manifestName, id, task);
@@ -297,6 +314,14 @@ const makeService = (
       get: (id) => Effect.sync(() => tasks.get(id)),
       all: Effect.sync(() => new Map(tasks)),
       snapshot: Effect.sync(toLockFile),
+      recordedService: initial?.service,
+      setService: (next) =>
+        Effect.sync(() => {
+          if (next === service) return;
+          service = next;
+          headerStale = true;
+          dirty = true;
+        }),
       put,
       update: (id, f) =>
         Effect.suspend(() => {
@@ -349,7 +374,12 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
       makeService(
         `(memory:${manifestName})`,
         manifestName,
-        { name: initial?.name ?? manifestName, fileVersion: LOCKFILE_VERSION, tasks: new Map(Object.entries(initial?.tasks ?? {})) },
+        {
+          name: initial?.name ?? manifestName,
+          fileVersion: LOCKFILE_VERSION,
+          ...(initial?.service !== undefined ? { service: initial.service } : {}),
+          tasks: new Map(Object.entries(initial?.tasks ?? {})),
+        },
         memoryDisk(),
         {},
         async () => true,

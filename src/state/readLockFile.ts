@@ -24,6 +24,8 @@ export interface LockState {
   readonly name: string;
   /** Format version of the file on disk (2 when there is only a journal). */
   readonly fileVersion: 1 | 2;
+  /** The service the file's header names, when it names one. */
+  readonly service?: string;
   readonly tasks: Map<string, LockTask>;
 }
 
@@ -38,7 +40,7 @@ export const parseLockState = (path: string, texts: LockFileTexts): LockState | 
   if (file !== undefined) {
     const parsed = parseLockFileText(file.text);
     if (typeof parsed === "string") return lockfileInvalid(path, parsed);
-    base = { name: parsed.name, fileVersion: parsed.version, tasks: parsed.tasks };
+    base = { name: parsed.name, fileVersion: parsed.version, ...(parsed.service !== undefined ? { service: parsed.service } : {}), tasks: parsed.tasks };
   }
   if (journalText === undefined) return base;
   const journalPath = journalPathOf(path);
@@ -49,7 +51,12 @@ export const parseLockState = (path: string, texts: LockFileTexts): LockState | 
   if (file !== undefined && journal.base !== undefined && journal.base !== (file.sha256 ?? sha256Hex(file.text))) return base;
   const tasks = base?.tasks ?? new Map<string, LockTask>();
   for (const [id, task] of journal.tasks) tasks.set(id, task);
-  return { name: base?.name ?? journal.name, fileVersion: base?.fileVersion ?? LOCKFILE_VERSION, tasks };
+  return {
+    name: base?.name ?? journal.name,
+    fileVersion: base?.fileVersion ?? LOCKFILE_VERSION,
+    ...(base?.service !== undefined ? { service: base.service } : {}),
+    tasks,
+  };
 };
 
 const readIfPresent = async (path: string): Promise<string | undefined> => {
@@ -92,6 +99,7 @@ export const loadLockState = async (path: string): Promise<LoadedLockState> => {
 export const toLockFile = (state: LockState): LockFile => ({
   lockfile_version: LOCKFILE_VERSION,
   name: state.name,
+  ...(state.service !== undefined ? { service: state.service } : {}),
   tasks: Object.fromEntries(state.tasks),
 });
 
