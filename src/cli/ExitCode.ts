@@ -45,6 +45,8 @@ const exitCodeByTag: Record<string, ExitCode> = {
   // sent: paid work exists at the service, so never "nothing was sent" (2). The next run
   // finds every task whose create was sent (its intent was flushed first) by lookup.
   LockfileWriteAfterSend: ExitCode.Pending,
+  // The run lock was lost mid-run: stopped at once; the next run resumes (by lookup).
+  RunLockLost: ExitCode.Pending,
 };
 
 export interface UserFacing {

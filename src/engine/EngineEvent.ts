@@ -12,6 +12,9 @@ import type { RunEvent } from "./RunEvent.js";
 import type { Entry } from "./TaskTable.js";
 
 /** What the lockfile already says about a task being admitted. */
+/** Why a run stops early: --max-wait, the interrupt, or its run lock lost (taken over). */
+export type StopReason = "time" | "signal" | "lock";
+
 export interface KnownRecord {
   readonly state: TaskState;
   readonly task_id?: string;
@@ -107,7 +110,7 @@ export type EngineEvent = { readonly now: number } & (
     }
   | { readonly _tag: "PollFailed"; readonly kind: ProductKind; readonly message: string; readonly refused: boolean }
   | { readonly _tag: "Callback"; readonly observation: CallbackObservation }
-  | { readonly _tag: "Stop"; readonly reason: "time" | "signal" }
+  | { readonly _tag: "Stop"; readonly reason: StopReason }
   /** Time to start what fits and poll what is due; `charged`: cash charged so far in the budget's currency. */
   | { readonly _tag: "Tick"; readonly charged?: BigDecimal.BigDecimal }
 );

@@ -8,6 +8,7 @@ import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { Policy, ProductKind } from "../policy/Policy.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { BudgetLimit } from "./Budget.js";
+import type { StopReason } from "./EngineEvent.js";
 import { CallbackWatch } from "./CallbackWatch.js";
 import { SlotLimiter } from "./SlotLimiter.js";
 
@@ -100,7 +101,7 @@ export class TaskTable {
   readonly lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
   /** When cued tasks of a kind were last queried (cue queries are spaced, see Policy.cueQuerySpacing). */
   readonly lastCueQuery: Record<ProductKind, number> = { video: Number.NEGATIVE_INFINITY, image: Number.NEGATIVE_INFINITY };
-  stop: "time" | "signal" | "refused" | undefined;
+  stop: StopReason | "refused" | undefined;
   refusal: string | undefined;
   budgetStopped = false;
   /** The account's currency (image charges come without one), once known. */

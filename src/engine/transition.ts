@@ -28,7 +28,15 @@ const step = (out: Out, event: EngineEvent): void => {
     case "Stop":
       if (!table.stop) {
         table.stop = event.reason;
-        notice(out, "warn", event.reason === "time" ? "time limit reached: stopping, tasks in flight continue at the service" : "interrupted: stopping");
+        notice(
+          out,
+          "warn",
+          event.reason === "time"
+            ? "time limit reached: stopping, tasks in flight continue at the service"
+            : event.reason === "lock"
+              ? "the run lock was lost (another run took it over): stopping at once, tasks in flight continue at the service"
+              : "interrupted: stopping",
+        );
       }
       return;
     case "Admit":

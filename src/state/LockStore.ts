@@ -60,6 +60,12 @@ export interface LockStoreService {
   /** Writes the full lockfile atomically and drops the journal. */
   readonly compact: Effect.Effect<void, LockfileWriteError>;
   readonly stats: Effect.Effect<LockStoreStats>;
+  /**
+   * Completes when the run lock is found lost (taken over by another run, or this run
+   * stalled past its stale limit): from then on nothing can be written, and the run must
+   * stop (RunLockLost). Never completes for a store without a lock.
+   */
+  readonly lockLost: Effect.Effect<void>;
 }
 
 interface Disk {
@@ -186,6 +192,7 @@ const makeService = (
   options: LockStoreOptions,
   /** Whether the run lock is still ours, checked now (false: stop writing). */
   lockHeld: () => Promise<boolean>,
+  lockLost: Effect.Effect<void> = Effect.never,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
   Effect.gen(function* () {
     // The loaded Map itself: a run over 100,000 finished tasks copies no record.
@@ -333,6 +340,7 @@ const makeService = (
       flush,
       compact,
       stats: Effect.sync(disk.stats),
+      lockLost,
     } satisfies LockStoreService;
   });
 
@@ -360,7 +368,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
       const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION });
-      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm);
+      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.whenLost);
     });
 
   /** The live layer: LockStore.open for the layer's lifetime. */
