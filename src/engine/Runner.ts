@@ -209,7 +209,7 @@ export const runEngine = (
       });
       // A stop during the start-up lookup leaves the tasks not yet looked up as they were
       // (each is looked up before its create, by this run or the next).
-      yield* untilStopped(recover({ manifest, table, planning, adapters, feed, emit }), undefined);
+      yield* untilStopped(recover({ manifest, table, planning, adapters, feed, emit, mayLackCreatesUntil: store.mayLackCreatesUntil }), undefined);
       yield* store.flush;
 
       // ------------------------------------------------------------ the loop

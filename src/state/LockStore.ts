@@ -15,6 +15,7 @@ import { LockfileBusy, LockfileInvalid, LockfileWriteError } from "./LockfileErr
 import { encodeJournalHeader, encodeJournalRecord, journalPathOf } from "./LockJournal.js";
 import { loadLockState, type LockState, sha256Hex } from "./readLockFile.js";
 import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
+import { encodeTrace, mayLackCreatesUntil, parseTrace, type RunTrace, traceFileOf } from "./RunTrace.js";
 import { sameJson } from "./sameJson.js";
 import { fsyncDir, removeStaleTempFiles, writeFileAtomic } from "./writeFileAtomic.js";
 import { writeFully } from "../fs/durable.js";
@@ -66,6 +67,12 @@ export interface LockStoreService {
    * stop (RunLockLost). Never completes for a store without a lock.
    */
   readonly lockLost: Effect.Effect<void>;
+  /**
+   * The lockfile is not the one the last run on this machine left (restored from git,
+   * replaced, its journal lost; RunTrace.ts): it may lack creates that landed until this
+   * time (ms). Undefined: it holds every create that run sent, or nothing is known.
+   */
+  readonly mayLackCreatesUntil: number | undefined;
 }
 
 interface Disk {
@@ -78,8 +85,21 @@ interface Disk {
   /** A file in the current format exists: journal lines may be appended to it. */
   readonly fileCurrent: () => boolean;
   readonly stats: () => LockStoreStats;
+  /** The run closed cleanly: the trace says so (with the time), when this run wrote it. */
+  readonly finish: () => Promise<void>;
   readonly close: () => Promise<void>;
 }
+
+/** Writes the run trace durably (it must never vouch for bytes it does not describe). */
+const writeTrace = async (lockfilePath: string, trace: RunTrace): Promise<void> => {
+  const handle = await open(traceFileOf(lockfilePath), "w");
+  try {
+    await writeFully(handle, Buffer.from(encodeTrace(trace), "utf8"), "the run trace");
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+};
 
 const liveDisk = (
   path: string,
@@ -95,6 +115,13 @@ const liveDisk = (
   // store folds it into the file first (Infinity forces that).
   let journalSize = loaded.journalBytes > 0 ? Number.POSITIVE_INFINITY : 0;
   let counters = { bytesWritten: 0, writes: 0, fsyncs: 0, compactions: 0 };
+  // The run trace (RunTrace.ts) is rewritten by this run from its first write on: after
+  // each full write (naming the new bytes) and before each new journal (saying one exists).
+  let traced = false;
+  const trace = async (journalToo: boolean) => {
+    traced = true;
+    await writeTrace(path, { v: 1, file: file!.sha256!, journal: journalToo, until: null });
+  };
   const closeJournal = async () => {
     const handle = journal;
     journal = undefined;
@@ -109,6 +136,8 @@ const liveDisk = (
       // The file is hashed only when a run first changes something (a run with nothing
       // to do never pays for it); under the run lock it is still the file we loaded.
       if (fresh && file.sha256 === undefined) file = { ...file, sha256: sha256Hex(await readFile(path)) };
+      // Before the journal exists: a trace naming the file alone would vouch for it without the journal's lines.
+      if (fresh) await trace(true);
       if (!journal) journal = await open(journalPath, "a");
       const data = Buffer.from(fresh ? encodeJournalHeader(manifestName, file.sha256!) + text : text, "utf8");
       try {
@@ -152,11 +181,17 @@ const liveDisk = (
         journalSize = 0;
         counters = { ...counters, fsyncs: counters.fsyncs + 1 };
       }
+      await trace(false);
     },
     journalBytes: () => journalSize,
     fileBytes: () => file?.bytes ?? 0,
     fileCurrent: () => file !== undefined && fileVersion === LOCKFILE_VERSION,
     stats: () => counters,
+    finish: async () => {
+      if (traced && file?.sha256 !== undefined) {
+        await writeTrace(path, { v: 1, file: file.sha256, journal: journalSize > 0, until: Date.now() });
+      }
+    },
     close: closeJournal,
   };
 };
@@ -179,6 +214,7 @@ const memoryDisk = (): Disk => {
     fileBytes: () => Number.MAX_SAFE_INTEGER,
     fileCurrent: () => true,
     stats: () => counters,
+    finish: async () => undefined,
     close: async () => undefined,
   };
 };
@@ -193,6 +229,7 @@ const makeService = (
   /** Whether the run lock is still ours, checked now (false: stop writing). */
   lockHeld: () => Promise<boolean>,
   lockLost: Effect.Effect<void> = Effect.never,
+  lacksUntil: number | undefined = undefined,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
   Effect.gen(function* () {
     // The loaded Map itself: a run over 100,000 finished tasks copies no record.
@@ -302,6 +339,8 @@ const makeService = (
     yield* Effect.addFinalizer(() =>
       Fiber.interrupt(coalescer).pipe(
         Effect.zipRight(compact),
+        // Only after the final write, and only while the lock is ours (compact checked it).
+        Effect.zipRight(Effect.tryPromise({ try: () => disk.finish(), catch: failure("write the run trace of") })),
         // A finalizer cannot fail; stderr keeps stdout clean for --json.
         Effect.catchAll((error) =>
           Effect.sync(() =>
@@ -341,6 +380,7 @@ const makeService = (
       compact,
       stats: Effect.sync(disk.stats),
       lockLost,
+      mayLackCreatesUntil: lacksUntil,
     } satisfies LockStoreService;
   });
 
@@ -360,7 +400,10 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
       const loaded = yield* Effect.tryPromise({
         try: async () => {
           await removeStaleTempFiles(path);
-          return await loadLockState(path);
+          const trace = parseTrace(await readFile(traceFileOf(path), "utf8").catch(() => undefined));
+          const state = await loadLockState(path, { hash: trace !== undefined });
+          const lacksUntil = mayLackCreatesUntil(trace, { file: state.file?.sha256, journalBase: state.journalBase }, Date.now());
+          return { ...state, lacksUntil };
         },
         catch: (error) =>
           error instanceof LockfileInvalid
@@ -368,7 +411,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
       const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION });
-      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.whenLost);
+      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.whenLost, loaded.lacksUntil);
     });
 
   /** The live layer: LockStore.open for the layer's lifetime. */

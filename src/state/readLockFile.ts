@@ -75,14 +75,29 @@ export interface LoadedLockState {
   readonly file: { readonly bytes: number; readonly sha256?: string } | undefined;
   /** Size of the journal, 0 when there is none. */
   readonly journalBytes: number;
+  /** The file sha256 the journal's header names (undefined: no journal, or no readable header). */
+  readonly journalBase?: string;
 }
 
-/** Reads file and journal (changing nothing); rejects with LockfileInvalid when damaged. */
-export const loadLockState = async (path: string): Promise<LoadedLockState> => {
+const journalBaseOf = (text: string | undefined): string | undefined => {
+  if (text === undefined) return undefined;
+  try {
+    const base = (JSON.parse(text.slice(0, Math.max(0, text.indexOf("\n")))) as { base?: unknown }).base;
+    return typeof base === "string" ? base : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Reads file and journal (changing nothing); rejects with LockfileInvalid when damaged.
+ * `hash`: compute the file's sha256 even without a journal (the run trace compares it).
+ */
+export const loadLockState = async (path: string, options: { readonly hash?: boolean } = {}): Promise<LoadedLockState> => {
   const fileText = await readIfPresent(path);
   const journalText = await readIfPresent(journalPathOf(path));
-  // Hashing a large file costs time: only done when a journal must be matched to it.
-  const sha256 = fileText !== undefined && journalText !== undefined ? sha256Hex(fileText) : undefined;
+  // Hashing a large file costs time: only done when a journal (or the run trace) must be matched to it.
+  const sha256 = fileText !== undefined && (journalText !== undefined || options.hash === true) ? sha256Hex(fileText) : undefined;
   const result = parseLockState(path, {
     ...(fileText !== undefined ? { file: { text: fileText, ...(sha256 ? { sha256 } : {}) } } : {}),
     ...(journalText !== undefined ? { journal: journalText } : {}),
@@ -92,6 +107,7 @@ export const loadLockState = async (path: string): Promise<LoadedLockState> => {
     lock: result,
     file: fileText === undefined ? undefined : { bytes: Buffer.byteLength(fileText), ...(sha256 ? { sha256 } : {}) },
     journalBytes: journalText === undefined ? 0 : Buffer.byteLength(journalText),
+    ...(journalBaseOf(journalText) !== undefined ? { journalBase: journalBaseOf(journalText)! } : {}),
   };
 };
 
