@@ -96,8 +96,17 @@ export type EngineEvent = { readonly now: number } & (
       readonly front: boolean;
       readonly known?: KnownRecord;
       readonly filesOk?: boolean;
+      /** It comes from a task this run created (its upstream): see createRules.ts `lookupBeforeCreate`. */
+      readonly parentCreatedHere?: boolean;
     }
-  | { readonly _tag: "AdmitRetry"; readonly task: PlannedTask; readonly firstAttempt: number; readonly known?: KnownRecord }
+  | {
+      readonly _tag: "AdmitRetry";
+      readonly task: PlannedTask;
+      readonly firstAttempt: number;
+      readonly known?: KnownRecord;
+      /** The failed attempt it follows was created by this run. */
+      readonly parentCreatedHere?: boolean;
+    }
   | { readonly _tag: "LookedUp"; readonly ids: readonly string[]; readonly found: ReadonlyMap<string, TaskView> }
   | { readonly _tag: "LookupFailed"; readonly kind: ProductKind; readonly message: string; readonly refused: boolean }
   | {
@@ -126,7 +135,7 @@ export type EngineEffect =
   /** Plan the downstream tasks of a task whose outputs are on disk. */
   | { readonly _tag: "Expand"; readonly entry: Entry }
   /** Admit the next attempt of a failed task. */
-  | { readonly _tag: "Retry"; readonly task: PlannedTask; readonly firstAttempt: number }
+  | { readonly _tag: "Retry"; readonly task: PlannedTask; readonly firstAttempt: number; readonly parentCreatedHere: boolean }
   /** Fresh result links of a finished task (for downstream requests). */
   | { readonly _tag: "Links"; readonly id: string; readonly outputs: readonly RemoteOutput[]; readonly at: number };
 

@@ -91,6 +91,7 @@ export const runEngine = (
           // its first create (start-up lookups are batched, Recovery.ts). A fresh service
           // cannot hold tasks this lockfile lost: no lookups there.
           lookupFirst: !fresh,
+          mayLackCreates: !fresh && store.mayLackCreatesUntil !== undefined,
           freshService: fresh,
           ...(options.maxWaitMs !== undefined ? { deadline: started + options.maxWaitMs } : {}),
           ...(manifest.budget ? { budget: manifest.budget } : {}),
@@ -180,7 +181,7 @@ export const runEngine = (
               case "Expand":
                 return planning.expand(effect.entry);
               case "Retry":
-                return planning.retry(effect.task, effect.firstAttempt);
+                return planning.retry(effect.task, effect.firstAttempt, effect.parentCreatedHere);
               case "Links":
                 return Effect.sync(() => links.set(effect.id, effect.outputs, effect.at));
             }
