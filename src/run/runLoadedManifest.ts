@@ -115,7 +115,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     }
     const policy = options.policy ?? (emulated ? fastPolicy : livePolicy);
     const policyLayer = RunPolicy.layer(policy);
-    const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, options.lockStore);
+    // An emulated run's service is new every time: no run trace (nothing to compare with).
+    const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, { ...options.lockStore, ...(emulated ? { trace: false } : {}) });
     const downloaderLayer = Downloader.layer(manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
     const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
 

@@ -35,6 +35,8 @@ export interface LockStoreOptions extends RunLockOptions {
   readonly coalesceMs?: number;
   /** The journal is folded into the file once larger than max(file size, this). Default 64 KiB. */
   readonly minCompactBytes?: number;
+  /** Keep the run trace (`X.lock.json.lastrun`, RunTrace.ts). Default true; off for `--emulate` (a fresh service each run). */
+  readonly trace?: boolean;
 }
 
 export interface LockStoreService {
@@ -90,12 +92,15 @@ interface Disk {
   readonly close: () => Promise<void>;
 }
 
-/** Writes the run trace durably (it must never vouch for bytes it does not describe). */
+/**
+ * Writes the run trace. Not fsynced (it is on the path of a create's intent): a trace
+ * lost to a power cut leaves the previous one, which names bytes the file no longer
+ * has (so the next run waits, the safe side), or a journal that is still there.
+ */
 const writeTrace = async (lockfilePath: string, trace: RunTrace): Promise<void> => {
   const handle = await open(traceFileOf(lockfilePath), "w");
   try {
     await writeFully(handle, Buffer.from(encodeTrace(trace), "utf8"), "the run trace");
-    await handle.sync();
   } finally {
     await handle.close();
   }
@@ -105,6 +110,7 @@ const liveDisk = (
   path: string,
   manifestName: string,
   loaded: { file: { sha256?: string; bytes: number } | undefined; journalBytes: number; fileVersion: number },
+  keepTrace: boolean,
 ): Disk => {
   const journalPath = journalPathOf(path);
   let journal: FileHandle | undefined;
@@ -119,6 +125,7 @@ const liveDisk = (
   // each full write (naming the new bytes) and before each new journal (saying one exists).
   let traced = false;
   const trace = async (journalToo: boolean) => {
+    if (!keepTrace) return;
     traced = true;
     await writeTrace(path, { v: 1, file: file!.sha256!, journal: journalToo, until: null });
   };
@@ -400,7 +407,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
       const loaded = yield* Effect.tryPromise({
         try: async () => {
           await removeStaleTempFiles(path);
-          const trace = parseTrace(await readFile(traceFileOf(path), "utf8").catch(() => undefined));
+          const trace = options.trace === false ? undefined : parseTrace(await readFile(traceFileOf(path), "utf8").catch(() => undefined));
           const state = await loadLockState(path, { hash: trace !== undefined });
           const lacksUntil = mayLackCreatesUntil(trace, { file: state.file?.sha256, journalBase: state.journalBase }, Date.now());
           return { ...state, lacksUntil };
@@ -410,7 +417,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
             ? error
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
-      const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION });
+      const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION }, options.trace !== false);
       return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.whenLost, loaded.lacksUntil);
     });
 
