@@ -42,10 +42,14 @@ const exitCodeByTag: Record<string, ExitCode> = {
   // Start-up checks (src/run/startChecks.ts): found before anything is sent.
   FolderNotWritable: ExitCode.Invalid,
   OutputsFolderUnsafe: ExitCode.Invalid,
+  // The lockfile names another service (region): refused before anything is sent.
+  ServiceChanged: ExitCode.Invalid,
   // The lockfile could not be written (disk full, lock taken over) after creates were
   // sent: paid work exists at the service, so never "nothing was sent" (2). The next run
   // finds every task whose create was sent (its intent was flushed first) by lookup.
   LockfileWriteAfterSend: ExitCode.Pending,
+  // The run lock was lost mid-run: stopped at once; the next run resumes (by lookup).
+  RunLockLost: ExitCode.Pending,
 };
 
 export interface UserFacing {

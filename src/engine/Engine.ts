@@ -5,13 +5,13 @@
 import { Context, Effect, Layer } from "effect";
 import { OmniClient } from "../api/OmniClient.js";
 import { Downloader } from "../outputs/Downloader.js";
-import type { LockfileWriteAfterSend, LockfileWriteError } from "../state/LockfileError.js";
+import type { LockfileWriteAfterSend, LockfileWriteError, RunLockLost } from "../state/LockfileError.js";
 import { LockStore } from "../state/LockStore.js";
 import { RunPolicy } from "../policy/Policy.js";
 import { runEngine, type RunnerOptions, type RunnerResult } from "./Runner.js";
 
 export interface EngineService {
-  readonly run: (options: RunnerOptions) => Effect.Effect<RunnerResult, LockfileWriteError | LockfileWriteAfterSend>;
+  readonly run: (options: RunnerOptions) => Effect.Effect<RunnerResult, LockfileWriteError | LockfileWriteAfterSend | RunLockLost>;
 }
 
 export class Engine extends Context.Tag("omnibatch/Engine")<Engine, EngineService>() {

@@ -12,6 +12,9 @@ import type { RunEvent } from "./RunEvent.js";
 import type { Entry } from "./TaskTable.js";
 
 /** What the lockfile already says about a task being admitted. */
+/** Why a run stops early: --max-wait, the interrupt, or its run lock lost (taken over). */
+export type StopReason = "time" | "signal" | "lock";
+
 export interface KnownRecord {
   readonly state: TaskState;
   readonly task_id?: string;
@@ -93,8 +96,17 @@ export type EngineEvent = { readonly now: number } & (
       readonly front: boolean;
       readonly known?: KnownRecord;
       readonly filesOk?: boolean;
+      /** It comes from a task this run created (its upstream): see createRules.ts `lookupBeforeCreate`. */
+      readonly parentCreatedHere?: boolean;
     }
-  | { readonly _tag: "AdmitRetry"; readonly task: PlannedTask; readonly firstAttempt: number; readonly known?: KnownRecord }
+  | {
+      readonly _tag: "AdmitRetry";
+      readonly task: PlannedTask;
+      readonly firstAttempt: number;
+      readonly known?: KnownRecord;
+      /** The failed attempt it follows was created by this run. */
+      readonly parentCreatedHere?: boolean;
+    }
   | { readonly _tag: "LookedUp"; readonly ids: readonly string[]; readonly found: ReadonlyMap<string, TaskView> }
   | { readonly _tag: "LookupFailed"; readonly kind: ProductKind; readonly message: string; readonly refused: boolean }
   | {
@@ -107,7 +119,7 @@ export type EngineEvent = { readonly now: number } & (
     }
   | { readonly _tag: "PollFailed"; readonly kind: ProductKind; readonly message: string; readonly refused: boolean }
   | { readonly _tag: "Callback"; readonly observation: CallbackObservation }
-  | { readonly _tag: "Stop"; readonly reason: "time" | "signal" }
+  | { readonly _tag: "Stop"; readonly reason: StopReason }
   /** Time to start what fits and poll what is due; `charged`: cash charged so far in the budget's currency. */
   | { readonly _tag: "Tick"; readonly charged?: BigDecimal.BigDecimal }
 );
@@ -123,7 +135,7 @@ export type EngineEffect =
   /** Plan the downstream tasks of a task whose outputs are on disk. */
   | { readonly _tag: "Expand"; readonly entry: Entry }
   /** Admit the next attempt of a failed task. */
-  | { readonly _tag: "Retry"; readonly task: PlannedTask; readonly firstAttempt: number }
+  | { readonly _tag: "Retry"; readonly task: PlannedTask; readonly firstAttempt: number; readonly parentCreatedHere: boolean }
   /** Fresh result links of a finished task (for downstream requests). */
   | { readonly _tag: "Links"; readonly id: string; readonly outputs: readonly RemoteOutput[]; readonly at: number };
 

@@ -71,7 +71,7 @@ export const makePlanning = (deps: PlanningDeps) => {
   const downstreamOf = (job: string) => downstreamByJob.get(job) ?? [];
 
   /** Adds a task (following its retry chain through the lockfile) in the phase the lockfile says. */
-  const admit = (planned: PlannedTask, front: boolean): Effect.Effect<void> =>
+  const admit = (planned: PlannedTask, front: boolean, parentCreatedHere = false): Effect.Effect<void> =>
     Effect.gen(function* () {
       let task = planned;
       const firstAttempt = planned.attempt;
@@ -113,11 +113,13 @@ export const makePlanning = (deps: PlanningDeps) => {
         front,
         ...(rec ? { known: knownOf(rec) } : {}),
         ...(filesOk !== undefined ? { filesOk } : {}),
+        // Past a recorded failed attempt, the task's parent is that attempt, not the upstream.
+        ...(parentCreatedHere && task === planned ? { parentCreatedHere: true } : {}),
       });
     });
 
   /** The next attempt of a failed task, at the front of the line. */
-  const retry = (task: PlannedTask, firstAttempt: number): Effect.Effect<void> =>
+  const retry = (task: PlannedTask, firstAttempt: number, parentCreatedHere: boolean): Effect.Effect<void> =>
     !mayCreate(task)
       ? // Not in the saved plan: the failed attempt stays the task's last word (and is counted as failed).
         Effect.flatMap(deps.now, (now) => {
@@ -127,7 +129,7 @@ export const makePlanning = (deps: PlanningDeps) => {
         })
       : Effect.flatMap(deps.now, (now) => {
           const rec = recorder.get(task.id);
-          return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, ...(rec ? { known: knownOf(rec) } : {}) });
+          return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, parentCreatedHere, ...(rec ? { known: knownOf(rec) } : {}) });
         });
 
   const upstreamItems = (entry: Entry): UpstreamItem[] => {
@@ -168,7 +170,7 @@ export const makePlanning = (deps: PlanningDeps) => {
               deps.emit({ type: "notice", level: "warn", message: `${job.id}: cannot expand from ${entry.task.id}: ${(error as Error).message}` });
               continue;
             }
-            for (const t of tasks) yield* admit(t, true);
+            for (const t of tasks) yield* admit(t, true, entry.createdHere === true);
           }
         });
 

@@ -10,10 +10,10 @@ import { Clock, Deferred, Duration, Effect, Exit, FiberSet, Option, Queue } from
 import type { CallbackFeed, CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { DownloaderService } from "../outputs/Downloader.js";
 import type { Policy } from "../policy/Policy.js";
-import { afterSend, type LockfileWriteAfterSend, type LockfileWriteError } from "../state/LockfileError.js";
+import { afterSend, runLockLost, type LockfileWriteAfterSend, type LockfileWriteError, type RunLockLost } from "../state/LockfileError.js";
 import type { LockStoreService } from "../state/LockStore.js";
 import type { OmniClientService } from "../api/OmniClient.js";
-import type { CreateOutcome, EngineEffect, EngineEvent, FetchOutcome } from "./EngineEvent.js";
+import type { CreateOutcome, EngineEffect, EngineEvent, FetchOutcome, StopReason } from "./EngineEvent.js";
 import { makeFetching } from "./Fetching.js";
 import { listen, poll } from "./Following.js";
 import { makePlanning, UpstreamLinks } from "./Planning.js";
@@ -59,9 +59,12 @@ export interface RunnerOptions {
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
-type Inbox = CreateOutcome | FetchOutcome | { readonly _tag: "Stop"; readonly reason: "time" | "signal" } | { readonly _tag: "Callback"; readonly observation: CallbackObservation };
+type Inbox = CreateOutcome | FetchOutcome | { readonly _tag: "Stop"; readonly reason: StopReason } | { readonly _tag: "Callback"; readonly observation: CallbackObservation };
 
-export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effect<RunnerResult, LockfileWriteError | LockfileWriteAfterSend> => {
+export const runEngine = (
+  deps: RunnerDeps,
+  options: RunnerOptions,
+): Effect.Effect<RunnerResult, LockfileWriteError | LockfileWriteAfterSend | RunLockLost> => {
   // Whether this run may have sent a create: a lockfile write failing after that is no
   // "nothing was sent" (exit 2) but paid work to resume (LockfileWriteAfterSend, exit 3).
   let maybeSent = (): boolean => false;
@@ -91,6 +94,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           // its first create (start-up lookups are batched, Recovery.ts). A fresh service
           // cannot hold tasks this lockfile lost: no lookups there.
           lookupFirst: !fresh,
+          mayLackCreates: !fresh && store.mayLackCreatesUntil !== undefined,
           freshService: fresh,
           ...(options.maxWaitMs !== undefined ? { deadline: started + options.maxWaitMs } : {}),
           ...(manifest.budget ? { budget: manifest.budget } : {}),
@@ -109,7 +113,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       // loop's own, and the parts the controller performs inline (the start-up lookup, a
       // poll), which a stalled service could otherwise hold for minutes (timeouts times
       // retries). Workers (creates, downloads) are interrupted when the loop ends.
-      const stopped = yield* Deferred.make<"time" | "signal">();
+      const stopped = yield* Deferred.make<StopReason>();
       if (options.maxWaitMs !== undefined) {
         const deadlineIn = Math.max(0, started + options.maxWaitMs - (yield* Clock.currentTimeMillis));
         yield* Effect.forkScoped(Effect.sleep(Duration.millis(deadlineIn)).pipe(Effect.zipRight(Deferred.succeed(stopped, "time"))));
@@ -118,6 +122,16 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
         Deferred.unsafeDone(stopped, Exit.succeed("signal"));
         Queue.unsafeOffer(inbox, { _tag: "Stop", reason: "signal" });
       };
+      // A run whose lock was taken over stops at once (it can write nothing more, and must
+      // not keep polling and downloading beside the run that holds the lock now).
+      yield* Effect.forkScoped(
+        Effect.flatMap(store.lockLost, () =>
+          Effect.sync(() => {
+            Deferred.unsafeDone(stopped, Exit.succeed("lock"));
+            Queue.unsafeOffer(inbox, { _tag: "Stop", reason: "lock" });
+          }),
+        ),
+      );
       if (options.signal?.aborted) onAbort();
       options.signal?.addEventListener("abort", onAbort, { once: true });
       yield* Effect.addFinalizer(() => Effect.sync(() => options.signal?.removeEventListener("abort", onAbort)));
@@ -170,7 +184,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
               case "Expand":
                 return planning.expand(effect.entry);
               case "Retry":
-                return planning.retry(effect.task, effect.firstAttempt);
+                return planning.retry(effect.task, effect.firstAttempt, effect.parentCreatedHere);
               case "Links":
                 return Effect.sync(() => links.set(effect.id, effect.outputs, effect.at));
             }
@@ -199,7 +213,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       });
       // A stop during the start-up lookup leaves the tasks not yet looked up as they were
       // (each is looked up before its create, by this run or the next).
-      yield* untilStopped(recover({ manifest, table, planning, adapters, feed, emit }), undefined);
+      yield* untilStopped(recover({ manifest, table, planning, adapters, feed, emit, mayLackCreatesUntil: store.mayLackCreatesUntil }), undefined);
       yield* store.flush;
 
       // ------------------------------------------------------------ the loop
@@ -228,6 +242,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       // Workers still running are interrupted: a create cut off stays `submitting` and is
       // looked up by the next run; a download cut off leaves only a temp file.
       yield* FiberSet.clear(workers);
+      if (table.stop === "lock") return yield* Effect.fail(runLockLost(store.path));
       yield* store.flush;
       // A run of a chosen part names only what it chose: the rest is left as it was on purpose.
       const sel = options.selection;
@@ -240,5 +255,5 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       }
       return summarize(table, recorder, manifest, (yield* now) - started);
     }),
-  ).pipe(Effect.mapError((error) => (maybeSent() ? afterSend(error) : error)));
+  ).pipe(Effect.mapError((error) => (error._tag === "LockfileWriteError" && maybeSent() ? afterSend(error) : error)));
 };

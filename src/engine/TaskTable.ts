@@ -8,6 +8,7 @@ import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { Policy, ProductKind } from "../policy/Policy.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { BudgetLimit } from "./Budget.js";
+import type { StopReason } from "./EngineEvent.js";
 import { CallbackWatch } from "./CallbackWatch.js";
 import { SlotLimiter } from "./SlotLimiter.js";
 
@@ -27,6 +28,8 @@ export interface Entry {
   createdAt?: number;
   /** Must be looked up by external_task_id before any create: an earlier create's outcome is unknown. */
   lookupFirst: boolean;
+  /** This run's create made it (answered with its task id): nothing before this run held it. */
+  createdHere?: boolean;
   /**
    * A create of this task left without an answer that settles it (5xx after the body
    * was sent, a reset, a 1201 naming the id): the time of that send. While set, the
@@ -61,6 +64,8 @@ export interface TableConfig {
   readonly callbacks: boolean;
   /** New entries must be looked up before their create (the lockfile was lost). */
   readonly lookupFirst: boolean;
+  /** The lockfile may lack creates an earlier run sent (LockStore.mayLackCreatesUntil is set). */
+  readonly mayLackCreates?: boolean;
   /** The service is new (an in-process emulator) and knows none of the lockfile's tasks. */
   readonly freshService: boolean;
   /** Stop submitting and waiting at this time (ms). */
@@ -100,7 +105,7 @@ export class TaskTable {
   readonly lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
   /** When cued tasks of a kind were last queried (cue queries are spaced, see Policy.cueQuerySpacing). */
   readonly lastCueQuery: Record<ProductKind, number> = { video: Number.NEGATIVE_INFINITY, image: Number.NEGATIVE_INFINITY };
-  stop: "time" | "signal" | "refused" | undefined;
+  stop: StopReason | "refused" | undefined;
   refusal: string | undefined;
   budgetStopped = false;
   /** The account's currency (image charges come without one), once known. */

@@ -117,3 +117,21 @@ export const settleUnknown = (u: UnknownOutcome, found: boolean, lookupStartedAt
 
 /** The worker sent `policy.sendsPerCreate` times without a confirmation. */
 export const outOfSends = { _tag: "SendFailed", lookupFirst: true } as const satisfies CreateErrorStep;
+
+/**
+ * Whether a task entering the run must be looked up by external id before its first
+ * create (`Entry.lookupFirst`): whenever something before this run may have created it.
+ * Not on a fresh service (config.lookupFirst false). Not for a task the lockfile does not
+ * know whose parent (the upstream whose results it is made from, or the failed attempt it
+ * retries) this run created: its id derives from that parent (a downstream task's from the
+ * upstream's new result bytes, a retry's from the attempt number, reached only through
+ * that failure), so no earlier run could have sent it; unless the lockfile may lack
+ * creates of an earlier run (restored: that run may have made the same parent and child
+ * while this run looked, so its lookups are kept). Known records keep the lookup: the
+ * admit rules for their state decide (transition.ts).
+ */
+export const lookupBeforeCreate = (
+  config: { readonly lookupFirst: boolean; readonly mayLackCreates?: boolean },
+  recorded: boolean,
+  parentCreatedHere: boolean,
+): boolean => config.lookupFirst && (recorded || !parentCreatedHere || config.mayLackCreates === true);

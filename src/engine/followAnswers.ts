@@ -49,7 +49,7 @@ export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
     const next = table.config.withAttempt(task, task.attempt + 1);
     table.entries.delete(task.id); // failed: in no phase index, and its place in line is passed over
     out.effects.push({ _tag: "Emit", event: { type: "notice", level: "info", message: `${task.id} failed (${error.message}); trying again as ${next.id}` } });
-    out.effects.push({ _tag: "Retry", task: next, firstAttempt: entry.firstAttempt });
+    out.effects.push({ _tag: "Retry", task: next, firstAttempt: entry.firstAttempt, parentCreatedHere: entry.createdHere === true });
   }
 };
 

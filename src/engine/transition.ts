@@ -9,6 +9,7 @@
 import { Duration } from "effect";
 import type { EngineEffect, EngineEvent, KnownRecord, Transition } from "./EngineEvent.js";
 import { applyView, onCallback, onLookedUp, onPolled } from "./followAnswers.js";
+import { lookupBeforeCreate } from "./createRules.js";
 import { notice, record, type Out } from "./taskRules.js";
 import { tick } from "./tick.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
@@ -28,13 +29,22 @@ const step = (out: Out, event: EngineEvent): void => {
     case "Stop":
       if (!table.stop) {
         table.stop = event.reason;
-        notice(out, "warn", event.reason === "time" ? "time limit reached: stopping, tasks in flight continue at the service" : "interrupted: stopping");
+        notice(
+          out,
+          "warn",
+          event.reason === "time"
+            ? "time limit reached: stopping, tasks in flight continue at the service"
+            : event.reason === "lock"
+              ? "the run lock was lost (another run took it over): stopping at once, tasks in flight continue at the service"
+              : "interrupted: stopping",
+        );
       }
       return;
     case "Admit":
       return admit(out, event);
     case "AdmitRetry": {
       const entry = table.add(event.task, event.firstAttempt, true, out.now);
+      entry.lookupFirst = lookupBeforeCreate(table.config, event.known !== undefined, event.parentCreatedHere === true);
       if (event.known) knownAs(entry, event.known);
       else record(out, entry, { state: "planned", planned_at: out.now });
       return;
@@ -77,6 +87,7 @@ const step = (out: Out, event: EngineEvent): void => {
       entry.createdAt = event.createdAt;
       entry.sentAt = now;
       entry.lookupFirst = false;
+      entry.createdHere = true;
       delete entry.unknownSince;
       delete entry.existsAtService;
       record(out, entry, { state: "submitted", task_id: event.taskId, created_at: event.createdAt });
@@ -199,6 +210,7 @@ const admit = (out: Out, event: Extract<EngineEvent, { _tag: "Admit" }>): void =
   if (table.entries.has(event.task.id)) return;
   const entry = table.add(event.task, event.firstAttempt, event.front, now);
   const known = event.known;
+  entry.lookupFirst = lookupBeforeCreate(table.config, known !== undefined, event.parentCreatedHere === true);
   if (known?.task_id) entry.taskId = known.task_id;
   if (known?.created_at !== undefined) entry.createdAt = known.created_at;
   if (known) knownAs(entry, known);

@@ -20,6 +20,8 @@ import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import type { RunSelection } from "../engine/RunSelection.js";
 import { lockDigest, PlanStale } from "../manifest/savedPlan.js";
+import type { LockTask } from "../state/LockFile.js";
+import { checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
 
 /** `--emulate` timing: tasks finish in roughly 0.2 to 1 s. */
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
@@ -64,7 +66,19 @@ export interface RunManifestOptions {
    * the lockfile, before anything is sent; a different lockfile fails with PlanStale (exit 2).
    */
   readonly expectLockfile?: string;
+  /**
+   * The lockfile names another service (region) than this run's: abandon its unfinished
+   * tasks there and create them again here (--switch-service). Without it such a run is
+   * refused (ServiceChanged, exit 2) before anything is sent.
+   */
+  readonly switchService?: boolean;
 }
+
+/** A record whose task is abandoned at the old service: planned again, its charges kept. */
+const abandoned = (rec: LockTask, now: number): LockTask => {
+  const { task_id: _id, created_at: _c, submitted_at: _s, finished_at: _f, error: _e, ...rest } = rec;
+  return { ...rest, state: "planned", outputs: [], updated_at: now };
+};
 
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
   if (Exit.isSuccess(exit)) return exit.value;
@@ -110,7 +124,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     }
     const policy = options.policy ?? (emulated ? fastPolicy : livePolicy);
     const policyLayer = RunPolicy.layer(policy);
-    const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, options.lockStore);
+    // An emulated run's service is new every time: no run trace (nothing to compare with).
+    const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, { ...options.lockStore, ...(emulated ? { trace: false } : {}) });
     const downloaderLayer = Downloader.layer(manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
     const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
 
@@ -122,6 +137,34 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           new PlanStale({ message: `the lockfile ${manifest.lockfilePath} changed since the plan was made (another run, or an edit): nothing was sent; make the plan again` }),
         );
       }
+      // The region rule (serviceCheck.ts): before anything is sent.
+      const current = emulated ? EMULATOR_SERVICE : serviceIdentity(serviceUrl);
+      const decision = checkService({
+        recorded: store.recordedService,
+        current,
+        records: yield* store.all,
+        switchAllowed: options.switchService === true,
+        lockfile: manifest.lockfilePath,
+      });
+      switch (decision._tag) {
+        case "Refuse":
+          return yield* Effect.fail(
+            new ServiceChanged({ lockfile: manifest.lockfilePath, recorded: store.recordedService ?? "", current, message: decision.message }),
+          );
+        case "Switch": {
+          const now = Date.now();
+          for (const id of decision.abandon) {
+            const rec = yield* store.get(id);
+            if (rec) yield* store.put(id, abandoned(rec, now));
+          }
+          onEvent?.({ type: "notice", level: "warn", message: decision.message });
+          break;
+        }
+        case "Record":
+          if (decision.note) onEvent?.({ type: "notice", level: "warn", message: decision.note });
+          break;
+      }
+      yield* store.setService(current);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, manifest.tasks.map((t) => t.dir), manifest.lockfilePath);
       const result = yield* engine.run({

@@ -81,6 +81,11 @@ export interface LockFile {
   readonly lockfile_version: 1 | typeof LOCKFILE_VERSION;
   /** The manifest's `name`. */
   readonly name: string;
+  /**
+   * The service the tasks were created at: base URL origin + path (`serviceIdentity`,
+   * never a key), or `emulator`. Absent in files written before it was recorded.
+   */
+  readonly service?: string;
   /** Keyed by external_task_id. */
   readonly tasks: Readonly<Record<string, LockTask>>;
 }

@@ -15,6 +15,7 @@ import { LockfileBusy, LockfileInvalid, LockfileWriteError } from "./LockfileErr
 import { encodeJournalHeader, encodeJournalRecord, journalPathOf } from "./LockJournal.js";
 import { loadLockState, type LockState, sha256Hex } from "./readLockFile.js";
 import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
+import { encodeTrace, mayLackCreatesUntil, parseTrace, type RunTrace, traceFileOf } from "./RunTrace.js";
 import { sameJson } from "./sameJson.js";
 import { fsyncDir, removeStaleTempFiles, writeFileAtomic } from "./writeFileAtomic.js";
 import { writeFully } from "../fs/durable.js";
@@ -34,6 +35,8 @@ export interface LockStoreOptions extends RunLockOptions {
   readonly coalesceMs?: number;
   /** The journal is folded into the file once larger than max(file size, this). Default 64 KiB. */
   readonly minCompactBytes?: number;
+  /** Keep the run trace (`X.lock.json.lastrun`, RunTrace.ts). Default true; off for `--emulate` (a fresh service each run). */
+  readonly trace?: boolean;
 }
 
 export interface LockStoreService {
@@ -44,6 +47,13 @@ export interface LockStoreService {
   readonly all: Effect.Effect<ReadonlyMap<string, LockTask>>;
   /** The whole lockfile as data, as it would be written now. */
   readonly snapshot: Effect.Effect<LockFile>;
+  /** The service the lockfile's header named when it was opened (undefined: none recorded, or no file). */
+  readonly recordedService: string | undefined;
+  /**
+   * Names the service in the header from the next durable write on (which then rewrites
+   * the whole file, once). Called only after the run has checked the recorded one (src/run/serviceCheck.ts).
+   */
+  readonly setService: (service: string) => Effect.Effect<void>;
   /** Records a task in memory and queues it for the next durable write (within coalesceMs). */
   readonly put: (id: string, task: LockTask) => Effect.Effect<void>;
   /** Replaces a task by f(current); no-op returning undefined when the id is unknown. */
@@ -53,6 +63,18 @@ export interface LockStoreService {
   /** Writes the full lockfile atomically and drops the journal. */
   readonly compact: Effect.Effect<void, LockfileWriteError>;
   readonly stats: Effect.Effect<LockStoreStats>;
+  /**
+   * Completes when the run lock is found lost (taken over by another run, or this run
+   * stalled past its stale limit): from then on nothing can be written, and the run must
+   * stop (RunLockLost). Never completes for a store without a lock.
+   */
+  readonly lockLost: Effect.Effect<void>;
+  /**
+   * The lockfile is not the one the last run on this machine left (restored from git,
+   * replaced, its journal lost; RunTrace.ts): it may lack creates that landed until this
+   * time (ms). Undefined: it holds every create that run sent, or nothing is known.
+   */
+  readonly mayLackCreatesUntil: number | undefined;
 }
 
 interface Disk {
@@ -65,13 +87,30 @@ interface Disk {
   /** A file in the current format exists: journal lines may be appended to it. */
   readonly fileCurrent: () => boolean;
   readonly stats: () => LockStoreStats;
+  /** The run closed cleanly: the trace says so (with the time), when this run wrote it. */
+  readonly finish: () => Promise<void>;
   readonly close: () => Promise<void>;
 }
+
+/**
+ * Writes the run trace. Not fsynced (it is on the path of a create's intent): a trace
+ * lost to a power cut leaves the previous one, which names bytes the file no longer
+ * has (so the next run waits, the safe side), or a journal that is still there.
+ */
+const writeTrace = async (lockfilePath: string, trace: RunTrace): Promise<void> => {
+  const handle = await open(traceFileOf(lockfilePath), "w");
+  try {
+    await writeFully(handle, Buffer.from(encodeTrace(trace), "utf8"), "the run trace");
+  } finally {
+    await handle.close();
+  }
+};
 
 const liveDisk = (
   path: string,
   manifestName: string,
   loaded: { file: { sha256?: string; bytes: number } | undefined; journalBytes: number; fileVersion: number },
+  keepTrace: boolean,
 ): Disk => {
   const journalPath = journalPathOf(path);
   let journal: FileHandle | undefined;
@@ -82,6 +121,14 @@ const liveDisk = (
   // store folds it into the file first (Infinity forces that).
   let journalSize = loaded.journalBytes > 0 ? Number.POSITIVE_INFINITY : 0;
   let counters = { bytesWritten: 0, writes: 0, fsyncs: 0, compactions: 0 };
+  // The run trace (RunTrace.ts) is rewritten by this run from its first write on: after
+  // each full write (naming the new bytes) and before each new journal (saying one exists).
+  let traced = false;
+  const trace = async (journalToo: boolean) => {
+    if (!keepTrace) return;
+    traced = true;
+    await writeTrace(path, { v: 1, file: file!.sha256!, journal: journalToo, until: null });
+  };
   const closeJournal = async () => {
     const handle = journal;
     journal = undefined;
@@ -96,6 +143,8 @@ const liveDisk = (
       // The file is hashed only when a run first changes something (a run with nothing
       // to do never pays for it); under the run lock it is still the file we loaded.
       if (fresh && file.sha256 === undefined) file = { ...file, sha256: sha256Hex(await readFile(path)) };
+      // Before the journal exists: a trace naming the file alone would vouch for it without the journal's lines.
+      if (fresh) await trace(true);
       if (!journal) journal = await open(journalPath, "a");
       const data = Buffer.from(fresh ? encodeJournalHeader(manifestName, file.sha256!) + text : text, "utf8");
       try {
@@ -139,11 +188,17 @@ const liveDisk = (
         journalSize = 0;
         counters = { ...counters, fsyncs: counters.fsyncs + 1 };
       }
+      await trace(false);
     },
     journalBytes: () => journalSize,
     fileBytes: () => file?.bytes ?? 0,
     fileCurrent: () => file !== undefined && fileVersion === LOCKFILE_VERSION,
     stats: () => counters,
+    finish: async () => {
+      if (traced && file?.sha256 !== undefined) {
+        await writeTrace(path, { v: 1, file: file.sha256, journal: journalSize > 0, until: Date.now() });
+      }
+    },
     close: closeJournal,
   };
 };
@@ -166,6 +221,7 @@ const memoryDisk = (): Disk => {
     fileBytes: () => Number.MAX_SAFE_INTEGER,
     fileCurrent: () => true,
     stats: () => counters,
+    finish: async () => undefined,
     close: async () => undefined,
   };
 };
@@ -179,6 +235,8 @@ const makeService = (
   options: LockStoreOptions,
   /** Whether the run lock is still ours, checked now (false: stop writing). */
   lockHeld: () => Promise<boolean>,
+  lockLost: Effect.Effect<void> = Effect.never,
+  lacksUntil: number | undefined = undefined,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
   Effect.gen(function* () {
     // The loaded Map itself: a run over 100,000 finished tasks copies no record.
@@ -188,6 +246,10 @@ const makeService = (
     let pending = new Map<string, LockTask>();
     // The file on disk differs from `tasks` (beyond the journal): compact at close.
     let dirty = initial === undefined || initial.name !== manifestName;
+    // The service the header names; `headerStale`: it changed, and the file must be
+    // rewritten whole (a journal append cannot change line 1) before the next append.
+    let service = initial?.service;
+    let headerStale = false;
     const writeLock = yield* Effect.makeSemaphore(1);
     const wake = yield* Queue.sliding<void>(1);
     const minCompact = options.minCompactBytes ?? 64 * 1024;
@@ -195,6 +257,7 @@ const makeService = (
     const toLockFile = (): LockFile => ({
       lockfile_version: LOCKFILE_VERSION,
       name: manifestName,
+      ...(service !== undefined ? { service } : {}),
       tasks: Object.fromEntries(tasks),
     });
 
@@ -218,11 +281,16 @@ const makeService = (
     );
 
     const compactNow = Effect.suspend(() => {
-      const text = encodeLockFile(manifestName, tasks);
+      const text = encodeLockFile(manifestName, tasks, service);
       const batch = pending;
       pending = new Map();
       return Effect.tryPromise({ try: () => disk.writeFull(text), catch: failure("write") }).pipe(
-        Effect.tap(() => Effect.sync(() => (dirty = false))),
+        Effect.tap(() =>
+          Effect.sync(() => {
+            dirty = false;
+            headerStale = false;
+          }),
+        ),
         Effect.tapError(() => Effect.sync(() => restore(batch))),
       );
     });
@@ -234,8 +302,8 @@ const makeService = (
     };
 
     const flushNow = Effect.suspend(() => {
-      if (pending.size === 0) return Effect.void;
-      if (!disk.fileCurrent()) return compactNow;
+      if (pending.size === 0 && !headerStale) return Effect.void;
+      if (!disk.fileCurrent() || headerStale) return compactNow;
       const batch = pending;
       let text = "";
       for (const [id, task] of batch) text += encodeJournalRecord(manifestName, id, task);
@@ -278,6 +346,8 @@ const makeService = (
     yield* Effect.addFinalizer(() =>
       Fiber.interrupt(coalescer).pipe(
         Effect.zipRight(compact),
+        // Only after the final write, and only while the lock is ours (compact checked it).
+        Effect.zipRight(Effect.tryPromise({ try: () => disk.finish(), catch: failure("write the run trace of") })),
         // A finalizer cannot fail; stderr keeps stdout clean for --json.
         Effect.catchAll((error) =>
           Effect.sync(() =>
@@ -297,6 +367,14 @@ const makeService = (
       get: (id) => Effect.sync(() => tasks.get(id)),
       all: Effect.sync(() => new Map(tasks)),
       snapshot: Effect.sync(toLockFile),
+      recordedService: initial?.service,
+      setService: (next) =>
+        Effect.sync(() => {
+          if (next === service) return;
+          service = next;
+          headerStale = true;
+          dirty = true;
+        }),
       put,
       update: (id, f) =>
         Effect.suspend(() => {
@@ -308,6 +386,8 @@ const makeService = (
       flush,
       compact,
       stats: Effect.sync(disk.stats),
+      lockLost,
+      mayLackCreatesUntil: lacksUntil,
     } satisfies LockStoreService;
   });
 
@@ -327,15 +407,18 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
       const loaded = yield* Effect.tryPromise({
         try: async () => {
           await removeStaleTempFiles(path);
-          return await loadLockState(path);
+          const trace = options.trace === false ? undefined : parseTrace(await readFile(traceFileOf(path), "utf8").catch(() => undefined));
+          const state = await loadLockState(path, { hash: trace !== undefined });
+          const lacksUntil = mayLackCreatesUntil(trace, { file: state.file?.sha256, journalBase: state.journalBase }, Date.now());
+          return { ...state, lacksUntil };
         },
         catch: (error) =>
           error instanceof LockfileInvalid
             ? error
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
-      const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION });
-      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm);
+      const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION }, options.trace !== false);
+      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.whenLost, loaded.lacksUntil);
     });
 
   /** The live layer: LockStore.open for the layer's lifetime. */
@@ -349,7 +432,12 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
       makeService(
         `(memory:${manifestName})`,
         manifestName,
-        { name: initial?.name ?? manifestName, fileVersion: LOCKFILE_VERSION, tasks: new Map(Object.entries(initial?.tasks ?? {})) },
+        {
+          name: initial?.name ?? manifestName,
+          fileVersion: LOCKFILE_VERSION,
+          ...(initial?.service !== undefined ? { service: initial.service } : {}),
+          tasks: new Map(Object.entries(initial?.tasks ?? {})),
+        },
         memoryDisk(),
         {},
         async () => true,

@@ -43,6 +43,27 @@ export class LockfileWriteAfterSend extends Data.TaggedError("LockfileWriteAfter
   readonly message: string;
 }> {}
 
+/**
+ * The run lock was taken over by another run, or this run stalled past its stale limit
+ * (frozen, suspended) so another may be taking it over: the run stops at once, writing
+ * nothing more. Exit 3: every create it sent had its intent flushed first, so the next
+ * run finds those tasks by lookup; nothing is paid twice.
+ */
+export class RunLockLost extends Data.TaggedError("RunLockLost")<{
+  readonly path: string;
+  readonly message: string;
+}> {}
+
+export const runLockLost = (path: string): RunLockLost =>
+  new RunLockLost({
+    path,
+    message:
+      `the run lock of ${path} was taken over by another run, or this run stalled past the lock's stale limit ` +
+      `(frozen, suspended) so another run may be taking it over: stopped at once, writing and sending nothing more, ` +
+      `so the two runs never overwrite each other or pay twice. Tasks this run created are found by lookup ` +
+      `(external_task_id) on the next run: run the same command again once the other run has ended.`,
+  });
+
 /** The LockfileWriteAfterSend for `error`, raised after creates were sent. */
 export const afterSend = (error: LockfileWriteError): LockfileWriteAfterSend =>
   new LockfileWriteAfterSend({

@@ -2,6 +2,8 @@
 // changes only with the manifest's name, then one line per task in order of id, each
 // after a blank line, so a run's diff has one line per task it changed and two branches
 // that changed different tasks (neighbours included) merge in git without conflict.
+// The header also names the service the tasks were created at (`service`, optional: files
+// written before it was recorded have none and get it on their next write).
 // Version 1 (read only): one pretty-printed JSON document. Pure; a damaged file is
 // described with its line.
 
@@ -10,16 +12,21 @@ import { LOCKFILE_VERSION } from "./LockFile.js";
 import { decodeTaskLine, encodeTaskLine, type TaskLine } from "./TaskLine.js";
 import { lockFileProblems, lockSchemaProblems } from "./validateLockFile.js";
 
-/** The header line (no newline): the same bytes on every write while the name stays. */
-export const encodeHeader = (name: string): string => JSON.stringify({ lockfile_version: LOCKFILE_VERSION, name });
+/** The header line (no newline): the same bytes on every write while the name and the service stay. */
+export const encodeHeader = (name: string, service?: string): string =>
+  JSON.stringify({ lockfile_version: LOCKFILE_VERSION, name, ...(service !== undefined ? { service } : {}) });
 
 /** The whole version-2 file for `tasks` (any order in; sorted by id out). */
-export const encodeLockFile = (name: string, tasks: ReadonlyMap<string, LockTask> | Readonly<Record<string, LockTask>>): string => {
+export const encodeLockFile = (
+  name: string,
+  tasks: ReadonlyMap<string, LockTask> | Readonly<Record<string, LockTask>>,
+  service?: string,
+): string => {
   const entries = tasks instanceof Map ? [...tasks] : Object.entries(tasks);
   // Code-unit order: the same on every machine and locale.
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const parts = new Array<string>(entries.length + 1);
-  parts[0] = `${encodeHeader(name)}\n`;
+  parts[0] = `${encodeHeader(name, service)}\n`;
   for (let i = 0; i < entries.length; i++) parts[i + 1] = `\n${encodeTaskLine(name, entries[i]![0], entries[i]![1])}\n`;
   return parts.join("");
 };
@@ -28,6 +35,8 @@ export const encodeLockFile = (name: string, tasks: ReadonlyMap<string, LockTask
 export interface ParsedLockFile {
   readonly name: string;
   readonly version: 1 | 2;
+  /** The service the header names (version 2 only; absent in older files). */
+  readonly service?: string;
   readonly tasks: Map<string, LockTask>;
 }
 
@@ -83,7 +92,7 @@ const parseV1 = (text: string): ParsedLockFile | string => {
 const parseV2 = (text: string, header: unknown): ParsedLockFile | string => {
   const headerProblems = lockSchemaProblems("header", header);
   if (headerProblems.length > 0) return `line 1 is not a lockfile header: ${headerProblems.join("; ")}`;
-  const name = (header as { name: string }).name;
+  const { name, service } = header as { name: string; service?: string };
   const tasks = new Map<string, LockTask>();
   const lineOf = new Map<string, number>();
   const problems: string[] = [];
@@ -130,5 +139,5 @@ const parseV2 = (text: string, header: unknown): ParsedLockFile | string => {
     const more = damaged > problems.length ? `; ... and ${damaged - problems.length} more damaged line(s)` : "";
     return `does not match the lockfile format (version 2): ${problems.join("; ")}${more}`;
   }
-  return { name, version: 2, tasks };
+  return { name, version: 2, ...(service !== undefined ? { service } : {}), tasks };
 };

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { Effect, Schedule, type Scope } from "effect";
+import { Deferred, Effect, Exit, Schedule, type Scope } from "effect";
 import { LockfileBusy, LockfileWriteError } from "./LockfileError.js";
 
 export interface RunLockHolder {
@@ -171,7 +171,13 @@ export const acquireRunLock = (
   lockfilePath: string,
   options: RunLockOptions = {},
 ): Effect.Effect<
-  { readonly holder: RunLockHolder; readonly lost: () => boolean; readonly confirm: () => Promise<boolean> },
+  {
+    readonly holder: RunLockHolder;
+    readonly lost: () => boolean;
+    readonly confirm: () => Promise<boolean>;
+    /** Completes as soon as the lock is found lost (by the heartbeat or a confirm). */
+    readonly whenLost: Effect.Effect<void>;
+  },
   LockfileBusy | LockfileWriteError,
   Scope.Scope
 > =>
@@ -191,19 +197,24 @@ export const acquireRunLock = (
     const holder = acquired;
     const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
     let lost = false;
+    const lostSignal = yield* Deferred.make<void>();
+    const markLost = () => {
+      lost = true;
+      Deferred.unsafeDone(lostSignal, Exit.void);
+    };
     // When our heartbeat last reached the lock folder (this process's clock).
     let lastBeat = Date.now();
     const beat = Effect.promise(async () => {
       if (lost) return;
       const current = await readHolder(dir);
       if (current?.token !== holder.token) {
-        lost = true;
+        markLost();
         return;
       }
       // A beat after a stall past the stale limit comes too late: another run may be
       // taking the lock over right now, and refreshing could hide that from both.
       if (Date.now() - lastBeat > staleMs) {
-        lost = true;
+        markLost();
         return;
       }
       const now = new Date();
@@ -224,11 +235,11 @@ export const acquireRunLock = (
     const confirm = async (): Promise<boolean> => {
       if (lost) return false;
       if (Date.now() - lastBeat > staleMs) {
-        lost = true;
+        markLost();
         return false;
       }
-      if ((await readHolder(dir))?.token !== holder.token) lost = true;
+      if ((await readHolder(dir))?.token !== holder.token) markLost();
       return !lost;
     };
-    return { holder, lost: () => lost, confirm };
+    return { holder, lost: () => lost, confirm, whenLost: Deferred.await(lostSignal) };
   });

@@ -24,6 +24,8 @@ export interface LockState {
   readonly name: string;
   /** Format version of the file on disk (2 when there is only a journal). */
   readonly fileVersion: 1 | 2;
+  /** The service the file's header names, when it names one. */
+  readonly service?: string;
   readonly tasks: Map<string, LockTask>;
 }
 
@@ -38,7 +40,7 @@ export const parseLockState = (path: string, texts: LockFileTexts): LockState | 
   if (file !== undefined) {
     const parsed = parseLockFileText(file.text);
     if (typeof parsed === "string") return lockfileInvalid(path, parsed);
-    base = { name: parsed.name, fileVersion: parsed.version, tasks: parsed.tasks };
+    base = { name: parsed.name, fileVersion: parsed.version, ...(parsed.service !== undefined ? { service: parsed.service } : {}), tasks: parsed.tasks };
   }
   if (journalText === undefined) return base;
   const journalPath = journalPathOf(path);
@@ -49,7 +51,12 @@ export const parseLockState = (path: string, texts: LockFileTexts): LockState | 
   if (file !== undefined && journal.base !== undefined && journal.base !== (file.sha256 ?? sha256Hex(file.text))) return base;
   const tasks = base?.tasks ?? new Map<string, LockTask>();
   for (const [id, task] of journal.tasks) tasks.set(id, task);
-  return { name: base?.name ?? journal.name, fileVersion: base?.fileVersion ?? LOCKFILE_VERSION, tasks };
+  return {
+    name: base?.name ?? journal.name,
+    fileVersion: base?.fileVersion ?? LOCKFILE_VERSION,
+    ...(base?.service !== undefined ? { service: base.service } : {}),
+    tasks,
+  };
 };
 
 const readIfPresent = async (path: string): Promise<string | undefined> => {
@@ -68,14 +75,29 @@ export interface LoadedLockState {
   readonly file: { readonly bytes: number; readonly sha256?: string } | undefined;
   /** Size of the journal, 0 when there is none. */
   readonly journalBytes: number;
+  /** The file sha256 the journal's header names (undefined: no journal, or no readable header). */
+  readonly journalBase?: string;
 }
 
-/** Reads file and journal (changing nothing); rejects with LockfileInvalid when damaged. */
-export const loadLockState = async (path: string): Promise<LoadedLockState> => {
+const journalBaseOf = (text: string | undefined): string | undefined => {
+  if (text === undefined) return undefined;
+  try {
+    const base = (JSON.parse(text.slice(0, Math.max(0, text.indexOf("\n")))) as { base?: unknown }).base;
+    return typeof base === "string" ? base : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Reads file and journal (changing nothing); rejects with LockfileInvalid when damaged.
+ * `hash`: compute the file's sha256 even without a journal (the run trace compares it).
+ */
+export const loadLockState = async (path: string, options: { readonly hash?: boolean } = {}): Promise<LoadedLockState> => {
   const fileText = await readIfPresent(path);
   const journalText = await readIfPresent(journalPathOf(path));
-  // Hashing a large file costs time: only done when a journal must be matched to it.
-  const sha256 = fileText !== undefined && journalText !== undefined ? sha256Hex(fileText) : undefined;
+  // Hashing a large file costs time: only done when a journal (or the run trace) must be matched to it.
+  const sha256 = fileText !== undefined && (journalText !== undefined || options.hash === true) ? sha256Hex(fileText) : undefined;
   const result = parseLockState(path, {
     ...(fileText !== undefined ? { file: { text: fileText, ...(sha256 ? { sha256 } : {}) } } : {}),
     ...(journalText !== undefined ? { journal: journalText } : {}),
@@ -85,6 +107,7 @@ export const loadLockState = async (path: string): Promise<LoadedLockState> => {
     lock: result,
     file: fileText === undefined ? undefined : { bytes: Buffer.byteLength(fileText), ...(sha256 ? { sha256 } : {}) },
     journalBytes: journalText === undefined ? 0 : Buffer.byteLength(journalText),
+    ...(journalBaseOf(journalText) !== undefined ? { journalBase: journalBaseOf(journalText)! } : {}),
   };
 };
 
@@ -92,6 +115,7 @@ export const loadLockState = async (path: string): Promise<LoadedLockState> => {
 export const toLockFile = (state: LockState): LockFile => ({
   lockfile_version: LOCKFILE_VERSION,
   name: state.name,
+  ...(state.service !== undefined ? { service: state.service } : {}),
   tasks: Object.fromEntries(state.tasks),
 });
 

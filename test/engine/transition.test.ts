@@ -5,7 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { makePolicy } from "../../src/policy/Policy.js";
-import { afterCreateError, settleUnknown } from "../../src/engine/createRules.js";
+import { afterCreateError, lookupBeforeCreate, settleUnknown } from "../../src/engine/createRules.js";
 import type { KnownRecord } from "../../src/engine/EngineEvent.js";
 import { Machine, makeTable, ofTag, task, view } from "./machine.js";
 
@@ -281,6 +281,36 @@ test("a task the lockfile records as planned (or not at all) is looked up before
   m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false, known: { state: "planned" } });
   const creates = ofTag(m.feed({ _tag: "Tick", now: 1 }), "Create");
   assert.is(creates[0]!.lookupFirst, true);
+});
+
+test("lookupBeforeCreate: only a task the lockfile does not know, made from a parent this run created, skips the lookup (and not when the lockfile may lack creates)", () => {
+  const live = { lookupFirst: true };
+  assert.is(lookupBeforeCreate(live, false, true), false);
+  assert.is(lookupBeforeCreate(live, false, false), true, "parent adopted or from an earlier run");
+  assert.is(lookupBeforeCreate(live, true, true), true, "the lockfile knows it: its state decides");
+  assert.is(lookupBeforeCreate({ lookupFirst: true, mayLackCreates: true }, false, true), true, "restored lockfile");
+  assert.is(lookupBeforeCreate({ lookupFirst: false }, false, false), false, "fresh service");
+});
+
+test("a downstream task or retry admitted mid-run from a task this run created is created without a lookup; from an adopted one, with one", () => {
+  for (const parentCreatedHere of [true, false]) {
+    const m = new Machine(makeTable({ lookupFirst: true }));
+    m.feed({ _tag: "Admit", now: 0, task: task("down"), firstAttempt: 1, front: true, parentCreatedHere });
+    m.feed({ _tag: "AdmitRetry", now: 0, task: task("r", "video", 2), firstAttempt: 1, parentCreatedHere });
+    const creates = ofTag(m.feed({ _tag: "Tick", now: 1 }), "Create");
+    assert.is(creates.length, 2);
+    for (const c of creates) assert.is(c.lookupFirst, !parentCreatedHere, `${c.entry.task.id}, parent created here: ${parentCreatedHere}`);
+  }
+});
+
+test("Created marks the entry created here; Adopted does not", () => {
+  const m = new Machine(makeTable({ lookupFirst: true }));
+  m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false });
+  m.feed({ _tag: "Admit", now: 0, task: task("b"), firstAttempt: 1, front: false });
+  m.feed({ _tag: "Tick", now: 1 });
+  m.feed({ _tag: "Created", now: 2, id: "a", taskId: "t-a", createdAt: 2 });
+  assert.is(m.table.entries.get("a")!.createdHere, true);
+  assert.not.ok(m.table.entries.get("b")!.createdHere);
 });
 
 test.run();

@@ -93,6 +93,9 @@ export const runCommand = defineCommand({
     "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
     "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
     "4 the budget stopped submission; 5 the account refused (authentication, balance, permission).\n\n" +
+    "The lockfile records the service (base URL) its tasks were created at. A run against another one\n" +
+    "(another region cannot see those tasks) is refused while any of them is unfinished, unless\n" +
+    "--switch-service says to abandon them there and create them again here.\n\n" +
     "Callbacks: against a service on this machine (--emulate, a loopback --base-url) the run listens on\n" +
     "127.0.0.1 and the service reports status changes at once, so slots are refilled sooner and polling\n" +
     "slows down (it stays the source of truth). For a real service give --callback-url, a public address\n" +
@@ -117,6 +120,11 @@ export const runCommand = defineCommand({
     "callback-listen": { type: "string", value: "HOST:PORT", description: "Where the callback listener listens (default 127.0.0.1, any free port)." },
     ...selectionOptions,
     plan: { type: "string", value: "FILE", description: "Create exactly what this saved plan lists ('plan --out FILE'); exit 2 if the manifest or lockfile changed." },
+    "switch-service": {
+      type: "boolean",
+      description:
+        "The lockfile names another service (base URL, region) than this run's: abandon its unfinished tasks there and create them again here (paid again). Without it such a run is refused.",
+    },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -217,6 +225,7 @@ export const runCommand = defineCommand({
         ...(callbacks !== undefined ? { callbacks } : {}),
         ...(runSelection ? { selection: runSelection } : {}),
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
+        ...(v["switch-service"] ? { switchService: true } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });
