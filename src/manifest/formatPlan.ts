@@ -12,6 +12,16 @@ const LIST_LIMIT = 25;
 
 const MARKS = ["+", "~", "=", "-", "…"] as const;
 
+/** `stills/A-1_studio/A-1-studio-1.png`, or `dir/{a.png, b.png, … 4 files}` for several. */
+const describeFiles = (files: readonly string[]): string => {
+  const cut = files[0]!.lastIndexOf("/");
+  const dir = files[0]!.slice(0, cut);
+  if (files.length === 1) return files[0]!;
+  const names = files.map((f) => f.slice(cut + 1));
+  const shown = names.length > 3 ? [...names.slice(0, 2), `… ${names.at(-1)!}`] : names;
+  return `${dir}/{${shown.join(", ")}}`;
+};
+
 const line = (e: PlanEntry): string => {
   if (e.mark === "…") {
     return `  … ${e.count} task(s) of ${e.job}, ${e.note ?? "waiting on upstream"}${e.estimate ? `  (~${e.estimate.amount} ${e.estimate.currency})` : ""}`;
@@ -19,11 +29,13 @@ const line = (e: PlanEntry): string => {
   const extra: string[] = [];
   if (e.inFlight) extra.push(`in flight (${e.state})`);
   else if (e.mark === "=" && e.state) extra.push(e.state);
-  if (e.mark === "-" && e.state) extra.push(`${e.state}, no longer in the manifest`);
+  if (e.mark === "-" && e.state) {
+    extra.push(e.supersededBy ? `${e.state}, superseded by ${e.supersededBy}` : `${e.state}, orphaned: no longer in the manifest`);
+  }
   if (e.replaces) extra.push(`replaces ${e.replaces.join(", ")}`);
   if (e.note) extra.push(e.note);
   if (e.estimate) extra.push(`~${e.estimate.amount} ${e.estimate.currency}`);
-  const where = e.dir ?? describeVars(e.vars);
+  const where = e.files?.length ? describeFiles(e.files) : e.dir ?? describeVars(e.vars);
   return `  ${e.mark} ${e.id}  ${where}${extra.length ? `  (${extra.join("; ")})` : ""}`;
 };
 
