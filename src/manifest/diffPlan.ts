@@ -283,7 +283,8 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
     for (const id in lockTasks) {
       if (accounted.has(id)) continue;
       const t = lockTasks[id]!;
-      if (t.pruned_at !== undefined) continue;
+      // Already replaced by an earlier change: it stays `-`, superseded by what it records.
+      if (t.pruned_at !== undefined || t.superseded_by !== undefined) continue;
       for (const dir of slotDirs(id, t)) {
         const key = slotKey(t.job, dir);
         const list = leftover.get(key);
@@ -310,7 +311,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
       current = new Map();
       for (const e of entries) if (e.mark !== "-" && e.mark !== "…" && e.dir !== undefined) current.set(slotKey(e.job, e.dir), e.id);
     }
-    const by = slotDirs(id, t).map((d) => current!.get(slotKey(t.job, d))).find((c) => c !== undefined && c !== id);
+    const by = t.superseded_by ?? slotDirs(id, t).map((d) => current!.get(slotKey(t.job, d))).find((c) => c !== undefined && c !== id);
     entries.push({ mark: "-", id, job: t.job, vars: t.vars, dir: t.dir, state: t.state, ...(by !== undefined ? { supersededBy: by } : {}) });
   }
 
