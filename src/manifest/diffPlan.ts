@@ -36,10 +36,10 @@ export interface PlanEntry {
   /** Why, in a few words (e.g. "retry 2 of 3", "failed, no retries left"). */
   readonly note?: string;
   /**
-   * `+`/`~`: the files the task is expected to make, relative to the outputs folder, in the
-   * folder and with the names a run will really use (taskFiles.ts, shared with the run).
+   * `+`/`~`: the folder the run will really put the task's files in, when it is not `dir`
+   * (another task's files are there: taskFiles.ts, shared with the run). See `entryFiles`.
    */
-  readonly files?: readonly string[];
+  readonly placed?: string;
   /**
    * `-` only: the current task at the same job and matrix position (the one that replaced
    * it); absent for an orphaned task, whose position the manifest no longer has.
@@ -89,6 +89,14 @@ export const slotDirs = (id: string, t: Pick<LockTask, "dir" | "attempt">): stri
 const outputCount = (t: LockTask): number =>
   t.outputs.filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video")).length;
 
+/**
+ * The files a `+`/`~` entry's task is expected to make, relative to the outputs folder,
+ * in the folder and with the names the run will really use (taskFiles.ts). Computed when
+ * shown, not for every entry of a large plan.
+ */
+export const entryFiles = (e: PlanEntry): string[] | undefined =>
+  e.task && (e.mark === "+" || e.mark === "~") ? plannedFiles(e.task, e.placed ?? e.dir ?? e.task.dir) : undefined;
+
 /** States of a task that was never created at the service: it cannot have replaced anything yet. */
 const NOT_CREATED: ReadonlySet<TaskState> = new Set(["planned", "rejected"]);
 
@@ -133,16 +141,18 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
   const anyLocked = Object.keys(lockTasks).length > 0;
 
   let holders: FolderHolders | undefined;
-  /** Where `toCreate` (the task or a later attempt of it) puts its files: the run's own rule. */
-  const filesOf = (task: PlannedTask, toCreate: PlannedTask = task): string[] => {
-    holders ??= anyLocked ? folderHolders(Object.entries(lockTasks)) : new Map();
-    return plannedFiles(toCreate, placedFolder(task, lockTasks[task.id]?.dir, holders));
+  /** `{ placed }` when the run's own rule puts the task's files elsewhere than its folder. */
+  const placedOf = (task: PlannedTask): { placed?: string } => {
+    if (!anyLocked) return {};
+    holders ??= folderHolders(Object.entries(lockTasks));
+    const placed = placedFolder(task, lockTasks[task.id]?.dir, holders);
+    return placed === task.dir ? {} : { placed };
   };
 
   const create = (task: PlannedTask): PlanEntry =>
     task.estimate
-      ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, estimate: task.estimate, files: filesOf(task) }
-      : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, files: filesOf(task) };
+      ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, estimate: task.estimate, ...placedOf(task) }
+      : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, ...placedOf(task) };
 
   const classify = (task: PlannedTask): void => {
     if (!anyLocked) {
@@ -195,7 +205,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
           task: next,
           ...(next.estimate ? { estimate: next.estimate } : {}),
           note: `retry: attempt ${next.attempt} of ${attempts}`,
-          files: filesOf(task, next),
+          ...placedOf(task),
         });
       } else {
         const note = attempts > 1 ? "failed, no retries left" : "failed";
@@ -213,7 +223,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
         state,
         task: again,
         ...(again.estimate ? { estimate: again.estimate } : {}),
-        files: filesOf(task, again),
+        ...placedOf(task),
         ...(state === "rejected" ? { note: "the service rejected it before" } : {}),
       });
     }

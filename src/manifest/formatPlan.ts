@@ -3,7 +3,7 @@
 // too), then a table of counts per job and in total, the estimated cost per currency,
 // and, when the manifest has a budget, what the work left would do to it.
 
-import type { PlanCounts, PlanEntry, PlanResult } from "./diffPlan.js";
+import { entryFiles, type PlanCounts, type PlanEntry, type PlanResult } from "./diffPlan.js";
 import { describeVars } from "./outputFolder.js";
 import { describeOutlook, type BudgetOutlook } from "./budgetOutlook.js";
 
@@ -35,7 +35,8 @@ const line = (e: PlanEntry): string => {
   if (e.replaces) extra.push(`replaces ${e.replaces.join(", ")}`);
   if (e.note) extra.push(e.note);
   if (e.estimate) extra.push(`~${e.estimate.amount} ${e.estimate.currency}`);
-  const where = e.files?.length ? describeFiles(e.files) : e.dir ?? describeVars(e.vars);
+  const files = entryFiles(e);
+  const where = files?.length ? describeFiles(files) : e.dir ?? describeVars(e.vars);
   return `  ${e.mark} ${e.id}  ${where}${extra.length ? `  (${extra.join("; ")})` : ""}`;
 };
 
@@ -120,8 +121,15 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
   return `${out.join("\n")}\n`;
 };
 
-/** The plan as data for --json: entries without their full requests (which may hold base64 images). */
+/**
+ * The plan as data for --json: entries without their full requests (which may hold base64
+ * images), with the files each task to create will write (`files`).
+ */
 export const planJson = (plan: PlanResult): unknown => ({
   ...plan,
-  entries: plan.entries.map(({ task: _task, ...rest }) => rest),
+  entries: plan.entries.map((e) => {
+    const { task: _task, placed: _placed, ...rest } = e;
+    const files = entryFiles(e);
+    return files ? { ...rest, files } : rest;
+  }),
 });

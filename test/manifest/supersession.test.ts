@@ -5,7 +5,7 @@
 // and plan's files follow the run's folder rule.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { diffPlan, slotDirs, supersessions } from "../../src/manifest/diffPlan.js";
+import { diffPlan, entryFiles, slotDirs, supersessions } from "../../src/manifest/diffPlan.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
 import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
@@ -63,7 +63,7 @@ test("a changed task, once created, supersedes the old one; a removed value orph
   assert.equal([...standings(lockOf(tasks), before).of.values()], ["orphaned"], "the old results stay current until replaced");
   // The changed tasks ran (in folders of their own, as the run's rule gives).
   const red = now.tasks[0]!;
-  const files = before.entries[0]!.files!;
+  const files = entryFiles(before.entries[0]!)!;
   assert.equal(files, [`pics/red-${red.id.slice(-6)}/red-1.png`], "plan's files: the suffixed folder, the name template");
   for (const t of now.tasks) tasks[t.id] = rec(t, "downloaded", { dir: `${t.dir}-${t.id.slice(-6)}` });
   const lock = lockOf(tasks);
