@@ -23,10 +23,15 @@ export interface EarlierRecord {
  * left the manifest (orphaned, superseded) keeps what made it: the manifest can no
  * longer say, the earlier record can. Lines that are not such records are skipped.
  */
-export const earlierRecords = (text: string): Map<string, EarlierRecord> => {
+export const earlierRecords = (text: string, wanted?: ReadonlySet<string>): Map<string, EarlierRecord> => {
   const map = new Map<string, EarlierRecord>();
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
+    // Lines start with their id: only the wanted ones are parsed (a large file holds 100,000).
+    if (wanted) {
+      const id = /^\{"id":"([^"\\]*)"/.exec(line)?.[1];
+      if (id !== undefined && !wanted.has(id)) continue;
+    }
     try {
       const r = JSON.parse(line) as { id?: unknown; source?: unknown; request?: unknown; estimate?: unknown };
       if (typeof r.id !== "string" || typeof r.request !== "object" || r.request === null) continue;

@@ -169,7 +169,8 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     (await readFile(sourcePath, "utf8").then((text) => text.trim() === source, () => false));
   if (!current) {
     // Tasks the manifest no longer makes keep the request the last results.jsonl gave them.
-    const earlier = earlierRecords(await readFile(files[0]!, "utf8").catch(() => ""));
+    const missing = new Set(Object.keys(lock.tasks).filter((id) => !planned?.has(id) && lock.tasks[id]!.pruned_at === undefined));
+    const earlier = missing.size ? earlierRecords(await readFile(files[0]!, "utf8").catch(() => ""), missing) : new Map();
     const prov = provenanceOf(lock, planned, { standing, earlier });
     const contents: Record<(typeof REPORT_FILES)[number], string> = {
       "results.jsonl": formatResultsJsonl(lock, now, prov),
