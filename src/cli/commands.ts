@@ -44,6 +44,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./commands/report.js")).reportCommand,
   },
   {
+    name: "prune",
+    summary: "Remove superseded and orphaned tasks' files and records (shows them; --yes removes).",
+    load: async () => (await import("./commands/prune.js")).pruneCommand,
+  },
+  {
     name: "emulator",
     summary: "Serve a local emulator of the generation service (free dry runs, CI).",
     load: async () => (await import("./commands/emulator.js")).emulatorCommand,

@@ -2,6 +2,7 @@
 // query), Answer out. Input rules come from src/rules (the first violation is the
 // answer); media inputs are probed through MediaInput. No HTTP plumbing here.
 
+import { referenceThumbnail } from "./ReferenceImage.js";
 import type { Violation } from "../rules/index.js";
 import { checkCursorQuery, checkImageCreate, checkImageList, checkTaskQuery, checkVideoCreate, type RuleContext } from "../rules/index.js";
 import { fail, httpStatusOf, ok, type Answer } from "./Answer.js";
@@ -154,11 +155,14 @@ export class EmulatorApi {
     const externalId = str(body["external_task_id"]);
     const callbackUrl = str(body["callback_url"]);
     const watermark = isRecord(body["watermark_info"]) && body["watermark_info"]["enabled"] === true;
+    // Its pictures are drawn over its first reference image, when that is a readable PNG.
+    const reference = media[0] && !bad ? referenceThumbnail(media[0].value) : undefined;
     const req: NewTask = {
       kind: "image",
       prompt: typeof body["prompt"] === "string" ? body["prompt"] : "",
       watermark,
       image,
+      ...(reference ? { reference } : {}),
       ...(externalId !== undefined ? { externalId } : {}),
       ...(callbackUrl !== undefined ? { callbackUrl } : {}),
       ...(bad ? { failWith: bad.message } : {}),

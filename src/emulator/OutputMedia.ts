@@ -2,8 +2,9 @@
 // audio are generated here in pure JavaScript; MP4 videos are committed assets in
 // ./media (made once by ffmpeg with media/make.sh), read on first use and cached.
 // Images can carry a caption (the first words of their prompt) drawn in a tiny bitmap
-// font, so a person looking at a contact sheet can tell the right file is in the right
-// cell. Returned arrays may be shared between calls: treat them as read-only.
+// font, over a scaled copy of the task's first reference image when it has one
+// (ReferenceImage.ts), so a person looking at a contact sheet can tell the right file is
+// in the right cell. Returned arrays may be shared between calls: treat them as read-only.
 
 import { readFileSync } from "node:fs";
 import { deflateSync } from "node:zlib";
@@ -41,13 +42,20 @@ const idatCache = new Map<string, Uint8Array>();
  * picked by `seed`, with a white band across the lower part when `watermark`. The seed
  * is also written into a text chunk, so two results never have the same bytes.
  */
-export function imageOutput(opts: { aspectRatio: string; watermark: boolean; seed: number; caption?: readonly string[] }): Uint8Array {
+export function imageOutput(opts: {
+  aspectRatio: string;
+  watermark: boolean;
+  seed: number;
+  caption?: readonly string[];
+  /** The task's first reference image, drawn scaled to cover the picture under the caption. */
+  background?: { readonly width: number; readonly height: number; readonly rgb: Uint8Array };
+}): Uint8Array {
   const [width, height] = IMAGE_OUTPUT_SIZES[opts.aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
   const colourIndex = Math.abs(Math.trunc(opts.seed)) % PALETTE.length || 0;
   let idat: Uint8Array | undefined;
-  if (opts.caption && opts.caption.length > 0) {
+  if ((opts.caption && opts.caption.length > 0) || opts.background) {
     // Captioned images differ per task: not cached here (the caller caches whole files).
-    idat = pixels(width, height, PALETTE[colourIndex]!, opts.watermark, opts.caption);
+    idat = pixels(width, height, PALETTE[colourIndex]!, opts.watermark, opts.caption, opts.background);
   } else {
     const key = `${width}x${height}:${colourIndex}:${opts.watermark}`;
     idat = idatCache.get(key);
@@ -77,8 +85,13 @@ function pixels(
   rgb: readonly [number, number, number],
   watermark: boolean,
   caption?: readonly string[],
+  background?: { readonly width: number; readonly height: number; readonly rgb: Uint8Array },
 ): Uint8Array {
   const stride = 1 + width * 3;
+  // Scale to cover: the reference fills the picture, cut at the sides or top and bottom.
+  const cover = background ? Math.max(width / background.width, height / background.height) : 0;
+  const offX = background ? (background.width * cover - width) / 2 : 0;
+  const offY = background ? (background.height * cover - height) / 2 : 0;
   const raw = new Uint8Array(stride * height);
   const bandTop = Math.floor(height * 0.78);
   const bandBottom = Math.floor(height * 0.92);
@@ -88,13 +101,31 @@ function pixels(
     raw[row] = 0; // filter: none
     for (let x = 0; x < width; x++) {
       const p = row + 1 + x * 3;
+      if (background && !white) {
+        // Bilinear sample of the small copy, tinted a quarter towards the task's colour.
+        const sx = Math.min(background.width - 1, Math.max(0, (x + offX) / cover - 0.5));
+        const sy = Math.min(background.height - 1, Math.max(0, (y + offY) / cover - 0.5));
+        const x0 = Math.floor(sx);
+        const y0 = Math.floor(sy);
+        const x1 = Math.min(background.width - 1, x0 + 1);
+        const y1 = Math.min(background.height - 1, y0 + 1);
+        const fx = sx - x0;
+        const fy = sy - y0;
+        for (let c = 0; c < 3; c++) {
+          const at = (xx: number, yy: number) => background.rgb[(yy * background.width + xx) * 3 + c]!;
+          const top = at(x0, y0) * (1 - fx) + at(x1, y0) * fx;
+          const bottom = at(x0, y1) * (1 - fx) + at(x1, y1) * fx;
+          raw[p + c] = Math.round((top * (1 - fy) + bottom * fy) * 0.75 + rgb[c]! * 0.25);
+        }
+        continue;
+      }
       raw[p] = white ? 255 : rgb[0];
       raw[p + 1] = white ? 255 : rgb[1];
       raw[p + 2] = white ? 255 : rgb[2];
     }
   }
   if (caption) drawCaption(raw, stride, width, height, caption);
-  return new Uint8Array(deflateSync(raw, { level: caption ? 6 : 9 }));
+  return new Uint8Array(deflateSync(raw, { level: caption || background ? 6 : 9 }));
 }
 
 // ---------------------------------------------------------------- caption text

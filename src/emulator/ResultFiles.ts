@@ -4,6 +4,7 @@
 
 import { audioOutput, imageCaption, imageOutput, videoOutput } from "./OutputMedia.js";
 import type { Task } from "./Task.js";
+import type { Thumbnail } from "./ReferenceImage.js";
 
 export interface ResultFile {
   readonly bytes: Uint8Array;
@@ -22,9 +23,9 @@ const cached = (key: string, make: () => ResultFile): ResultFile => {
   return file;
 };
 
-const png = (aspectRatio: string, watermark: boolean, seed: number, caption?: readonly string[]): ResultFile =>
-  cached(`png:${aspectRatio}:${watermark}:${seed}:${caption?.join("\n") ?? ""}`, () => ({
-    bytes: imageOutput({ aspectRatio, watermark, seed, ...(caption ? { caption } : {}) }),
+const png = (aspectRatio: string, watermark: boolean, seed: number, caption?: readonly string[], background?: Thumbnail): ResultFile =>
+  cached(`png:${aspectRatio}:${watermark}:${seed}:${background?.key ?? ""}:${caption?.join("\n") ?? ""}`, () => ({
+    bytes: imageOutput({ aspectRatio, watermark, seed, ...(caption ? { caption } : {}), ...(background ? { background } : {}) }),
     contentType: "image/png",
   }));
 
@@ -38,7 +39,7 @@ export const resultFile = (task: Task, name: string, extraOutputs: boolean): Res
     // Seed by task and position so the images of one task differ from each other.
     // The first words of its prompt on it: a gallery shows at a glance which task made which file.
     const caption = task.caption !== undefined ? imageCaption(task.caption, index, task.image!.count, task.image!.aspectRatio) : undefined;
-    return png(task.image!.aspectRatio, m[2] !== undefined, (task.seq * 16 + index) % 4096, caption);
+    return png(task.image!.aspectRatio, m[2] !== undefined, (task.seq * 16 + index) % 4096, caption, task.reference);
   }
   const v = task.video!;
   if (name === "video.mp4" || (name === "video.wm.mp4" && task.watermark)) {

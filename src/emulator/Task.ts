@@ -2,6 +2,7 @@
 // (fixed at create time from the seeded schedule) and how it ends. Its status at any
 // moment is a pure function of the emulator clock.
 
+import type { Thumbnail } from "./ReferenceImage.js";
 import type { ImageStatus, VideoStatus } from "../api/wire.js";
 import type { Charge } from "./Pricing.js";
 import type { ProductKind } from "./SlotPool.js";
@@ -44,6 +45,8 @@ export interface Task {
   readonly image?: ImageRequest;
   /** The first words of the prompt, drawn on the task's result images. */
   readonly caption?: string;
+  /** A small copy of its first reference image (ReferenceImage.ts): its result images are drawn over it. */
+  readonly reference?: Thumbnail;
 }
 
 export type Phase = "submitted" | "processing" | "succeeded" | "failed";

@@ -3,6 +3,7 @@
 // order whenever the clock is read, so slot accounting and callbacks follow the clock
 // exactly, including when a test moves it forward by days.
 
+import type { Thumbnail } from "./ReferenceImage.js";
 import { costOf, priceOf } from "./Pricing.js";
 import { EventQueue } from "./EventQueue.js";
 import type { EmulatorConfig } from "./EmulatorConfig.js";
@@ -22,6 +23,8 @@ export interface NewTask {
   readonly image?: ImageRequest;
   /** Ends failed with this reason whatever the dice say (media refused after create). */
   readonly failWith?: string;
+  /** A small copy of the first reference image, when it could be read. */
+  readonly reference?: Thumbnail;
 }
 
 export type CreateOutcome =
@@ -207,6 +210,7 @@ export class TaskStore {
       ...(req.video ? { video: req.video } : {}),
       ...(image ? { image } : {}),
       ...(req.kind === "image" && req.prompt !== "" ? { caption: req.prompt.slice(0, 200) } : {}),
+      ...(req.kind === "image" && req.reference ? { reference: req.reference } : {}),
     };
     this.all.push(task);
     (task.kind === "video" ? this.videos : this.images).push(task);

@@ -33,7 +33,7 @@ export const makeFetching = (deps: FetchingDeps) => {
   const worker = (entry: Entry, view: TaskView): Effect.Effect<FetchOutcome> => {
     const refresh = Effect.map(viewOne(adapters[entry.task.kind], view.taskId, watermarkOf(entry.task)), (v) => v?.outputs ?? []);
     const previous = recorder.get(entry.task.id)?.outputs ?? [];
-    return downloader.fetchAll({ dir: entry.task.dir, outputs: view.outputs, previous, refresh }).pipe(
+    return downloader.fetchAll({ dir: entry.task.dir, ...(entry.task.name !== undefined ? { name: entry.task.name } : {}), outputs: view.outputs, previous, refresh }).pipe(
       Effect.map((r): FetchOutcome => ({ _tag: "Fetched", id: entry.task.id, outputs: r.outputs, urls: r.urls })),
       Effect.catchAll((e) => Effect.succeed<FetchOutcome>({ _tag: "FetchFailed", id: entry.task.id, message: e.message })),
     );

@@ -4,20 +4,18 @@
 // downloading the new one there would overwrite them. Such a task gets a suffixed folder.
 
 import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
+import { folderHolders, placedFolder } from "../manifest/taskFiles.js";
 import type { LockTask } from "../state/LockFile.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 
 /** The manifest with each task's folder made its own, given the lockfile's records. */
 export const ownFolders = (manifest: RunnableManifest, lock: ReadonlyMap<string, LockTask>): RunnableManifest => {
   // Folders holding another task's recorded files.
-  const holder = new Map<string, string>();
-  for (const [id, t] of lock) if (t.outputs.some((o) => o.path !== undefined)) holder.set(t.dir, id);
+  const holder = folderHolders(lock);
   if (holder.size === 0) return manifest;
   const place = (task: PlannedTask): PlannedTask => {
-    // A task already recorded keeps the folder it was given.
-    const recorded = lock.get(task.id)?.dir;
-    const taken = holder.get(task.dir);
-    const dir = recorded ?? (taken !== undefined && taken !== task.id ? `${task.dir}-${task.id.slice(-6)}` : task.dir);
+    // A task already recorded keeps the folder it was given (plan shows the same: taskFiles.ts).
+    const dir = placedFolder(task, lock.get(task.id)?.dir, holder);
     return dir === task.dir ? task : { ...task, dir };
   };
   return {

@@ -54,6 +54,8 @@ export interface JobSpec {
   readonly retryFailed: number;
   readonly retryContentRisk: boolean;
   readonly output?: Value;
+  /** File-name template of the task's results (`name`), without extension. */
+  readonly name?: Value;
   readonly forEach?: { readonly job: string; readonly mode: "outputs" | "tasks"; readonly path: YamlPath };
   readonly axes: readonly AxisSpec[];
   readonly include: readonly Record<string, unknown>[];

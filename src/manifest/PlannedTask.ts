@@ -22,6 +22,11 @@ interface PlannedTaskBase {
   readonly vars: Record<string, unknown>;
   /** Results folder relative to the outputs folder, sanitised, unique per task. */
   readonly dir: string;
+  /**
+   * The job's file-name template (`name`) for this task, sanitised to one path segment;
+   * absent: default names (`video-1.mp4`). Not part of identity, like `dir`.
+   */
+  readonly name?: string;
   /** Hash of the exact request (inputs by content), take and attempt. */
   readonly requestHash: string;
   readonly take: number;

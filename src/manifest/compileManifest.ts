@@ -36,6 +36,7 @@ export const templatesOf = (job: JobSpec): Value[] => {
   for (const i of job.inputs) if (i.src) out.push(i.src);
   for (const v of job.fields.values()) out.push(v);
   if (job.output) out.push(job.output);
+  if (job.name) out.push(job.name);
   return out.filter((v) => v.template !== undefined);
 };
 
@@ -269,6 +270,7 @@ export const compileManifest = (
       retryFailed: retryFailed ? (retryFailed.v as number) : 0,
       retryContentRisk: retryContentRisk ? (retryContentRisk.v as boolean) : false,
       ...(typeof job.output === "string" ? { output: value([...path, "output"], job.output) } : {}),
+      ...(typeof job.name === "string" ? { name: value([...path, "name"], job.name) } : {}),
       ...(forEach ? { forEach } : {}),
       axes,
       include,

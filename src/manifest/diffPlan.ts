@@ -9,6 +9,7 @@ import type { LoadedManifest } from "./LoadedManifest.js";
 import { type Amount, amountOf, formatAmount, plus, times } from "../money/Money.js";
 import { join } from "node:path";
 import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
+import { folderHolders, placedFolder, plannedFiles, type FolderHolders } from "./taskFiles.js";
 
 export type PlanMark = "+" | "=" | "~" | "-" | "…";
 
@@ -34,6 +35,16 @@ export interface PlanEntry {
   readonly count?: number;
   /** Why, in a few words (e.g. "retry 2 of 3", "failed, no retries left"). */
   readonly note?: string;
+  /**
+   * `+`/`~`: the folder the run will really put the task's files in, when it is not `dir`
+   * (another task's files are there: taskFiles.ts, shared with the run). See `entryFiles`.
+   */
+  readonly placed?: string;
+  /**
+   * `-` only: the current task at the same job and matrix position (the one that replaced
+   * it); absent for an orphaned task, whose position the manifest no longer has.
+   */
+  readonly supersededBy?: string;
 }
 
 export interface PlanCounts {
@@ -64,8 +75,47 @@ const DONE: ReadonlySet<TaskState> = new Set(["succeeded", "downloaded"]);
 
 const emptyCounts = (): PlanCounts => ({ "+": 0, "=": 0, "~": 0, "-": 0, "…": 0, inFlight: 0 });
 
+/**
+ * The matrix positions (folders as the manifest names them) a recorded task can stand
+ * for: its folder, and, when a run gave it a suffixed one because another task's files
+ * were there (taskFiles.ts: `<folder>-<last 6 of the id>`; later attempts keep the
+ * first attempt's), that folder without the suffix.
+ */
+export const slotDirs = (id: string, t: Pick<LockTask, "dir" | "attempt">): string[] => {
+  const m = /^(.+)-([a-z2-7]{6})$/.exec(t.dir);
+  return m && (m[2] === id.slice(-6) || t.attempt > 1) ? [t.dir, m[1]!] : [t.dir];
+};
+
 const outputCount = (t: LockTask): number =>
   t.outputs.filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video")).length;
+
+/**
+ * The files a `+`/`~` entry's task is expected to make, relative to the outputs folder,
+ * in the folder and with the names the run will really use (taskFiles.ts). Computed when
+ * shown, not for every entry of a large plan.
+ */
+export const entryFiles = (e: PlanEntry): string[] | undefined =>
+  e.task && (e.mark === "+" || e.mark === "~") ? plannedFiles(e.task, e.placed ?? e.dir ?? e.task.dir) : undefined;
+
+/** States of a task that was never created at the service: it cannot have replaced anything yet. */
+const NOT_CREATED: ReadonlySet<TaskState> = new Set(["planned", "rejected"]);
+
+/**
+ * What the lockfile should record of replacements: `[old id, the task that replaced it]`
+ * for each superseded task whose replacement was created and whose record does not say
+ * so yet. Pure; the run writes them (runLoadedManifest.ts).
+ */
+export const supersessions = (plan: PlanResult, lock: LockFile | undefined): [string, string][] => {
+  const out: [string, string][] = [];
+  if (!lock) return out;
+  for (const e of plan.entries) {
+    if (e.mark !== "-" || e.supersededBy === undefined) continue;
+    const by = lock.tasks[e.supersededBy];
+    if (!by || NOT_CREATED.has(by.state)) continue;
+    if (lock.tasks[e.id]?.superseded_by !== e.supersededBy) out.push([e.id, e.supersededBy]);
+  }
+  return out;
+};
 
 export interface DiffOptions {
   /** `--failed`: a task whose attempts all failed gets one new attempt (`+`) all the same. */
@@ -95,10 +145,19 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   const unmatched: { task: PlannedTask; at: number }[] = [];
   const anyLocked = Object.keys(lockTasks).length > 0;
 
+  let holders: FolderHolders | undefined;
+  /** `{ placed }` when the run's own rule puts the task's files elsewhere than its folder. */
+  const placedOf = (task: PlannedTask): { placed?: string } => {
+    if (!anyLocked) return {};
+    holders ??= folderHolders(Object.entries(lockTasks));
+    const placed = placedFolder(task, lockTasks[task.id]?.dir, holders);
+    return placed === task.dir ? {} : { placed };
+  };
+
   const create = (task: PlannedTask): PlanEntry =>
     task.estimate
-      ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, estimate: task.estimate }
-      : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task };
+      ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, estimate: task.estimate, ...placedOf(task) }
+      : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, ...placedOf(task) };
 
   const classify = (task: PlannedTask): void => {
     if (!anyLocked) {
@@ -152,6 +211,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
           task: next,
           ...(next.estimate ? { estimate: next.estimate } : {}),
           note: renew ? `new attempt ${next.attempt} (--failed)` : `retry: attempt ${next.attempt} of ${attempts}`,
+          ...placedOf(task),
         });
       } else {
         const note = attempts > 1 ? "failed, no retries left" : "failed";
@@ -169,6 +229,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         state,
         task: again,
         ...(again.estimate ? { estimate: again.estimate } : {}),
+        ...placedOf(task),
         ...(state === "rejected" ? { note: "the service rejected it before" } : {}),
       });
     }
@@ -238,23 +299,36 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     for (const id in lockTasks) {
       if (accounted.has(id)) continue;
       const t = lockTasks[id]!;
-      const key = slotKey(t.job, t.dir);
-      const list = leftover.get(key);
-      if (list) list.push(id);
-      else leftover.set(key, [id]);
+      // Already replaced by an earlier change: it stays `-`, superseded by what it records.
+      if (t.pruned_at !== undefined || t.superseded_by !== undefined) continue;
+      for (const dir of slotDirs(id, t)) {
+        const key = slotKey(t.job, dir);
+        const list = leftover.get(key);
+        if (list) list.push(id);
+        else leftover.set(key, [id]);
+      }
     }
     for (const { task, at } of unmatched) {
-      const older = leftover.get(slotKey(task.job, task.dir))?.filter((id) => !accounted.has(id)) ?? [];
+      const older = [...new Set(leftover.get(slotKey(task.job, task.dir)) ?? [])].filter((id) => !accounted.has(id));
       if (older.length === 0) continue;
       for (const id of older) accounted.add(id);
       entries[at] = { ...entries[at]!, mark: "~", replaces: older.sort() };
     }
   }
 
+  // `-`: superseded when the manifest's task at its position is another one, else orphaned.
+  let current: Map<string, string> | undefined;
   for (const id in lockTasks) {
     if (accounted.has(id)) continue;
     const t = lockTasks[id]!;
-    entries.push({ mark: "-", id, job: t.job, vars: t.vars, dir: t.dir, state: t.state });
+    // Pruned: its files are gone and it is out of the reports; only its spend remains.
+    if (t.pruned_at !== undefined) continue;
+    if (!current) {
+      current = new Map();
+      for (const e of entries) if (e.mark !== "-" && e.mark !== "…" && e.dir !== undefined) current.set(slotKey(e.job, e.dir), e.id);
+    }
+    const by = t.superseded_by ?? slotDirs(id, t).map((d) => current!.get(slotKey(t.job, d))).find((c) => c !== undefined && c !== id);
+    entries.push({ mark: "-", id, job: t.job, vars: t.vars, dir: t.dir, state: t.state, ...(by !== undefined ? { supersededBy: by } : {}) });
   }
 
   const jobs: Record<string, PlanCounts> = {};

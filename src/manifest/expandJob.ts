@@ -491,6 +491,12 @@ export const expandJob = (
         if (failed || typeof out !== "string") continue;
         folder = folderPath(out);
       } else folder = folderSegment(base);
+      let fileName: string | undefined;
+      if (job.name) {
+        const out = get(job.name);
+        if (failed || typeof out !== "string") continue;
+        fileName = folderSegment(out);
+      }
 
       for (let take = 1; take <= job.take; take++) {
         const hash = requestHash(intent, take, 1);
@@ -544,6 +550,7 @@ export const expandJob = (
         } as PlannedTask & { estimate?: unknown; upstream?: unknown };
         if (estimateCost !== undefined) task.estimate = estimateOf(estimateCost);
         if (item) task.upstream = item.upstream;
+        if (fileName !== undefined) (task as { name?: string }).name = fileName;
         if (inputs.length) (task as { inputs?: unknown }).inputs = inputs;
         tasks.push(task);
       }

@@ -3,7 +3,7 @@
 // too), then a table of counts per job and in total, the estimated cost per currency,
 // and, when the manifest has a budget, what the work left would do to it.
 
-import type { PlanCounts, PlanEntry, PlanResult } from "./diffPlan.js";
+import { entryFiles, type PlanCounts, type PlanEntry, type PlanResult } from "./diffPlan.js";
 import { describeVars } from "./outputFolder.js";
 import { describeOutlook, type BudgetOutlook } from "./budgetOutlook.js";
 
@@ -12,6 +12,16 @@ const LIST_LIMIT = 25;
 
 const MARKS = ["+", "~", "=", "-", "…"] as const;
 
+/** `stills/A-1_studio/A-1-studio-1.png`, or `dir/{a.png, b.png, … 4 files}` for several. */
+const describeFiles = (files: readonly string[]): string => {
+  const cut = files[0]!.lastIndexOf("/");
+  const dir = files[0]!.slice(0, cut);
+  if (files.length === 1) return files[0]!;
+  const names = files.map((f) => f.slice(cut + 1));
+  const shown = names.length > 3 ? [...names.slice(0, 2), `… ${names.at(-1)!}`] : names;
+  return `${dir}/{${shown.join(", ")}}`;
+};
+
 const line = (e: PlanEntry): string => {
   if (e.mark === "…") {
     return `  … ${e.count} task(s) of ${e.job}, ${e.note ?? "waiting on upstream"}${e.estimate ? `  (~${e.estimate.amount} ${e.estimate.currency})` : ""}`;
@@ -19,11 +29,14 @@ const line = (e: PlanEntry): string => {
   const extra: string[] = [];
   if (e.inFlight) extra.push(`in flight (${e.state})`);
   else if (e.mark === "=" && e.state) extra.push(e.state);
-  if (e.mark === "-" && e.state) extra.push(`${e.state}, no longer in the manifest`);
+  if (e.mark === "-" && e.state) {
+    extra.push(e.supersededBy ? `${e.state}, superseded by ${e.supersededBy}` : `${e.state}, orphaned: no longer in the manifest`);
+  }
   if (e.replaces) extra.push(`replaces ${e.replaces.join(", ")}`);
   if (e.note) extra.push(e.note);
   if (e.estimate) extra.push(`~${e.estimate.amount} ${e.estimate.currency}`);
-  const where = e.dir ?? describeVars(e.vars);
+  const files = entryFiles(e);
+  const where = files?.length ? describeFiles(files) : e.dir ?? describeVars(e.vars);
   return `  ${e.mark} ${e.id}  ${where}${extra.length ? `  (${extra.join("; ")})` : ""}`;
 };
 
@@ -108,8 +121,15 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
   return `${out.join("\n")}\n`;
 };
 
-/** The plan as data for --json: entries without their full requests (which may hold base64 images). */
+/**
+ * The plan as data for --json: entries without their full requests (which may hold base64
+ * images), with the files each task to create will write (`files`).
+ */
 export const planJson = (plan: PlanResult): unknown => ({
   ...plan,
-  entries: plan.entries.map(({ task: _task, ...rest }) => rest),
+  entries: plan.entries.map((e) => {
+    const { task: _task, placed: _placed, ...rest } = e;
+    const files = entryFiles(e);
+    return files ? { ...rest, files } : rest;
+  }),
 });

@@ -235,8 +235,8 @@ const checkDownstreamTemplates = (
     const outputs = outputsPerTask(up);
     const item =
       job.forEach.mode === "outputs"
-        ? { ...output, index: 0, task, job: up.id, vars }
-        : { task, job: up.id, vars, outputs: Array.from({ length: outputs }, (_, index) => ({ ...output, index })) };
+        ? { ...output, index: 1, task, job: up.id, vars }
+        : { task, job: up.id, vars, outputs: Array.from({ length: outputs }, (_, index) => ({ ...output, index: index + 1 })) };
     const combo = expandMatrix(job.axes, job.include, job.exclude)[0]?.values ?? {};
     const scope: Scope = (n) => (n in combo ? combo[n] : n === "item" ? item : n === "vars" ? spec.vars : spec.vars[n]);
     const names = () => ["item", "vars", ...Object.keys(spec.vars), ...Object.keys(combo)];
@@ -339,7 +339,8 @@ const makeLoaded = (args: {
     if (job.forEach.mode === "outputs") {
       for (const it of items) {
         sources.push({
-          item: { url: it.url, file: it.file, sha256: it.sha256, index: it.index, type: it.type, task: it.task, job: it.job, vars: it.vars },
+          // `item.index` is 1-based, like the numbers in file and folder names (`image-1.png`).
+          item: { url: it.url, file: it.file, sha256: it.sha256, index: it.index + 1, type: it.type, task: it.task, job: it.job, vars: it.vars },
           vars: { job: it.job, task: it.task, index: it.index, vars: it.vars },
           urlToContent: new Map(contentOf(it).filter(([k]) => k !== "")),
           folder: `${upstreamFolder(it.task, it.vars)}-${it.index + 1}`,
@@ -361,7 +362,7 @@ const makeLoaded = (args: {
             task,
             job: first.job,
             vars: first.vars,
-            outputs: sorted.map((o) => ({ url: o.url, file: o.file, sha256: o.sha256, index: o.index, type: o.type })),
+            outputs: sorted.map((o) => ({ url: o.url, file: o.file, sha256: o.sha256, index: o.index + 1, type: o.type })),
           },
           vars: { job: first.job, task, vars: first.vars },
           urlToContent: new Map(sorted.flatMap(contentOf).filter(([k]) => k !== "")),

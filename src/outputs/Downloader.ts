@@ -28,6 +28,8 @@ export class DownloadFailed extends Data.TaggedError("DownloadFailed")<{
 export interface FetchRequest {
   /** The task's results folder, relative to the outputs folder. */
   readonly dir: string;
+  /** The task's file-name template result (`name`, sanitised), when the job has one. */
+  readonly name?: string;
   /** What the service offers now (fresh links). */
   readonly outputs: readonly RemoteOutput[];
   /** What the lockfile already records (files present are kept). */
@@ -151,13 +153,13 @@ const make = (
   const transfers = fifoLimit(Math.max(1, policy.downloadConcurrency));
 
   /** One transfer into place: temp file, hash while writing, length check, fsync, rename. */
-  const transfer = (ref: RemoteOutput, dir: string, url: string): Effect.Effect<LockOutput, Attempt> =>
+  const transfer = (ref: RemoteOutput, dir: string, url: string, base: string | undefined): Effect.Effect<LockOutput, Attempt> =>
     Effect.flatMap(
       Effect.mapError(client.download(url), attemptFromApi),
       (response) =>
         Effect.tryPromise({
           try: async (signal) => {
-            const name = fileNameFor(ref, extensionFor(ref, url, response.headers["content-type"]));
+            const name = fileNameFor(ref, extensionFor(ref, url, response.headers["content-type"]), base);
             const rel = relativePath(dir, name);
             const target = absolutePath(rel);
             // A symbolic link on the way (made before or during the run) must not carry the
@@ -251,7 +253,7 @@ const make = (
         if (!isHttpUrl(url)) {
           return Effect.fail(new Attempt({ message: "the result link is not an http(s) URL: not fetched", refresh: false, fatal: true }));
         }
-        return transfers(transfer(ref, request.dir, url));
+        return transfers(transfer(ref, request.dir, url, request.name));
       });
     }).pipe(Effect.tapError((e) => Effect.sync(() => (needsRefresh = e.refresh))));
     return attempt.pipe(

@@ -42,9 +42,24 @@ export const extensionFor = (o: OutputRef, url: string, contentType: string | un
   return (type && byContentType[type]) ?? fallback(o);
 };
 
-/** `video-1.mp4`, `video-1.watermark.mp4`, `image-3.png`, `audio-1.wav`: 1-based, stable. */
-export const fileNameFor = (o: OutputRef, ext: string): string =>
-  `${o.type}-${o.index + 1}${o.variant === "watermark" ? ".watermark" : ""}.${ext}`;
+/**
+ * A result file's name, the one rule for run and plan. Without a name template:
+ * `video-1.mp4`, `video-1.watermark.mp4`, `image-3.png`, `audio-1.wav`. With one (`name`,
+ * already sanitised to one segment): `A-1-studio.mp4`, `A-1-studio-1.png` (images are
+ * always numbered, a video only from its second), `A-1-studio-audio-1.mp3` for the other
+ * item types, `.watermark` before the extension for a watermarked copy. Numbers are
+ * 1-based, like `item.index` in templates; distinct outputs of a task get distinct names.
+ */
+export const fileNameFor = (o: OutputRef, ext: string, name?: string): string => {
+  const mark = o.variant === "watermark" ? ".watermark" : "";
+  if (name === undefined) return `${o.type}-${o.index + 1}${mark}.${ext}`;
+  const n =
+    o.type === "image" ? `-${o.index + 1}` : o.type === "video" ? (o.index > 0 ? `-${o.index + 1}` : "") : `-${o.type}-${o.index + 1}`;
+  return `${name}${n}${mark}.${ext}`;
+};
+
+/** The extension a result of this kind gets when neither its link nor its Content-Type names one. */
+export const usualExtension = (o: OutputRef): string => fallback(o);
 
 /** Thrown (as a value) when a path would leave the outputs folder. */
 export class UnsafeOutputPath extends Error {

@@ -14,6 +14,9 @@ export const datasetMetadata = (lock: LockFile, prov?: Provenance): Map<string, 
   const lines = new Map<string, string[]>();
   for (const id of Object.keys(lock.tasks).sort()) {
     const task = lock.tasks[id]!;
+    // Superseded and pruned files are left out, as everywhere (orphaned ones stay, as in status).
+    const standing = prov?.standing?.of.get(id);
+    if (task.pruned_at !== undefined || task.superseded_by !== undefined || standing === "superseded" || standing === "pruned") continue;
     const folder = task.dir.split("/")[0]!;
     const planned = prov?.planned?.get(id);
     const prompt = planned

@@ -8,6 +8,7 @@ import { Decimal } from "./Decimal.js";
 import { costLabel } from "./provenance.js";
 import { type Provenance, resultLine } from "./resultsJsonl.js";
 import type { BillingSummary } from "./summarizeBilling.js";
+import { standingOf } from "./standing.js";
 
 export interface ReportJob {
   readonly id: string;
@@ -28,6 +29,8 @@ export interface ReportTask {
   readonly id: string;
   readonly job: string;
   readonly state: LockTask["state"];
+  /** current, superseded (replaced by a changed task) or orphaned (no longer in the manifest). */
+  readonly standing: "current" | "superseded" | "orphaned";
   /** Axis -> the value as a short label. */
   readonly labels: Readonly<Record<string, string>>;
   readonly cost: string;
@@ -44,7 +47,10 @@ export interface ReportData {
   readonly spent: string;
   readonly budget?: string;
   readonly estimate?: string;
+  /** States of the current and orphaned tasks (superseded ones are counted in `apart`). */
   readonly states: Readonly<Record<string, number>>;
+  /** Superseded tasks (shown only when asked) and orphaned ones (shown, marked). */
+  readonly apart: { readonly superseded: number; readonly orphaned: number };
   readonly jobs: readonly ReportJob[];
   readonly tasks: readonly ReportTask[];
 }
@@ -90,9 +96,14 @@ export const reportData = (input: {
   const order = new Map<string, number>();
   let n = 0;
   for (const id of prov.planned?.keys() ?? []) order.set(id, n++);
-  const ids = Object.keys(lock.tasks).sort((a, b) => (order.get(a) ?? Infinity) - (order.get(b) ?? Infinity) || (a < b ? -1 : a > b ? 1 : 0));
+  const ids = Object.keys(lock.tasks)
+    // Pruned tasks' records went with their files; their spend stays in `spent`.
+    .filter((id) => lock.tasks[id]!.pruned_at === undefined)
+    .sort((a, b) => (order.get(a) ?? Infinity) - (order.get(b) ?? Infinity) || (a < b ? -1 : a > b ? 1 : 0));
   const jobs = new Map<string, { id: string; kind: "video" | "image"; axes: string[]; tasks: number; upstream?: string }>();
   const estimates = new Map<string, Decimal>();
+  const states: Record<string, number> = {};
+  const apart = { superseded: 0, orphaned: 0 };
   const tasks: ReportTask[] = ids.map((id) => {
     const task = lock.tasks[id]!;
     const labels = taskLabels(task.vars);
@@ -101,15 +112,22 @@ export const reportData = (input: {
       job = { id: task.job, kind: task.kind, axes: [], tasks: 0, ...(task.upstream ? { upstream: task.upstream.job } : {}) };
       jobs.set(task.job, job);
     }
-    job.tasks += 1;
+    const standing = (
+      prov.standing ? standingOf(prov.standing, id) : task.superseded_by !== undefined ? "superseded" : "current"
+    ) as ReportTask["standing"];
+    if (standing !== "superseded") {
+      job.tasks += 1;
+      states[task.state] = (states[task.state] ?? 0) + 1;
+    } else apart[standing] += 1;
     for (const axis of Object.keys(labels)) if (!job.axes.includes(axis)) job.axes.push(axis);
     const { billing: _billing, times, nearing_deletion, ...record } = resultLine(id, task, input.now, prov);
     const estimate = record.estimate;
-    if (estimate) estimates.set(estimate.currency, (estimates.get(estimate.currency) ?? Decimal.zero).plus(Decimal.of(estimate.amount)));
+    if (estimate && standing !== "superseded") estimates.set(estimate.currency, (estimates.get(estimate.currency) ?? Decimal.zero).plus(Decimal.of(estimate.amount)));
     return {
       id,
       job: task.job,
       state: task.state,
+      standing,
       labels,
       cost: costLabel(task.billing),
       files: task.outputs
@@ -135,7 +153,8 @@ export const reportData = (input: {
     spent: chargesLabel(input.summary),
     ...(input.budget ? { budget: `${input.budget.max} ${input.budget.currency}` } : {}),
     ...(estimates.size ? { estimate: [...estimates].map(([c, v]) => `${v.toString()} ${c}`).join(" + ") } : {}),
-    states: Object.fromEntries(Object.entries(input.summary.states).filter(([, v]) => v > 0)),
+    states,
+    apart,
     jobs: [...jobs.values()],
     tasks,
   };

@@ -53,6 +53,8 @@ select { font: inherit; }
 .meta { display: flex; justify-content: space-between; gap: 4px; font-size: 12px; margin-top: 3px; }
 .sub { font-size: 11px; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .state-downloaded, .state-succeeded { color: var(--ok); }
+.tile.old { opacity: 0.6; outline: 1px dashed var(--line); }
+.standing { text-transform: uppercase; font-size: 0.8em; }
 .state-failed, .state-rejected { color: var(--bad); }
 .state-planned, .state-submitting, .state-submitted, .state-processing { color: var(--wait); }
 .more { height: 40px; margin: 0 20px; color: var(--muted); }
@@ -106,7 +108,7 @@ const CLIENT_JS = String.raw`
 
   // ------------------------------------------------------------ state from the query string
   var params = new URLSearchParams(location.search);
-  var filters = { job: params.get("job") || "", state: params.get("state") || "", rows: params.get("rows") || "", cols: params.get("cols") || "", values: {} };
+  var filters = { job: params.get("job") || "", state: params.get("state") || "", rows: params.get("rows") || "", cols: params.get("cols") || "", old: params.get("old") === "1", values: {} };
   params.forEach(function (v, k) { if (k.indexOf("v.") === 0) filters.values[k.slice(2)] = v; });
   function saveQuery() {
     var p = new URLSearchParams();
@@ -114,6 +116,7 @@ const CLIENT_JS = String.raw`
     if (filters.state) p.set("state", filters.state);
     if (filters.rows) p.set("rows", filters.rows);
     if (filters.cols) p.set("cols", filters.cols);
+    if (filters.old) p.set("old", "1");
     Object.keys(filters.values).forEach(function (k) { if (filters.values[k]) p.set("v." + k, filters.values[k]); });
     var q = p.toString();
     try { history.replaceState(null, "", q ? "?" + q : location.pathname); } catch (e) { /* some file:// contexts refuse; the filters still apply */ }
@@ -124,13 +127,16 @@ const CLIENT_JS = String.raw`
   if (data.emulated) document.getElementById("title").appendChild(el("span", { "class": "emulated", title: "run with --emulate: nothing was sent to the service and nothing was charged" }, "EMULATED"));
   var totals = document.getElementById("totals");
   var outputs = 0;
-  data.tasks.forEach(function (t) { outputs += t.files.length; });
+  data.tasks.forEach(function (t) { if (t.standing !== "superseded") outputs += t.files.length; });
   function total(label, value) {
     var s = el("span", null, label + " ");
     s.appendChild(el("b", null, value));
     totals.appendChild(s);
   }
-  total("tasks", data.tasks.length);
+  var apart = data.apart.superseded;
+  total("tasks", data.tasks.length - apart);
+  if (data.apart.superseded) total("superseded", data.apart.superseded);
+  if (data.apart.orphaned) total("orphaned", data.apart.orphaned);
   total("outputs", outputs);
   Object.keys(data.states).forEach(function (s) { total(s, data.states[s]); });
   total("spent", data.spent + (data.emulated ? " (emulated, not charged)" : ""));
@@ -186,12 +192,19 @@ const CLIENT_JS = String.raw`
   fState.addEventListener("change", function () { filters.state = fState.value; update(); });
   fRows.addEventListener("change", function () { filters.rows = fRows.value; update(); });
   fCols.addEventListener("change", function () { filters.cols = fCols.value; update(); });
+  // Superseded results: hidden unless asked (the checkbox, or ?old=1).
+  var fOld = document.getElementById("f-old");
+  if (apart === 0) fOld.parentNode.hidden = true;
+  document.getElementById("f-old-count").textContent = String(apart);
+  fOld.checked = filters.old;
+  fOld.addEventListener("change", function () { filters.old = fOld.checked; update(); });
 
   // ------------------------------------------------------------ failures, grouped by reason
   (function () {
     var groups = new Map();
     data.tasks.forEach(function (t) {
       if (t.state !== "failed" && t.state !== "rejected") return;
+      if (t.standing === "superseded") return;
       var err = t.record.error || {};
       var key = (err.code !== undefined ? "[" + err.code + "] " : "") + (err.message || "no reason given");
       if (!groups.has(key)) groups.set(key, []);
@@ -234,6 +247,7 @@ const CLIENT_JS = String.raw`
   }, { rootMargin: "600px 0px" }) : null;
 
   function matches(t) {
+    if (!filters.old && t.standing === "superseded") return false;
     if (filters.job && t.job !== filters.job) return false;
     if (filters.state && t.state !== filters.state) return false;
     for (var a in filters.values) if (filters.values[a] && t.labels[a] !== filters.values[a]) return false;
@@ -252,7 +266,7 @@ const CLIENT_JS = String.raw`
   }
 
   function tile(t, file, sub) {
-    var d = el("div", { "class": "tile", tabindex: "0", "data-id": t.id, "data-state": t.state });
+    var d = el("div", { "class": "tile" + (t.standing !== "current" ? " old" : ""), tabindex: "0", "data-id": t.id, "data-state": t.state, "data-standing": t.standing });
     if (file) d.setAttribute("data-output", String(file.index));
     var m = el("div", { "class": "media" });
     var up = t.record.upstream_files && t.record.upstream_files[0];
@@ -272,6 +286,7 @@ const CLIENT_JS = String.raw`
     d.appendChild(m);
     var meta = el("div", { "class": "meta" });
     meta.appendChild(el("span", { "class": "state-" + t.state }, t.state));
+    if (t.standing !== "current") meta.appendChild(el("span", { "class": "standing", title: t.record.superseded_by ? "superseded by " + t.record.superseded_by : "no longer in the manifest" }, t.standing));
     meta.appendChild(el("span", null, t.cost || ""));
     d.appendChild(meta);
     if (sub) d.appendChild(el("div", { "class": "sub", title: sub }, sub));
@@ -550,6 +565,7 @@ export const formatReportHtml = (data: ReportData): string => `<!doctype html>
 <label>job <select id="f-job"></select></label>
 <label>state <select id="f-state"></select></label>
 <span id="f-values"></span>
+<label title="results replaced by a changed task (orphaned ones, no longer in the manifest, are always shown, marked)"><input type="checkbox" id="f-old"> superseded (<span id="f-old-count"></span>)</label>
 <label>rows <select id="f-rows"></select></label>
 <label>columns <select id="f-cols"></select></label>
 <span id="shown"></span>

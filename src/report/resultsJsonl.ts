@@ -8,7 +8,44 @@
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
-import { type FilesByHash, type LinkedFile, downstreamIndex, filesByHash, position, requestView, upstreamFiles } from "./provenance.js";
+import { type FilesByHash, type LinkedFile, type RequestView, downstreamIndex, filesByHash, position, requestView, upstreamFiles } from "./provenance.js";
+import { type Standings, standingOf } from "./standing.js";
+
+/** What an earlier results.jsonl said made a task: kept for tasks the manifest no longer makes. */
+export interface EarlierRecord {
+  readonly source?: string;
+  readonly request?: RequestView;
+  readonly estimate?: { readonly currency: string; readonly amount: string };
+}
+
+/**
+ * Request, source and estimate of each task in an earlier results.jsonl. A task that
+ * left the manifest (orphaned, superseded) keeps what made it: the manifest can no
+ * longer say, the earlier record can. Lines that are not such records are skipped.
+ */
+export const earlierRecords = (text: string, wanted?: ReadonlySet<string>): Map<string, EarlierRecord> => {
+  const map = new Map<string, EarlierRecord>();
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    // Lines start with their id: only the wanted ones are parsed (a large file holds 100,000).
+    if (wanted) {
+      const id = /^\{"id":"([^"\\]*)"/.exec(line)?.[1];
+      if (id !== undefined && !wanted.has(id)) continue;
+    }
+    try {
+      const r = JSON.parse(line) as { id?: unknown; source?: unknown; request?: unknown; estimate?: unknown };
+      if (typeof r.id !== "string" || typeof r.request !== "object" || r.request === null) continue;
+      map.set(r.id, {
+        request: r.request as RequestView,
+        ...(typeof r.source === "string" ? { source: r.source } : {}),
+        ...(typeof r.estimate === "object" && r.estimate !== null ? { estimate: r.estimate as EarlierRecord["estimate"] & object } : {}),
+      });
+    } catch {
+      // A damaged line: that task's record is simply not carried over.
+    }
+  }
+  return map;
+};
 
 /** What a record needs beyond its own lockfile entry. */
 export interface Provenance {
@@ -17,11 +54,20 @@ export interface Provenance {
   readonly planned?: ReadonlyMap<string, PlannedTask>;
   readonly files: FilesByHash;
   readonly downstream: ReadonlyMap<string, readonly LinkedFile[]>;
+  /** Which tasks are superseded, orphaned or pruned (standing.ts); absent: all current. */
+  readonly standing?: Standings;
+  /** What the last results.jsonl said of tasks the manifest does not make now. */
+  readonly earlier?: ReadonlyMap<string, EarlierRecord>;
 }
 
-export const provenanceOf = (lock: LockFile, planned?: ReadonlyMap<string, PlannedTask>): Provenance => ({
+export const provenanceOf = (
+  lock: LockFile,
+  planned?: ReadonlyMap<string, PlannedTask>,
+  more: { readonly standing?: Standings; readonly earlier?: ReadonlyMap<string, EarlierRecord> } = {},
+): Provenance => ({
   lock,
   ...(planned ? { planned } : {}),
+  ...more,
   files: filesByHash(lock),
   downstream: downstreamIndex(lock),
 });
@@ -30,15 +76,19 @@ const iso = (ms: number | undefined): string | undefined => (ms === undefined ? 
 
 export const resultLine = (id: string, task: LockTask, now: number, prov?: Provenance) => {
   const planned = prov?.planned?.get(id);
+  const earlier = planned ? undefined : prov?.earlier?.get(id);
+  const standing = prov?.standing ? standingOf(prov.standing, id) : task.superseded_by !== undefined ? "superseded" : "current";
   return {
     id,
     job: task.job,
     kind: task.kind,
     vars: task.vars,
-    source: planned && position(planned.source),
-    request: planned && requestView(planned, prov?.files),
-    estimate: planned?.estimate,
+    source: planned ? position(planned.source) : earlier?.source,
+    request: planned ? requestView(planned, prov?.files) : earlier?.request,
+    estimate: planned?.estimate ?? earlier?.estimate,
     state: task.state,
+    standing,
+    superseded_by: prov?.standing?.supersededBy.get(id) ?? task.superseded_by,
     task_id: task.task_id,
     attempt: task.attempt,
     take: task.take,
@@ -75,6 +125,8 @@ export type ResultRecord = ReturnType<typeof resultLine>;
 
 export const formatResultsJsonl = (lock: LockFile, now: number, prov?: Provenance): string =>
   Object.keys(lock.tasks)
+    // Pruned tasks' records were removed with their files: only billing.* keeps their spend.
+    .filter((id) => lock.tasks[id]!.pruned_at === undefined)
     .sort()
     // Fixed key order, id first, for people reading the file; the same lockfile gives the same bytes.
     .map((id) => `${JSON.stringify(resultLine(id, lock.tasks[id]!, now, prov))}\n`)

@@ -9,6 +9,7 @@ import { type Failures, formatFailures, groupFailures, type ManifestShape } from
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type Charges, summarizeBilling, TASK_STATES } from "./summarizeBilling.js";
 import { neutralise } from "../api/neutralise.js";
+import { standingOf, type Standings } from "./standing.js";
 
 export interface StatusView {
   readonly name: string;
@@ -23,20 +24,42 @@ export interface StatusView {
   /** The slots whose latest attempt failed or was rejected, grouped by reason, and what will not be made. */
   readonly failures: Failures;
   readonly nearing_deletion: readonly { id: string; job: string; deletes_at: string }[];
+  /** Spend to date: every task the lockfile has ever recorded, pruned ones included. */
   readonly spent: Charges;
+  /** Whether the counts include superseded tasks (`--all`); by default current and orphaned ones. */
+  readonly all: boolean;
+  /** Tasks replaced by a changed task (`~`) that was created: not counted above unless `all`. */
+  readonly superseded: readonly { id: string; job: string; state: TaskState; superseded_by: string }[];
+  /** Tasks whose matrix position the manifest no longer has (`-` in plan); known only with a valid manifest. */
+  readonly orphaned: readonly { id: string; job: string; state: TaskState }[];
+  /** Tasks whose files `omnibatch prune` removed: only their spend counts. */
+  readonly pruned: number;
   readonly run: { pid?: number; host?: string; started?: string; heartbeat: string; stale: boolean } | null;
 }
 
 const IN_FLIGHT = new Set<TaskState>(["submitting", "submitted", "processing", "succeeded"]);
 
 export const statusView = (
-  lock: LockFile,
+  all_: LockFile,
   where: { lockfile: string; outputs: string },
   runLock: RunLockStatus | undefined,
   now: number,
   shape?: ManifestShape,
+  standing?: Standings,
+  all = false,
 ): StatusView => {
+  const standingOfId = (id: string) =>
+    standing ? standingOf(standing, id) : all_.tasks[id]!.pruned_at !== undefined ? "pruned" : all_.tasks[id]!.superseded_by !== undefined ? "superseded" : "current";
+  // Counted: current and orphaned tasks (with --all, superseded ones too); never pruned ones.
+  const countedIds = Object.keys(all_.tasks).filter((id) => {
+    const s = standingOfId(id);
+    return s === "current" || s === "orphaned" || (all && s === "superseded");
+  });
+  const lock: LockFile =
+    countedIds.length === Object.keys(all_.tasks).length ? all_ : { ...all_, tasks: Object.fromEntries(countedIds.map((id) => [id, all_.tasks[id]!])) };
   const billing = summarizeBilling(lock);
+  const spentAll = lock === all_ ? billing : summarizeBilling(all_);
+  const ofStanding = (want: string) => Object.keys(all_.tasks).filter((id) => standingOfId(id) === want).sort();
   const ids = Object.keys(lock.tasks).sort();
   const in_flight = ids
     .filter((id) => IN_FLIGHT.has(lock.tasks[id]!.state))
@@ -64,7 +87,14 @@ export const statusView = (
     nearing_deletion: ids
       .filter((id) => nearingDeletion(lock.tasks[id]!, now))
       .map((id) => ({ id, job: lock.tasks[id]!.job, deletes_at: new Date(deletionTime(lock.tasks[id]!)!).toISOString() })),
-    spent: { cash: billing.cash, units: billing.units },
+    spent: { cash: spentAll.cash, units: spentAll.units },
+    all,
+    superseded: ofStanding("superseded").map((id) => {
+      const t = all_.tasks[id]!;
+      return { id, job: t.job, state: t.state, superseded_by: standing?.supersededBy.get(id) ?? t.superseded_by ?? "" };
+    }),
+    orphaned: ofStanding("orphaned").map((id) => ({ id, job: all_.tasks[id]!.job, state: all_.tasks[id]!.state })),
+    pruned: ofStanding("pruned").length,
     run: runLock
       ? {
           ...(runLock.holder
@@ -97,7 +127,9 @@ const LIST_LIMIT = 20;
 
 /** The status as text for a terminal or a CI log. `manifest` is how the user named it. */
 export const formatStatus = (view: StatusView, manifest: string, now: number): string => {
-  const out: string[] = [`${view.name}: ${view.tasks} task${view.tasks === 1 ? "" : "s"} in ${view.lockfile}`];
+  const out: string[] = [
+    `${view.name}: ${view.tasks}${!view.all && view.superseded.length > 0 ? " current" : ""} task${view.tasks === 1 ? "" : "s"} in ${view.lockfile}`,
+  ];
   if (view.run === null) out.push("No run in progress.");
   else {
     const who = view.run.pid !== undefined ? `pid ${view.run.pid} on ${view.run.host}, since ${view.run.started}` : "a run that is starting";
@@ -141,7 +173,22 @@ export const formatStatus = (view: StatusView, manifest: string, now: number): s
     for (const d of view.nearing_deletion.slice(0, LIST_LIMIT)) out.push(`  ${d.id}  deleted at ${d.deletes_at}`);
     if (view.nearing_deletion.length > LIST_LIMIT) out.push(`  ... and ${view.nearing_deletion.length - LIST_LIMIT} more`);
   }
-  out.push("", `Spent: ${chargesLabel(view.spent)}`, `Outputs: ${view.outputs}`);
+  const apart = [
+    ["Superseded", view.superseded, "replaced by a changed task (~)", view.all ? "counted above" : "not counted above ('status --all' counts and lists them)"],
+    ["Orphaned", view.orphaned, "no longer in the manifest (-)", "counted above"],
+  ] as const;
+  for (const [title, list, why, counted] of apart) {
+    if (list.length === 0) continue;
+    out.push("", `${title} (${list.length}): ${why}; ${counted}; 'omnibatch prune ${manifest}' removes their files.`);
+    if (view.all || title === "Orphaned") {
+      for (const t of list.slice(0, LIST_LIMIT)) {
+        out.push(`  ${t.id}  ${t.state}${"superseded_by" in t ? `  superseded by ${t.superseded_by}` : ""}`);
+      }
+      if (list.length > LIST_LIMIT) out.push(`  ... and ${list.length - LIST_LIMIT} more (--json lists all)`);
+    }
+  }
+  if (view.pruned > 0) out.push("", `Pruned: ${view.pruned} task(s) whose files 'omnibatch prune' removed (their spend still counts).`);
+  out.push("", `Spent: ${chargesLabel(view.spent)}${view.pruned > 0 || view.superseded.length + view.orphaned.length > 0 ? " (to date: every task ever run, superseded, orphaned and pruned ones included)" : ""}`, `Outputs: ${view.outputs}`);
   // Names, reasons and ids come from manifests, data files and the service: inert on a terminal.
   return `${out.map(neutralise).join("\n")}\n`;
 };

@@ -22,7 +22,9 @@ import { downstreamPlanned } from "./downstreamPlanned.js";
 import { plannedById } from "./provenance.js";
 import { reportData } from "./reportData.js";
 import { formatReportHtml } from "./reportHtml.js";
-import { formatResultsJsonl, provenanceOf, resultLine } from "./resultsJsonl.js";
+import { earlierRecords, formatResultsJsonl, provenanceOf, resultLine } from "./resultsJsonl.js";
+import { retryAttempts } from "./retryAttempts.js";
+import { standingsFor } from "./standing.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
 
 export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"] as const;
@@ -39,6 +41,8 @@ export interface ReportManifest {
   /** With these, downstream jobs are expanded again from the recorded upstream files (downstreamPlanned.ts). */
   readonly jobs?: readonly Pick<LoadedManifest["jobs"][number], "id" | "upstream">[];
   readonly expandDownstream?: LoadedManifest["expandDownstream"];
+  /** With this, a retry attempt's record carries the request it was sent with (retryAttempts.ts). */
+  readonly withAttempt?: LoadedManifest["withAttempt"];
 }
 
 export interface ReportInput {
@@ -149,16 +153,25 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const later =
     input.plannedTasks ??
     (m?.jobs && m.expandDownstream ? downstreamPlanned({ jobs: m.jobs, expandDownstream: m.expandDownstream }, lock, input.outputsDir) : undefined);
-  const planned = m || later ? plannedById(m?.tasks, later) : undefined;
+  const base = m || later ? plannedById(m?.tasks, later) : undefined;
+  // Retry attempts have ids of their own: each is the manifest's task sent again.
+  const planned = base && m?.withAttempt ? plannedById([...base.values()], retryAttempts(lock, base, m.withAttempt)) : base;
+  const standing = standingsFor(lock, input.manifest);
+  const standingDigest = createHash("sha256")
+    .update([...standing.of].map(([id, s]) => `${id}=${s}`).sort().join("\n"))
+    .digest("hex");
   // Which tasks have a known request, the budget and the mark: they change the reports too.
   const known = planned ? createHash("sha256").update([...planned.keys()].filter((id) => id in lock.tasks).sort().join("\n")).digest("hex") : "-";
-  const source = reportSource(lock, now, `${known}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n3`);
+  const source = reportSource(lock, now, `${known}\n${standingDigest}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n3`);
   const current =
     input.force !== true &&
     files.every((file) => existsSync(file)) &&
     (await readFile(sourcePath, "utf8").then((text) => text.trim() === source, () => false));
   if (!current) {
-    const prov = provenanceOf(lock, planned);
+    // Tasks the manifest no longer makes keep the request the last results.jsonl gave them.
+    const missing = new Set(Object.keys(lock.tasks).filter((id) => !planned?.has(id) && lock.tasks[id]!.pruned_at === undefined));
+    const earlier = missing.size ? earlierRecords(await readFile(files[0]!, "utf8").catch(() => ""), missing) : new Map();
+    const prov = provenanceOf(lock, planned, { standing, earlier });
     const contents: Record<(typeof REPORT_FILES)[number], string> = {
       "results.jsonl": formatResultsJsonl(lock, now, prov),
       "billing.csv": formatBillingCsv(lock),
@@ -174,7 +187,9 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     await rm(sourcePath, { force: true });
     for (const [i, name] of REPORT_FILES.entries()) await writeFileAtomic(files[i]!, contents[name]);
     // Sidecars only where files were downloaded: a folder copied elsewhere still says what made it.
-    const withFiles = Object.keys(lock.tasks).filter((id) => lock.tasks[id]!.outputs.some((o) => o.path !== undefined));
+    const withFiles = Object.keys(lock.tasks).filter(
+      (id) => lock.tasks[id]!.pruned_at === undefined && lock.tasks[id]!.outputs.some((o) => o.path !== undefined),
+    );
     // A few at a time: 10,000 small files one by one would take seconds of waiting on the disk.
     let next = 0;
     const worker = async (): Promise<void> => {

@@ -22,6 +22,12 @@ import type { RunSelection } from "../engine/RunSelection.js";
 import { lockDigest, PlanStale } from "../manifest/savedPlan.js";
 import type { LockTask } from "../state/LockFile.js";
 import { checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import { diffPlan, supersessions } from "../manifest/diffPlan.js";
+import type { LockFile } from "../state/LockFile.js";
+
+/** A whole compiled manifest (the CLI's), not only what the engine needs: plan can be made of it. */
+const isLoaded = (m: RunnableManifest): m is LoadedManifest => "expectedDownstreamCount" in m && "downstreamEstimate" in m;
 
 /** `--emulate` timing: tasks finish in roughly 0.2 to 1 s. */
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
@@ -179,6 +185,14 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(listener ? { callbacks: listener } : {}),
         ...(options.selection ? { selection: options.selection } : {}),
       });
+      // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile.
+      if (isLoaded(manifest)) {
+        const before: LockFile = yield* store.snapshot;
+        const replaced = supersessions(diffPlan(manifest, before), before);
+        const now = Date.now();
+        for (const [old, by] of replaced) yield* store.put(old, { ...before.tasks[old]!, superseded_by: by, updated_at: now });
+        if (replaced.length) yield* store.flush;
+      }
       let reports: string[] = [];
       if (options.reports !== false) {
         const lock = yield* store.snapshot;

@@ -74,6 +74,14 @@ export interface LockTask {
   readonly error?: LockError;
   /** For downstream tasks: the upstream task and output they were made from. */
   readonly upstream?: { readonly job: string; readonly task: string; readonly output: number };
+  /** The task that replaced this one (`~`: its request changed) once that one was created. */
+  readonly superseded_by?: string;
+  /**
+   * When `omnibatch prune` removed the task's files and report records (superseded or
+   * orphaned). The record stays: its billing counts in spend to date, and a manifest that
+   * asks for the task again finds it created (its files are fetched again, never re-paid).
+   */
+  readonly pruned_at?: number;
 }
 
 export interface LockFile {

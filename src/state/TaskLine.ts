@@ -28,6 +28,8 @@ export interface TaskLine {
   readonly bill?: readonly BillLine[];
   readonly error?: LockTask["error"];
   readonly upstream?: LockTask["upstream"];
+  readonly superseded_by?: string;
+  readonly pruned_at?: number;
 }
 
 interface OutputLine {
@@ -123,6 +125,8 @@ export const encodeTaskLine = (name: string, id: string, task: LockTask): string
   if (task.billing.length > 0) line.bill = task.billing.map(encodeBill);
   if (task.error !== undefined) line.error = sortKeys(task.error);
   if (task.upstream !== undefined) line.upstream = sortKeys(task.upstream);
+  if (task.superseded_by !== undefined) line.superseded_by = task.superseded_by;
+  if (task.pruned_at !== undefined) line.pruned_at = task.pruned_at;
   return JSON.stringify(line);
 };
 
@@ -180,6 +184,8 @@ export const decodeTaskLine = (name: string, line: TaskLine): { id: string; task
   if (at.length > 4 && at[4] !== null) task.finished_at = u - at[4]!;
   if (line.error !== undefined) task.error = line.error;
   if (line.upstream !== undefined) task.upstream = line.upstream;
+  if (line.superseded_by !== undefined) task.superseded_by = line.superseded_by;
+  if (line.pruned_at !== undefined) task.pruned_at = line.pruned_at;
   return { id, task };
 };
 

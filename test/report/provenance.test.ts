@@ -112,7 +112,12 @@ test("the demo's results.jsonl, task.json and metadata.jsonl say what made every
   const lock = (await readLockFile(join(dir, "manifests", "demo.emulate.lock.json")))!;
   await writeReports({ lock, outputsDir: out, manifestName: "demo", manifest, force: true, emulated: true });
   assert.is(readFileSync(join(out, "results.jsonl"), "utf8"), text);
-  // Without the manifest (old callers): the same lines without request, source and estimate.
+  // Without the manifest, what made each task is kept from the last results.jsonl: a task
+  // that leaves the manifest still says which request made its files.
+  await writeReports({ lock, outputsDir: out, manifestName: "demo", force: true, emulated: true });
+  assert.is(readFileSync(join(out, "results.jsonl"), "utf8"), text);
+  // With neither (old callers, no earlier file): the same lines without request, source and estimate.
+  rmSync(join(out, "results.jsonl"));
   await writeReports({ lock, outputsDir: out, manifestName: "demo", force: true, emulated: true });
   const bare = readFileSync(join(out, "results.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
   assert.equal(bare, lines.map(({ request: _r, source: _s, estimate: _e, ...rest }) => rest));

@@ -2,7 +2,8 @@
 
 import { relative } from "node:path";
 import { existsSync } from "node:fs";
-import { emulatedLockfilePath, emulatedPaths } from "../../run/EmulatedRun.js";
+import { emulatedLockfilePath, emulatedManifest, emulatedPaths } from "../../run/EmulatedRun.js";
+import { standingsFor } from "../../report/standing.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";
@@ -43,20 +44,28 @@ export const emulateOption = {
 /** The manifest's locations, or its emulated ones. */
 export const locationsFor = async (manifest: string, cwd: string, emulated: boolean): Promise<ManifestLocations> => {
   const where = await manifestLocations(manifest, cwd);
-  return emulated ? { ...where, ...emulatedPaths(where) } : where;
+  return emulated
+    ? { ...where, ...emulatedPaths(where), ...(where.manifest ? { manifest: emulatedManifest(where.manifest) } : {}) }
+    : where;
 };
 
 export const statusCommand = defineCommand({
   name: "status",
   summary: "Show the lockfile's view: counts per job and state, in flight, failures.",
-  usage: "omnibatch status <manifest.yaml> [--emulate] [--json]",
+  usage: "omnibatch status <manifest.yaml> [--emulate] [--all] [--json]",
   description:
     "Reads the manifest's lockfile (no network, no API key) and shows per job how many tasks are\n" +
     "downloaded, in flight, queued and failed; what is in flight and for how long; why tasks failed;\n" +
     "results not downloaded yet that the service deletes soon (30 days after creation); what was spent;\n" +
     "and whether a run holds the lockfile now. Exit 2 when the lockfile is missing or damaged.\n" +
+    "Counts the current tasks: tasks replaced by a changed one (superseded) and tasks no longer in\n" +
+    "the manifest (orphaned) are shown apart (--all counts and lists them); spend counts everything.\n" +
     "With --emulate, the same for the emulated lockfile that 'run --emulate' keeps.",
-  options: { emulate: emulateOption, json: { ...commonOptions.json, description: "Print the status as one JSON object." } },
+  options: {
+    emulate: emulateOption,
+    all: { type: "boolean", description: "Count superseded and orphaned tasks too, and list them." },
+    json: { ...commonOptions.json, description: "Print the status as one JSON object." },
+  },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
     const manifest = args.positionals[0]!;
@@ -73,6 +82,8 @@ export const statusCommand = defineCommand({
       await inspectRunLock(where.lockfilePath, {}, now),
       now,
       where.shape,
+      standingsFor(lock, where.manifest),
+      args.values.all === true,
     );
     if (args.values.json) io.stdout.write(`${JSON.stringify(emulated ? { ...view, emulated: true } : view)}\n`);
     else io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);

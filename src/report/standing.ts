@@ -1,0 +1,61 @@
+// Which of a lockfile's tasks are current: a task replaced by a changed one (`~` in plan)
+// is superseded, one whose matrix position the manifest no longer has (`-`) is orphaned,
+// one `omnibatch prune` removed is pruned. Reports, results.jsonl and status count the
+// current ones and show the others apart; prune removes superseded and orphaned ones.
+// Pure: the lockfile and, when the manifest is at hand, the plan against it.
+
+import { diffPlan, type PlanResult } from "../manifest/diffPlan.js";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import type { LockFile } from "../state/LockFile.js";
+
+export type Standing = "current" | "superseded" | "orphaned" | "pruned";
+
+export interface Standings {
+  /** Only the tasks that are not current; a task absent here is current. */
+  readonly of: ReadonlyMap<string, Exclude<Standing, "current">>;
+  /** Superseded task -> the task that replaced it. */
+  readonly supersededBy: ReadonlyMap<string, string>;
+  /** Whether orphans could be told (the manifest was at hand). */
+  readonly manifestKnown: boolean;
+}
+
+/** A compiled manifest complete enough to plan with (the CLI's); a bare task list is not. */
+export const plannable = (m: unknown): m is LoadedManifest =>
+  typeof m === "object" && m !== null && "expectedDownstreamCount" in m && "withAttempt" in m && "tasks" in m;
+
+/**
+ * From the lockfile alone, superseded is what it records (`superseded_by`). With the
+ * plan, also what the plan finds at the same position, and orphans.
+ */
+export const standings = (lock: LockFile, plan?: PlanResult): Standings => {
+  const of = new Map<string, Exclude<Standing, "current">>();
+  const supersededBy = new Map<string, string>();
+  for (const [id, t] of Object.entries(lock.tasks)) {
+    if (t.pruned_at !== undefined) of.set(id, "pruned");
+    else if (t.superseded_by !== undefined) {
+      of.set(id, "superseded");
+      supersededBy.set(id, t.superseded_by);
+    }
+  }
+  if (plan) {
+    for (const e of plan.entries) {
+      if (e.mark === "~") {
+        // Replaced only once the new task exists: until then the old results are the current ones.
+        continue;
+      }
+      if (e.mark !== "-" || of.has(e.id)) continue;
+      const by = e.supersededBy;
+      if (by !== undefined && lock.tasks[by] && lock.tasks[by]!.state !== "planned" && lock.tasks[by]!.state !== "rejected") {
+        of.set(e.id, "superseded");
+        supersededBy.set(e.id, by);
+      } else if (by === undefined) of.set(e.id, "orphaned");
+    }
+  }
+  return { of, supersededBy, manifestKnown: plan !== undefined };
+};
+
+/** Standings of a lockfile, planning against the manifest when it is a complete one. */
+export const standingsFor = (lock: LockFile, manifest?: unknown): Standings =>
+  standings(lock, plannable(manifest) ? diffPlan(manifest, lock) : undefined);
+
+export const standingOf = (s: Standings, id: string): Standing => s.of.get(id) ?? "current";
