@@ -35,6 +35,8 @@ const exitCodeByTag: Record<string, ExitCode> = {
   LockfileMissing: ExitCode.Invalid,
   EmulatorConfigInvalid: ExitCode.Invalid,
   MissingApiKey: ExitCode.Invalid,
+  // The review file (src/review/) does not match its schema: fix it or delete it.
+  ReviewFileInvalid: ExitCode.Invalid,
   ClientConfigInvalid: ExitCode.Invalid,
   // Start-up checks (src/run/startChecks.ts): found before anything is sent.
   FolderNotWritable: ExitCode.Invalid,
