@@ -66,6 +66,9 @@ export const exitCodeByOutcome = {
   done: ExitCode.Ok,
   failed: ExitCode.TasksFailed,
   pending: ExitCode.Pending,
+  // Done all it can while outputs await review: a person is needed, then a new run (3, as
+  // for any run that has work left; CI can tell it apart by the summary's outcome).
+  review: ExitCode.Pending,
   budget: ExitCode.Budget,
   refused: ExitCode.Refused,
 } as const;

@@ -214,6 +214,20 @@ export class Progress {
   }
 }
 
+/** `stills: 12 awaiting review; reels: 12 waiting on review`, or nothing without a review gate holding anything. */
+export const reviewText = (jobs: RunSummary["jobs"]): string =>
+  Object.entries(jobs)
+    .flatMap(([job, c]) => [
+      ...(c.awaitingReview ? [`${job}: ${c.awaitingReview} awaiting review`] : []),
+      ...(c.waitingOnReview ? [`${job}: ${c.waitingOnReview} waiting on review`] : []),
+    ])
+    .join("; ");
+
+const reviewLines = (s: RunSummary): string[] => {
+  const text = reviewText(s.jobs);
+  return text ? [`  review:    ${text}`] : [];
+};
+
 /** The final table: per job counts, spend, what was done, and where everything is. */
 export const formatSummary = (s: RunSummary): string => {
   const jobs = Object.entries(s.jobs);
@@ -228,6 +242,7 @@ export const formatSummary = (s: RunSummary): string => {
     done: "all done",
     failed: "finished; some tasks failed or were rejected",
     pending: "stopped with work pending: run the same command again to continue",
+    review: "done all it can; outputs await review: a person is needed (omnibatch review <manifest>), then run again",
     budget: "the budget stopped submission",
     refused: "the account refused; nothing more was submitted",
   };
@@ -248,6 +263,7 @@ export const formatSummary = (s: RunSummary): string => {
     `  results:   ${s.outputs}`,
     ...(s.reports.length ? [`  reports:   ${s.reports.join(", ")}`] : []),
     `  lockfile:  ${s.lockfile}`,
+    ...reviewLines(s),
   ];
   if (s.failures.length > 0) {
     lines.push("", "  failed / rejected:");

@@ -16,7 +16,8 @@ import type { OmniClientService } from "../api/OmniClient.js";
 import type { CreateOutcome, EngineEffect, EngineEvent, FetchOutcome } from "./EngineEvent.js";
 import { makeFetching } from "./Fetching.js";
 import { listen, poll } from "./Following.js";
-import { makePlanning, UpstreamLinks } from "./Planning.js";
+import { makePlanning, ReviewHold, UpstreamLinks } from "./Planning.js";
+import type { DecisionIndex } from "../review/reviewDecision.js";
 import { Recorder } from "./Recorder.js";
 import { forgetOldService, recover } from "./Recovery.js";
 import type { RunEvent } from "./RunEvent.js";
@@ -53,6 +54,8 @@ export interface RunnerOptions {
   readonly freshService?: boolean;
   /** Callbacks: its address goes on every create; each observation is only a cue to query that task soon. */
   readonly callbacks?: CallbackFeed;
+  /** Review decisions (the review file, read by src/run/): outputs of a `review` job go downstream only once approved. */
+  readonly reviews?: DecisionIndex;
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
@@ -142,7 +145,8 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       // Runs one event through the state machine and performs its effects, in order;
       // effects that admit tasks feed their own events back here first (depth first).
       const feed = (event: EngineEvent): Effect.Effect<void> => Effect.suspend(() => perform(transition(table, event).effects));
-      const planning = makePlanning({ manifest, table, recorder, downloader, links, emit, feed, now });
+      const hold = new ReviewHold();
+      const planning = makePlanning({ manifest, table, recorder, downloader, links, emit, feed, now, hold, ...(options.reviews ? { reviews: options.reviews } : {}) });
       const submitting = makeSubmitting({ adapters, recorder, store, policy, manifest, table, links, planning, callbackUrl: options.callbacks?.url });
       const fetching = makeFetching({ downloader, adapters, recorder, policy, table, fork });
 
@@ -233,7 +237,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           message: `${id}: ${state} in the lockfile but not taken up by this run (no longer in the manifest, or its upstream task is not done); its result is not fetched. It stays in the lockfile: restore its manifest entry (or let the upstream finish) and run again to fetch it`,
         });
       }
-      return summarize(table, recorder, manifest, (yield* now) - started);
+      return summarize(table, recorder, manifest, (yield* now) - started, hold);
     }),
   ).pipe(Effect.mapError((error) => (maybeSent() ? afterSend(error) : error)));
 };

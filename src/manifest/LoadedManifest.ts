@@ -11,6 +11,8 @@ export interface JobInfo {
   /** For `for_each`: the upstream job, and whether one task per output or per task. */
   readonly upstream?: { readonly job: string; readonly mode: "outputs" | "tasks" };
   readonly retryFailed: number;
+  /** `review`: outputs are used downstream only once approved (src/review/); rejected ones may get new takes. */
+  readonly review?: { readonly retakes: number };
   readonly source: SourcePos;
 }
 
@@ -57,6 +59,8 @@ export interface LoadedManifest {
    */
   /** The estimated cost of one task of a for_each job (from an example upstream item), when prices allow. */
   readonly downstreamEstimate: (job: string) => { readonly currency: string; readonly amount: string } | undefined;
+  /** Tasks a for_each job makes per upstream item (`outputs`) or task (`tasks`): its matrix times its takes. */
+  readonly downstreamPerItem: (job: string) => number;
   readonly expectedDownstreamCount: (
     job: string,
     upstreamOutputCounts?: ReadonlyMap<string, number> | Readonly<Record<string, number>>,

@@ -53,6 +53,8 @@ export interface JobSpec {
   readonly take: number;
   readonly retryFailed: number;
   readonly retryContentRisk: boolean;
+  /** `review`: a person approves each output before downstream jobs use it. */
+  readonly review?: { readonly retakes: number };
   readonly output?: Value;
   readonly forEach?: { readonly job: string; readonly mode: "outputs" | "tasks"; readonly path: YamlPath };
   readonly axes: readonly AxisSpec[];

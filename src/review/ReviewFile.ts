@@ -38,5 +38,9 @@ export const reviewFilePathFor = (manifest: string): string => manifest.replace(
 export const emulatedReviewFilePath = (reviewFile: string): string =>
   reviewFile.endsWith(".review.yaml") ? `${reviewFile.slice(0, -".review.yaml".length)}.emulate.review.yaml` : `${reviewFile}.emulate`;
 
+/** The review file of a manifest, or of its emulated runs. */
+export const reviewFileFor = (manifest: string, emulated: boolean): string =>
+  emulated ? emulatedReviewFilePath(reviewFilePathFor(manifest)) : reviewFilePathFor(manifest);
+
 /** The key of one output: a task's external id and output index. */
 export const outputKey = (task: string, output: number): string => `${task}#${output}`;

@@ -13,6 +13,9 @@ import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
 import { startChecks } from "./startChecks.js";
+import { reviewFileFor } from "../review/ReviewFile.js";
+import { readReviewFile } from "../review/readReviewFile.js";
+import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js";
 import { Engine } from "../engine/Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
 import { ownFolders } from "../engine/ownFolders.js";
@@ -74,6 +77,10 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     options.onEvent && emulated
       ? (event: RunEvent) => options.onEvent!(event.type === "start" ? { ...event, emulated: true } : event)
       : options.onEvent;
+  // Review decisions, read before anything is touched (an invalid file: exit 2, nothing sent).
+  const reviews: DecisionIndex | undefined = loaded.jobs.some((j) => j.review)
+    ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated)))
+    : undefined;
   try {
     const env = options.env ?? process.env;
     let clientLayer: Layer.Layer<OmniClient, unknown>;
@@ -120,6 +127,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         // Every emulated run starts a new emulator, which knows none of the old tasks.
         ...(emulated ? { freshService: true } : {}),
         ...(listener ? { callbacks: listener } : {}),
+        ...(reviews ? { reviews } : {}),
       });
       let reports: string[] = [];
       if (options.reports !== false) {

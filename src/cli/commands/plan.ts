@@ -13,6 +13,9 @@ import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
+import { readReviewFile } from "../../review/readReviewFile.js";
+import { reviewFileFor } from "../../review/ReviewFile.js";
+import { indexDecisions } from "../../review/reviewDecision.js";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -21,7 +24,7 @@ export const planCommand = defineCommand({
   description:
     "Validates the manifest, then compares it with the lockfile beside it:\n" +
     "  +  to create        =  done or in flight    ~  changed (old task kept, new one created)\n" +
-    "  -  no longer in the manifest                …  waiting on an upstream job\n" +
+    "  -  no longer in the manifest                …  waiting on an upstream job (or on review)\n" +
     "Lists what changes and counts the unchanged (--all lists them too); counts per job\n" +
     "and in total, an estimated cost from the manifest's prices and, with a budget, what\n" +
     "the lockfile has spent and which tasks the budget would not reach.\n" +
@@ -44,7 +47,8 @@ export const planCommand = defineCommand({
       // The one rule for where emulated runs keep their state (shared with run and status).
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);
-      const plan = diffPlan(m, lock);
+      const reviews = m.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(m.file, args.values.emulate === true))) : undefined;
+      const plan = diffPlan(m, lock, reviews);
       const outlook = m.budget ? budgetOutlook(plan, lock, m.budget) : undefined;
       annotateDiagnostics(m.warnings, io);
       if (json) {

@@ -12,6 +12,9 @@ import { loadManifest } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
 import { readLockFile } from "../../state/readLockFile.js";
+import { readReviewFile } from "../../review/readReviewFile.js";
+import { reviewFileFor } from "../../review/ReviewFile.js";
+import { indexDecisions } from "../../review/reviewDecision.js";
 import { askYesNo, spendQuestion } from "../confirmSpend.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
@@ -146,7 +149,8 @@ export const runCommand = defineCommand({
     const configured = (typeof v["base-url"] === "string" || !!io.env["OMNIBATCH_BASE_URL"]) && !!io.env["OMNIBATCH_API_KEY"];
     if (!v.emulate && !v.yes && !v.json && configured && io.stdout.isTTY && io.stdin?.isTTY) {
       const lock = await readLockFile(loaded.lockfilePath);
-      const plan = diffPlan(loaded, lock);
+      const reviews = loaded.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, false))) : undefined;
+      const plan = diffPlan(loaded, lock, reviews);
       const question = spendQuestion(plan, loaded.budget ? budgetOutlook(plan, lock, loaded.budget) : undefined);
       if (question !== undefined && !(await askYesNo(question, io.stdin, io.stdout))) {
         io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
