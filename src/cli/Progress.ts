@@ -4,6 +4,7 @@
 // --quiet nothing until the end. The final summary table is printed in every mode
 // (as the `summary` event with --json).
 
+import { reviewText } from "../engine/Summary.js";
 import { BigDecimal } from "effect";
 import { formatAmount, parseAmount, plus, ZERO } from "../money/Money.js";
 import { neutralise } from "../api/neutralise.js";
@@ -214,16 +215,8 @@ export class Progress {
   }
 }
 
-/** `stills: 12 awaiting review; reels: 12 waiting on review`, or nothing without a review gate holding anything. */
-export const reviewText = (jobs: RunSummary["jobs"]): string =>
-  Object.entries(jobs)
-    .flatMap(([job, c]) => [
-      ...(c.awaitingReview ? [`${job}: ${c.awaitingReview} awaiting review`] : []),
-      ...(c.waitingOnReview ? [`${job}: ${c.waitingOnReview} waiting on review`] : []),
-    ])
-    .join("; ");
-
 const reviewLines = (s: RunSummary): string[] => {
+  // `stills: 12 awaiting review; reels: 12 waiting on review` (engine/Summary.ts).
   const text = reviewText(s.jobs);
   return text ? [`  review:    ${text}`] : [];
 };

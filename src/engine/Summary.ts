@@ -110,3 +110,13 @@ export const summarize = (table: TaskTable, recorder: Recorder, manifest: Runnab
     noSlotAnswers: table.counters.noSlotAnswers,
   };
 };
+
+/** `stills: 12 awaiting review; reels: 12 waiting on review`, or nothing without a review gate holding anything. */
+export const reviewText = (jobs: RunSummary["jobs"]): string =>
+  Object.entries(jobs)
+    .flatMap(([job, c]) => [
+      ...(c.awaitingReview ? [`${job}: ${c.awaitingReview} awaiting review`] : []),
+      ...(c.waitingOnReview ? [`${job}: ${c.waitingOnReview} waiting on review`] : []),
+    ])
+    .join("; ");
+

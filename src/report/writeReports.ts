@@ -68,6 +68,8 @@ export interface ReportInput {
    * attempts). Default: the downstream jobs expanded again from the lockfile's upstream files.
    */
   readonly plannedTasks?: readonly PlannedTask[];
+  /** A line the step summary adds (outputs awaiting review: `stills: 12 awaiting review; ...`). */
+  readonly stepSummaryNote?: string;
 }
 
 export interface ReportOutput {
@@ -192,6 +194,9 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     await writeFileAtomic(sourcePath, `${source}\n`);
   }
   const stepSummary = input.env?.GITHUB_STEP_SUMMARY;
-  if (stepSummary) await appendFile(stepSummary, `${markdown}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n`);
+  if (stepSummary) {
+    const note = input.stepSummaryNote ? `\n**${input.stepSummaryNote}**\n` : "";
+    await appendFile(stepSummary, `${markdown}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n${note}`);
+  }
   return { files, summary, deletions, written: !current, ...(stepSummary ? { stepSummary } : {}) };
 };

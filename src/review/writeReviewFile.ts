@@ -2,6 +2,7 @@
 // the old decisions or the new ones), entries sorted by task and output, keys in a
 // fixed order, one line each, so a pull request that edits it shows small diffs.
 
+import { parse } from "yaml";
 import { writeFileAtomic } from "../state/writeFileAtomic.js";
 import type { ReviewEntry, ReviewFile } from "./ReviewFile.js";
 import { sortEntries } from "./reviewDecision.js";
@@ -12,13 +13,16 @@ const HEADER = [
   "# file decided on; a decision covers only that file. Edit by hand or with `omnibatch review`.",
 ];
 
-/** A YAML scalar for a string: plain when that reads back as the same string, else quoted. */
-const scalar = (s: string): string => (/^[A-Za-z0-9][A-Za-z0-9_./-]*$/.test(s) && !/^(true|false|null|yes|no|on|off|~)$/i.test(s) && !/^[0-9.]+$/.test(s) ? s : JSON.stringify(s));
+/**
+ * A YAML scalar for a string: plain when YAML reads it back as the same string, else
+ * quoted (a sha256 of digits only, or `1e5...`, would read as a number).
+ */
+const scalar = (s: string): string => (/^[A-Za-z0-9][A-Za-z0-9_./-]*$/.test(s) && parse(s) === s ? s : JSON.stringify(s));
 
 const entryLines = (e: ReviewEntry): string[] => [
   `  - task: ${scalar(e.task)}`,
   `    output: ${e.output}`,
-  `    sha256: ${e.sha256}`,
+  `    sha256: ${scalar(e.sha256)}`,
   `    decision: ${e.decision}`,
   `    at: ${JSON.stringify(e.at)}`,
   ...(e.job !== undefined ? [`    job: ${scalar(e.job)}`] : []),

@@ -19,6 +19,7 @@ import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js"
 import { Engine } from "../engine/Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
 import { ownFolders } from "../engine/ownFolders.js";
+import { reviewText } from "../engine/Summary.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
 
@@ -59,6 +60,12 @@ export interface RunManifestOptions {
    */
   readonly callbacks?: boolean | CallbackSetting;
 }
+
+/** The step summary's line about outputs awaiting review, when any. */
+const reviewNote = (jobs: RunSummary["jobs"]): { stepSummaryNote?: string } => {
+  const text = reviewText(jobs);
+  return text ? { stepSummaryNote: `Review needed: ${text} (omnibatch review, then run again)` } : {};
+};
 
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
   if (Exit.isSuccess(exit)) return exit.value;
@@ -133,7 +140,9 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       if (options.reports !== false) {
         const lock = yield* store.snapshot;
         const written = yield* Effect.either(
-          Effect.tryPromise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest })),
+          Effect.tryPromise(() =>
+            writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, ...reviewNote(result.jobs) }),
+          ),
         );
         if (written._tag === "Right") reports = written.right.files;
         else {

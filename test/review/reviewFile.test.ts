@@ -82,6 +82,13 @@ test("strings that YAML would read as something else are quoted and read back as
   assert.equal(parseReviewFile(formatReviewFile(file), "x"), file);
 });
 
+test("a sha256 YAML would read as a number (digits only, 1e...) is written so it reads back as the same text", () => {
+  for (const s of ["0".repeat(64), `1e${"5".repeat(62)}`, `${"1".repeat(63)}0`]) {
+    const file = withDecisions({ version: 1, outputs: [] }, [entry("d-a", 0, s, "approved")]);
+    assert.equal(parseReviewFile(formatReviewFile(file), "x"), file, s);
+  }
+});
+
 test("a schema problem is reported as file:line:col with the line, and maps to exit 2", () => {
   const text = ["version: 1", "outputs:", "  - task: d-a", "    output: 0", "    sha256: abc", "    decision: maybe", '    at: "now"', "    colour: red", ""].join("\n");
   try {

@@ -2,7 +2,14 @@
 
 import { relative } from "node:path";
 import { existsSync } from "node:fs";
-import { emulatedLockfilePath, emulatedPaths } from "../../run/EmulatedRun.js";
+import { emulatedLockfilePath, emulatedManifest, emulatedPaths } from "../../run/EmulatedRun.js";
+import { loadManifest } from "../../manifest/loadManifest.js";
+import { diffPlan, type PlanResult } from "../../manifest/diffPlan.js";
+import { reviewPlanText } from "../../manifest/formatPlan.js";
+import { readReviewFile } from "../../review/readReviewFile.js";
+import { reviewFileFor } from "../../review/ReviewFile.js";
+import { indexDecisions } from "../../review/reviewDecision.js";
+import type { LockFile } from "../../state/LockFile.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";
@@ -46,6 +53,14 @@ export const locationsFor = async (manifest: string, cwd: string, emulated: bool
   return emulated ? { ...where, ...emulatedPaths(where) } : where;
 };
 
+/** Outputs awaiting review and what waits on them, for a manifest with `review` jobs. */
+const reviewStatus = async (manifest: string, cwd: string, lock: LockFile, emulated: boolean): Promise<PlanResult["review"]> => {
+  const loaded = await loadManifest(manifest, { cwd }).catch(() => undefined);
+  if (!loaded || !loaded.jobs.some((j) => j.review)) return undefined;
+  const m = emulated ? emulatedManifest(loaded) : loaded;
+  return diffPlan(m, lock, indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated)))).review;
+};
+
 export const statusCommand = defineCommand({
   name: "status",
   summary: "Show the lockfile's view: counts per job and state, in flight, failures.",
@@ -74,8 +89,12 @@ export const statusCommand = defineCommand({
       now,
       where.shape,
     );
-    if (args.values.json) io.stdout.write(`${JSON.stringify(emulated ? { ...view, emulated: true } : view)}\n`);
-    else io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);
+    const review = where.manifestInvalid ? undefined : await reviewStatus(manifest, io.cwd, lock, emulated);
+    if (args.values.json) io.stdout.write(`${JSON.stringify({ ...view, ...(emulated ? { emulated: true } : {}), ...(review ? { review } : {}) })}\n`);
+    else {
+      io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);
+      if (review) io.stdout.write(`review: ${reviewPlanText(review)}\n`);
+    }
     return ExitCode.Ok;
   },
 });
