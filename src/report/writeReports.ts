@@ -200,3 +200,13 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   }
   return { files, summary, deletions, written: !current, ...(stepSummary ? { stepSummary } : {}) };
 };
+
+/**
+ * report.html's page for a lockfile, as writeReports would write it now (the review page
+ * serves this, with its own controls added).
+ */
+export const reportPage = (lock: LockFile, manifest: ReportManifest, outputsDir: string, emulated: boolean, now = Date.now()): string => {
+  const later = manifest.jobs && manifest.expandDownstream ? downstreamPlanned({ jobs: manifest.jobs, expandDownstream: manifest.expandDownstream }, lock, outputsDir) : undefined;
+  const prov = provenanceOf(lock, plannedById(manifest.tasks, later));
+  return formatReportHtml(reportData({ lock, prov, summary: summarizeBilling(lock), now, emulated, ...(manifest.budget ? { budget: manifest.budget } : {}) }));
+};

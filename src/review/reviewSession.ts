@@ -18,6 +18,7 @@ export interface ReviewSession {
   readonly emulated: boolean;
   readonly reviewFile: string;
   readonly outputsDir: string;
+  readonly lockfilePath: string;
   readonly jobs: ReadonlySet<string>;
   /** The outputs as the files say now. */
   readonly items: () => Promise<ReviewItem[]>;
@@ -50,7 +51,7 @@ export const openReviewSession = async (loaded: LoadedManifest, emulated: boolea
     if (made.length > 0) await writeReviewFile(reviewFile, withDecisions(readReviewFile(reviewFile), made));
     return made.length;
   };
-  return { manifest: loaded, emulated, reviewFile, outputsDir: m.outputsDir, jobs, items, decide };
+  return { manifest: loaded, emulated, reviewFile, outputsDir: m.outputsDir, lockfilePath: m.lockfilePath, jobs, items, decide };
 };
 
 export const selectItems = (items: readonly ReviewItem[], filter: ReviewFilter): ReviewItem[] => items.filter((i) => matchesFilter(i, filter));
