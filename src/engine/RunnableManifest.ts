@@ -10,7 +10,7 @@ export interface RunnableJob {
   readonly upstream?: { readonly job: string; readonly mode: "outputs" | "tasks" };
   readonly retryFailed: number;
   /** Outputs reach downstream jobs only once approved (the run's `reviews`). */
-  readonly review?: { readonly retakes: number };
+  readonly review?: true;
 }
 
 export interface RunnableManifest {

@@ -11,8 +11,8 @@ export interface JobInfo {
   /** For `for_each`: the upstream job, and whether one task per output or per task. */
   readonly upstream?: { readonly job: string; readonly mode: "outputs" | "tasks" };
   readonly retryFailed: number;
-  /** `review`: outputs are used downstream only once approved (src/review/); rejected ones may get new takes. */
-  readonly review?: { readonly retakes: number };
+  /** `review`: outputs are used downstream only once approved (src/review/); rejected ones never. */
+  readonly review?: true;
   readonly source: SourcePos;
 }
 

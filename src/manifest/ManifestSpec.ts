@@ -54,7 +54,7 @@ export interface JobSpec {
   readonly retryFailed: number;
   readonly retryContentRisk: boolean;
   /** `review`: a person approves each output before downstream jobs use it. */
-  readonly review?: { readonly retakes: number };
+  readonly review?: true;
   readonly output?: Value;
   readonly forEach?: { readonly job: string; readonly mode: "outputs" | "tasks"; readonly path: YamlPath };
   readonly axes: readonly AxisSpec[];

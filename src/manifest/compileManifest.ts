@@ -268,9 +268,7 @@ export const compileManifest = (
       take: typeof job.take === "number" ? job.take : 1,
       retryFailed: retryFailed ? (retryFailed.v as number) : 0,
       retryContentRisk: retryContentRisk ? (retryContentRisk.v as boolean) : false,
-      ...(job.review === true || (typeof job.review === "object" && job.review !== null)
-        ? { review: { retakes: (job.review as { retakes?: number }).retakes ?? 0 } }
-        : {}),
+      ...(job.review === true ? { review: true as const } : {}),
       ...(typeof job.output === "string" ? { output: value([...path, "output"], job.output) } : {}),
       ...(forEach ? { forEach } : {}),
       axes,

@@ -130,4 +130,15 @@ test("a run after the review makes clips only from the approved stills, then end
   }
 });
 
+test("review must be true or false in the manifest (schema, described), at its place", async () => {
+  const dir = reviewedDemo('"yes"');
+  try {
+    const r = await cli(dir, ["validate", M]);
+    assert.is(r.exitCode, 2, r.all);
+    assert.match(r.all!, /demo\.yaml:\d+:13: error: jobs\.keyframes\.review must be true or false/);
+  } finally {
+    removeDir(dir);
+  }
+});
+
 test.run();
