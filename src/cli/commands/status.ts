@@ -3,7 +3,7 @@
 import { relative } from "node:path";
 import { existsSync } from "node:fs";
 import { emulatedLockfilePath, emulatedManifest, emulatedPaths } from "../../run/EmulatedRun.js";
-import { loadManifest } from "../../manifest/loadManifest.js";
+import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
 import { diffPlan, type PlanResult } from "../../manifest/diffPlan.js";
 import { reviewPlanText } from "../../manifest/formatPlan.js";
 import { readReviewFile } from "../../review/readReviewFile.js";
@@ -54,8 +54,7 @@ export const locationsFor = async (manifest: string, cwd: string, emulated: bool
 };
 
 /** Outputs awaiting review and what waits on them, for a manifest with `review` jobs. */
-const reviewStatus = async (manifest: string, cwd: string, lock: LockFile, emulated: boolean): Promise<PlanResult["review"]> => {
-  const loaded = await loadManifest(manifest, { cwd }).catch(() => undefined);
+const reviewStatus = (loaded: LoadedManifest | undefined, lock: LockFile, emulated: boolean): PlanResult["review"] => {
   if (!loaded || !loaded.jobs.some((j) => j.review)) return undefined;
   const m = emulated ? emulatedManifest(loaded) : loaded;
   return diffPlan(m, lock, indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated)))).review;
@@ -89,7 +88,7 @@ export const statusCommand = defineCommand({
       now,
       where.shape,
     );
-    const review = where.manifestInvalid ? undefined : await reviewStatus(manifest, io.cwd, lock, emulated);
+    const review = reviewStatus(where.manifest, lock, emulated);
     if (args.values.json) io.stdout.write(`${JSON.stringify({ ...view, ...(emulated ? { emulated: true } : {}), ...(review ? { review } : {}) })}\n`);
     else {
       io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);
