@@ -31,6 +31,14 @@ export const targets = [
     sets: { all: { allErrors: true } },
     exports: (id) => ({ manifest: id }),
   },
+  {
+    schema: "schemas/review.schema.json",
+    out: "src/review/reviewSchema.generated.ts",
+    // As src/review/readReviewFile.ts needs them: every error, with the schema of each.
+    options: { strict: true, allowUnionTypes: true, verbose: true },
+    sets: { all: { allErrors: true } },
+    exports: (id) => ({ review: id }),
+  },
 ];
 
 const runtimeImports = (code) => {

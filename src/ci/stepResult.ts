@@ -41,6 +41,9 @@ export const stepResult = (runExitCode: number, summary: RunSummary | undefined,
     case 0:
       return { ok: true, exitCode: 0, pending: false, outcome: "done", reason: `all done (${plural(summary?.created ?? 0, "task")} created, ${plural(summary?.downloaded ?? 0, "file")} downloaded)` };
     case 3:
+      if (summary?.outcome === "review") {
+        return { ok: true, exitCode: 0, pending: true, outcome: "review", reason: `outputs await review${why}: a person is needed (omnibatch review, or edit the review file in a pull request), then run again` };
+      }
       return { ok: true, exitCode: 0, pending: true, outcome: "pending", reason: `work pending${why}; the next run continues` };
     case 1:
       return {

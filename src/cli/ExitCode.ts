@@ -38,6 +38,8 @@ const exitCodeByTag: Record<string, ExitCode> = {
   PlanInvalid: ExitCode.Invalid,
   PlanStale: ExitCode.Invalid,
   MissingApiKey: ExitCode.Invalid,
+  // The review file (src/review/) does not match its schema: fix it or delete it.
+  ReviewFileInvalid: ExitCode.Invalid,
   ClientConfigInvalid: ExitCode.Invalid,
   // Start-up checks (src/run/startChecks.ts): found before anything is sent.
   FolderNotWritable: ExitCode.Invalid,
@@ -71,6 +73,9 @@ export const exitCodeByOutcome = {
   done: ExitCode.Ok,
   failed: ExitCode.TasksFailed,
   pending: ExitCode.Pending,
+  // Done all it can while outputs await review: a person is needed, then a new run (3, as
+  // for any run that has work left; CI can tell it apart by the summary's outcome).
+  review: ExitCode.Pending,
   budget: ExitCode.Budget,
   refused: ExitCode.Refused,
 } as const;

@@ -4,6 +4,7 @@
 // --quiet nothing until the end. The final summary table is printed in every mode
 // (as the `summary` event with --json).
 
+import { reviewText } from "../engine/Summary.js";
 import { BigDecimal } from "effect";
 import { formatAmount, parseAmount, plus, ZERO } from "../money/Money.js";
 import { neutralise } from "../api/neutralise.js";
@@ -214,6 +215,12 @@ export class Progress {
   }
 }
 
+const reviewLines = (s: RunSummary): string[] => {
+  // `stills: 12 awaiting review; reels: 12 waiting on review` (engine/Summary.ts).
+  const text = reviewText(s.jobs);
+  return text ? [`  review:    ${text}`] : [];
+};
+
 /** The final table: per job counts, spend, what was done, and where everything is. */
 export const formatSummary = (s: RunSummary): string => {
   const jobs = Object.entries(s.jobs);
@@ -228,6 +235,7 @@ export const formatSummary = (s: RunSummary): string => {
     done: "all done",
     failed: "finished; some tasks failed or were rejected",
     pending: "stopped with work pending: run the same command again to continue",
+    review: "done all it can; outputs await review: a person is needed (omnibatch review <manifest>), then run again",
     budget: "the budget stopped submission",
     refused: "the account refused; nothing more was submitted",
   };
@@ -248,6 +256,7 @@ export const formatSummary = (s: RunSummary): string => {
     `  results:   ${s.outputs}`,
     ...(s.reports.length ? [`  reports:   ${s.reports.join(", ")}`] : []),
     `  lockfile:  ${s.lockfile}`,
+    ...reviewLines(s),
   ];
   if (s.failures.length > 0) {
     lines.push("", "  failed / rejected:");

@@ -39,6 +39,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./commands/status.js")).statusCommand,
   },
   {
+    name: "review",
+    summary: "Approve or reject the outputs of jobs marked review: a local page, or --approve/--reject/--list.",
+    load: async () => (await import("./commands/review.js")).reviewCommand,
+  },
+  {
     name: "report",
     summary: "Write the reports again from the lockfile (report.html, results.jsonl, billing.*).",
     load: async () => (await import("./commands/report.js")).reportCommand,

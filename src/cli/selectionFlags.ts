@@ -9,6 +9,8 @@ import { UsageError } from "./UsageError.js";
 import type { RunSelection } from "../engine/RunSelection.js";
 import { diffPlan, type PlanResult } from "../manifest/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import type { PlannedTask } from "../manifest/PlannedTask.js";
+import type { DecisionIndex } from "../review/reviewDecision.js";
 import {
   checkSavedPlan,
   lockDigest,
@@ -74,9 +76,15 @@ export const selectionFromArgs = (command: string, values: Values): Selection | 
  * The plan (cut down to the selection when there is one), after checking the selection
  * against the manifest: an unknown job or key is a UsageError naming those there are.
  */
-export const selectedPlan = (command: string, m: LoadedManifest, lock: LockFile | undefined, s: Selection | undefined): PlanResult | SelectedPlan => {
-  if (!s) return diffPlan(m, lock);
-  const full = diffPlan(m, lock, s.failed ? { renewFailed: (t) => selectsTask(s, t) } : {});
+export const selectedPlan = (
+  command: string,
+  m: LoadedManifest,
+  lock: LockFile | undefined,
+  s: Selection | undefined,
+  reviews?: DecisionIndex,
+): PlanResult | SelectedPlan => {
+  if (!s) return diffPlan(m, lock, reviews ? { reviews } : {});
+  const full = diffPlan(m, lock, { ...(s.failed ? { renewFailed: (t: PlannedTask) => selectsTask(s, t) } : {}), ...(reviews ? { reviews } : {}) });
   const keys = new Set<string>();
   for (const t of m.tasks) keysOf(t.vars, keys);
   for (const e of full.entries) if (e.mark !== "…") keysOf(e.vars, keys);

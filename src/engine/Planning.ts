@@ -15,6 +15,36 @@ import type { RunnableManifest } from "./RunnableManifest.js";
 import type { RunSelection } from "./RunSelection.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
 import { retryAllowed } from "./taskRules.js";
+import { gateItems } from "../review/gate.js";
+import type { DecisionIndex } from "../review/reviewDecision.js";
+
+/**
+ * What the review gate holds back, per upstream task (re-expanding a task replaces its
+ * figures, never adds to them): outputs awaiting a person, per reviewed job, and what
+ * each downstream job waits on. The summary reads it.
+ */
+export class ReviewHold {
+  /** upstream task id -> its job and outputs by state. */
+  readonly outputs = new Map<string, { readonly job: string; readonly awaiting: number; readonly rejected: number; readonly approved: number }>();
+  /** downstream job -> upstream task id -> its tasks waiting on outputs awaiting review. */
+  readonly held = new Map<string, Map<string, number>>();
+  /** Outputs awaiting review per reviewed job. */
+  awaitingByJob(): Map<string, number> {
+    const by = new Map<string, number>();
+    for (const o of this.outputs.values()) if (o.awaiting > 0) by.set(o.job, (by.get(o.job) ?? 0) + o.awaiting);
+    return by;
+  }
+  /** What each downstream job waits on, by job. */
+  heldByJob(): Map<string, number> {
+    const by = new Map<string, number>();
+    for (const [job, per] of this.held) {
+      let n = 0;
+      for (const v of per.values()) n += v;
+      if (n > 0) by.set(job, n);
+    }
+    return by;
+  }
+}
 
 /** Result links of finished tasks, with when they were fetched: downstream requests carry them. */
 export class UpstreamLinks {
@@ -49,6 +79,10 @@ export interface PlanningDeps {
   readonly now: Effect.Effect<number>;
   /** A run of a chosen part (--only, --where, --failed, a saved plan); undefined: everything. */
   readonly selection?: RunSelection;
+  /** Review decisions (src/review/): outputs of a job with `review` go downstream only once approved. */
+  readonly reviews?: DecisionIndex;
+  /** Filled with what the gate holds back. */
+  readonly hold?: ReviewHold;
 }
 
 /** Lockfile states in which a task still needs its create (nothing at the service yet, as far as the lockfile knows). */
@@ -69,6 +103,8 @@ export const makePlanning = (deps: PlanningDeps) => {
   // Asked once per finished task: computed once per job.
   const downstreamByJob = new Map(manifest.jobs.map((u) => [u.id, manifest.jobs.filter((j) => j.upstream?.job === u.id)] as const));
   const downstreamOf = (job: string) => downstreamByJob.get(job) ?? [];
+  const reviewed = new Set(manifest.jobs.filter((j) => j.review).map((j) => j.id));
+  const reviews: DecisionIndex = deps.reviews ?? new Map();
 
   /** Adds a task (following its retry chain through the lockfile) in the phase the lockfile says. */
   const admit = (planned: PlannedTask, front: boolean, parentCreatedHere = false): Effect.Effect<void> =>
@@ -156,13 +192,28 @@ export const makePlanning = (deps: PlanningDeps) => {
 
   /** Downstream tasks of a task whose outputs are on disk. */
   const expand = (entry: Entry): Effect.Effect<void> =>
-    downstreamOf(entry.task.job).length === 0
+    downstreamOf(entry.task.job).length === 0 && !reviewed.has(entry.task.job)
       ? Effect.void
       : Effect.gen(function* () {
-          const items = upstreamItems(entry);
-          if (items.length === 0) return;
+          const all = upstreamItems(entry);
+          const gated = reviewed.has(entry.task.job);
+          if (gated) {
+            const g = gateItems(all, "outputs", reviews);
+            deps.hold?.outputs.set(entry.task.id, { job: entry.task.job, awaiting: g.awaiting, rejected: g.rejected, approved: g.approved });
+          }
+          if (all.length === 0) return;
           for (const job of downstreamOf(entry.task.job)) {
             if (selection && !selection.relevantJobs.has(job.id)) continue;
+            let items: readonly UpstreamItem[] = all;
+            if (gated) {
+              // Only approved outputs are used; the rest wait for a person (or never, when rejected).
+              const g = gateItems(all, job.upstream?.mode ?? "outputs", reviews);
+              const held = deps.hold?.held.get(job.id) ?? new Map<string, number>();
+              held.set(entry.task.id, g.held * (manifest.downstreamPerItem?.(job.id) ?? 1));
+              deps.hold?.held.set(job.id, held);
+              items = g.pass;
+              if (items.length === 0) continue;
+            }
             let tasks: PlannedTask[];
             try {
               tasks = manifest.expandDownstream(job.id, items);

@@ -5,7 +5,8 @@
 import type { BillingEntry } from "../api/wire.js";
 import type { TaskState } from "../state/LockFile.js";
 
-export type RunOutcome = "done" | "failed" | "pending" | "budget" | "refused";
+/** `review`: everything that could be done is done, and outputs await a person's review (exit 3). */
+export type RunOutcome = "done" | "failed" | "pending" | "review" | "budget" | "refused";
 
 export type RunEvent =
   | {
@@ -47,6 +48,10 @@ export interface JobCounts {
   readonly queued: number;
   readonly failed: number;
   readonly rejected: number;
+  /** Outputs of this (`review`) job awaiting a person's decision; absent when none. */
+  readonly awaitingReview?: number;
+  /** Tasks of this (for_each) job not made yet because the outputs they need await review; absent when none. */
+  readonly waitingOnReview?: number;
 }
 
 export interface RunSummary {

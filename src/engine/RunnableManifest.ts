@@ -9,6 +9,8 @@ export interface RunnableJob {
   readonly kind: "video" | "image";
   readonly upstream?: { readonly job: string; readonly mode: "outputs" | "tasks" };
   readonly retryFailed: number;
+  /** Outputs reach downstream jobs only once approved (the run's `reviews`). */
+  readonly review?: true;
 }
 
 export interface RunnableManifest {
@@ -26,4 +28,6 @@ export interface RunnableManifest {
   readonly tasks: readonly PlannedTask[];
   expandDownstream(job: string, items: readonly UpstreamItem[]): PlannedTask[];
   withAttempt(task: PlannedTask, attempt: number): PlannedTask;
+  /** Tasks a for_each job makes per upstream item (or task); for what waits on review. Default 1. */
+  downstreamPerItem?(job: string): number;
 }

@@ -16,7 +16,8 @@ import type { OmniClientService } from "../api/OmniClient.js";
 import type { CreateOutcome, EngineEffect, EngineEvent, FetchOutcome, StopReason } from "./EngineEvent.js";
 import { makeFetching } from "./Fetching.js";
 import { listen, poll } from "./Following.js";
-import { makePlanning, UpstreamLinks } from "./Planning.js";
+import { makePlanning, ReviewHold, UpstreamLinks } from "./Planning.js";
+import type { DecisionIndex } from "../review/reviewDecision.js";
 import { Recorder } from "./Recorder.js";
 import { forgetOldService, recover } from "./Recovery.js";
 import type { RunEvent } from "./RunEvent.js";
@@ -56,6 +57,8 @@ export interface RunnerOptions {
   readonly callbacks?: CallbackFeed;
   /** A run of a chosen part (--only, --where, --failed, a saved plan); undefined: the whole manifest. */
   readonly selection?: RunSelection;
+  /** Review decisions (the review file, read by src/run/): outputs of a `review` job go downstream only once approved. */
+  readonly reviews?: DecisionIndex;
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
@@ -159,7 +162,12 @@ export const runEngine = (
       // Runs one event through the state machine and performs its effects, in order;
       // effects that admit tasks feed their own events back here first (depth first).
       const feed = (event: EngineEvent): Effect.Effect<void> => Effect.suspend(() => perform(transition(table, event).effects));
-      const planning = makePlanning({ manifest, table, recorder, downloader, links, emit, feed, now, ...(options.selection ? { selection: options.selection } : {}) });
+      const hold = new ReviewHold();
+      const planning = makePlanning({
+        manifest, table, recorder, downloader, links, emit, feed, now, hold,
+        ...(options.selection ? { selection: options.selection } : {}),
+        ...(options.reviews ? { reviews: options.reviews } : {}),
+      });
       const submitting = makeSubmitting({ adapters, recorder, store, policy, manifest, table, links, planning, callbackUrl: options.callbacks?.url });
       const fetching = makeFetching({ downloader, adapters, recorder, policy, table, fork });
 
@@ -253,7 +261,7 @@ export const runEngine = (
           message: `${id}: ${state} in the lockfile but not taken up by this run (no longer in the manifest, or its upstream task is not done); its result is not fetched. It stays in the lockfile: restore its manifest entry (or let the upstream finish) and run again to fetch it`,
         });
       }
-      return summarize(table, recorder, manifest, (yield* now) - started);
+      return summarize(table, recorder, manifest, (yield* now) - started, hold);
     }),
   ).pipe(Effect.mapError((error) => (error._tag === "LockfileWriteError" && maybeSent() ? afterSend(error) : error)));
 };

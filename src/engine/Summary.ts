@@ -8,6 +8,7 @@ import type { Recorder } from "./Recorder.js";
 import type { JobCounts, RunOutcome, RunSummary } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { TaskTable } from "./TaskTable.js";
+import type { ReviewHold } from "./Planning.js";
 
 /** Lockfile states of a task that may be (or is) paid for and whose result is not on disk. */
 const UNFINISHED = new Set(["submitting", "submitted", "processing", "succeeded"]);
@@ -29,7 +30,7 @@ export const leftBehind = (
 /** What the run did, before reports are written (RunSummary minus reports). */
 export type RunnerResult = Omit<RunSummary, "reports">;
 
-export const summarize = (table: TaskTable, recorder: Recorder, manifest: RunnableManifest, elapsedMs: number): RunnerResult => {
+export const summarize = (table: TaskTable, recorder: Recorder, manifest: RunnableManifest, elapsedMs: number, hold?: ReviewHold): RunnerResult => {
   const counts: Record<string, { total: number; done: number; inFlight: number; queued: number; failed: number; rejected: number }> = {};
   const zero = () => ({ total: 0, done: 0, inFlight: 0, queued: 0, failed: 0, rejected: 0 });
   for (const j of manifest.jobs) counts[j.id] = zero();
@@ -65,6 +66,12 @@ export const summarize = (table: TaskTable, recorder: Recorder, manifest: Runnab
     }
   }
 
+  // Outputs awaiting a person, and what downstream jobs wait on because of them.
+  const awaitingByJob = hold?.awaitingByJob() ?? new Map<string, number>();
+  const heldByJob = hold?.heldByJob() ?? new Map<string, number>();
+  let awaiting = 0;
+  for (const n of awaitingByJob.values()) awaiting += n;
+
   let outcome: RunOutcome;
   let reason: string | undefined;
   const stop = table.stop;
@@ -77,12 +84,20 @@ export const summarize = (table: TaskTable, recorder: Recorder, manifest: Runnab
   } else if (pending > 0) {
     outcome = "pending";
     reason = stop === "time" ? "time limit reached" : stop === "signal" ? "interrupted" : "some results could not be downloaded yet";
+  } else if (awaiting > 0) {
+    outcome = "review";
+    reason = `${awaiting} output${awaiting === 1 ? "" : "s"} await${awaiting === 1 ? "s" : ""} review`;
   } else if (failures.length > 0) {
     outcome = "failed";
   } else {
     outcome = "done";
   }
-  const jobs: Record<string, JobCounts> = counts;
+  const jobs: Record<string, JobCounts> = {};
+  for (const [id, c] of Object.entries(counts)) {
+    const a = awaitingByJob.get(id);
+    const h = heldByJob.get(id);
+    jobs[id] = { ...c, ...(a ? { awaitingReview: a } : {}), ...(h ? { waitingOnReview: h } : {}) };
+  }
   return {
     exitCode: exitCodeByOutcome[outcome],
     outcome,
@@ -100,3 +115,13 @@ export const summarize = (table: TaskTable, recorder: Recorder, manifest: Runnab
     noSlotAnswers: table.counters.noSlotAnswers,
   };
 };
+
+/** `stills: 12 awaiting review; reels: 12 waiting on review`, or nothing without a review gate holding anything. */
+export const reviewText = (jobs: RunSummary["jobs"]): string =>
+  Object.entries(jobs)
+    .flatMap(([job, c]) => [
+      ...(c.awaitingReview ? [`${job}: ${c.awaitingReview} awaiting review`] : []),
+      ...(c.waitingOnReview ? [`${job}: ${c.waitingOnReview} waiting on review`] : []),
+    ])
+    .join("; ");
+

@@ -13,6 +13,8 @@ export interface JobInfo {
   readonly retryFailed: number;
   /** The job's own matrix axes (and `include` keys), for `--where` checks. */
   readonly axes?: readonly string[];
+  /** `review`: outputs are used downstream only once approved (src/review/); rejected ones never. */
+  readonly review?: true;
   readonly source: SourcePos;
 }
 
@@ -59,6 +61,8 @@ export interface LoadedManifest {
    */
   /** The estimated cost of one task of a for_each job (from an example upstream item), when prices allow. */
   readonly downstreamEstimate: (job: string) => { readonly currency: string; readonly amount: string } | undefined;
+  /** Tasks a for_each job makes per upstream item (`outputs`) or task (`tasks`): its matrix times its takes. */
+  readonly downstreamPerItem: (job: string) => number;
   readonly expectedDownstreamCount: (
     job: string,
     upstreamOutputCounts?: ReadonlyMap<string, number> | Readonly<Record<string, number>>,

@@ -53,6 +53,8 @@ export interface JobSpec {
   readonly take: number;
   readonly retryFailed: number;
   readonly retryContentRisk: boolean;
+  /** `review`: a person approves each output before downstream jobs use it. */
+  readonly review?: true;
   readonly output?: Value;
   /** File-name template of the task's results (`name`), without extension. */
   readonly name?: Value;

@@ -25,9 +25,9 @@ const pointerToPath = (pointer: string): (string | number)[] =>
         .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
         .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
 
-export const showPath = (path: YamlPath): string =>
+export const showPath = (path: YamlPath, root = "the manifest"): string =>
   path.length === 0
-    ? "the manifest"
+    ? root
     : path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
 
 const editDistance = (a: string, b: string): number => {
@@ -88,8 +88,15 @@ const describe = (e: ErrorObject): string => {
 const unique = (xs: string[]): string[] => [...new Set(xs)];
 
 /** Schema errors as diagnostics (empty when the manifest matches the schema). */
-export const checkSchema = (value: unknown, doc: Document.Parsed, source: SourceFile): Diagnostic[] => {
-  const validate = validator();
+export const checkSchema = (value: unknown, doc: Document.Parsed, source: SourceFile): Diagnostic[] =>
+  schemaDiagnostics(validator(), value, doc, source, "the manifest");
+
+/**
+ * Any YAML file's errors against a compiled validator (ajv options allErrors, verbose),
+ * as positioned diagnostics; `root` names the whole file in messages. The review file
+ * (src/review/) is checked with this too.
+ */
+export const schemaDiagnostics = (validate: ValidateFunction, value: unknown, doc: Document.Parsed, source: SourceFile, root: string): Diagnostic[] => {
   if (validate(value)) return [];
   const errors = (validate.errors ?? []).filter((e) => e.keyword !== "if");
   const byPath = new Map<string, ErrorObject[]>();
@@ -108,7 +115,7 @@ export const checkSchema = (value: unknown, doc: Document.Parsed, source: Source
   };
   for (const [pointer, list] of byPath) {
     const path = pointerToPath(pointer);
-    const where = showPath(path);
+    const where = showPath(path, root);
     const hasAlternatives = list.some((e) => e.keyword === "anyOf" || e.keyword === "oneOf");
     if (hasAlternatives) {
       // A deeper error explains the problem better than "matches no alternative".

@@ -269,6 +269,7 @@ export const compileManifest = (
       take: typeof job.take === "number" ? job.take : 1,
       retryFailed: retryFailed ? (retryFailed.v as number) : 0,
       retryContentRisk: retryContentRisk ? (retryContentRisk.v as boolean) : false,
+      ...(job.review === true ? { review: true as const } : {}),
       ...(typeof job.output === "string" ? { output: value([...path, "output"], job.output) } : {}),
       ...(typeof job.name === "string" ? { name: value([...path, "name"], job.name) } : {}),
       ...(forEach ? { forEach } : {}),

@@ -10,6 +10,8 @@ import { type Amount, amountOf, formatAmount, plus, times } from "../money/Money
 import { join } from "node:path";
 import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
 import { folderHolders, placedFolder, plannedFiles, type FolderHolders } from "./taskFiles.js";
+import { gateItems } from "../review/gate.js";
+import type { DecisionIndex } from "../review/reviewDecision.js";
 
 export type PlanMark = "+" | "=" | "~" | "-" | "…";
 
@@ -68,6 +70,11 @@ export interface PlanResult {
   readonly estimate: Readonly<Record<string, string>>;
   /** Estimated cost of the waiting downstream tasks (`…`), per currency, where prices allow. */
   readonly waitingEstimate: Readonly<Record<string, string>>;
+  /**
+   * Jobs with `review`: their recorded outputs by decision; and for_each jobs over them:
+   * `waitingOnReview`, their tasks held until outputs are reviewed. Absent without such jobs.
+   */
+  readonly review?: Readonly<Record<string, { readonly awaiting: number; readonly approved: number; readonly rejected: number } | { readonly waitingOnReview: number }>>;
 }
 
 const IN_FLIGHT: ReadonlySet<TaskState> = new Set(["submitting", "submitted", "processing"]);
@@ -120,9 +127,12 @@ export const supersessions = (plan: PlanResult, lock: LockFile | undefined): [st
 export interface DiffOptions {
   /** `--failed`: a task whose attempts all failed gets one new attempt (`+`) all the same. */
   readonly renewFailed?: (task: PlannedTask) => boolean;
+  /** Review decisions (src/review/): a `review` job's outputs reach its for_each jobs only once approved. */
+  readonly reviews?: DecisionIndex;
 }
 
 export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions = {}): PlanResult => {
+  const reviews: DecisionIndex = options.reviews ?? new Map();
   const entries: PlanEntry[] = [];
   const lockTasks = lock?.tasks ?? {};
   const slotKey = (job: string, dir: string) => `${job}\u0000${dir}`;
@@ -246,9 +256,29 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   // Downstream jobs: their tasks exist for the upstream results the lockfile records.
   // Identity uses content hashes, not URLs, so they can be expanded here exactly; the
   // rest wait for their upstream tasks.
+  const reviewed = new Set(manifest.jobs.filter((j) => j.review).map((j) => j.id));
+  const review: Record<string, { awaiting: number; approved: number; rejected: number } | { waitingOnReview: number }> = {};
+  for (const id of reviewed) {
+    // Every recorded output of a reviewed job, by decision (downstream or not).
+    const c = { awaiting: 0, approved: 0, rejected: 0 };
+    for (const up of tasksOf.get(id) ?? []) {
+      const done = finished.get(up.id);
+      if (!done) continue;
+      const items = done[1].outputs
+        .filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video") && o.sha256)
+        .map((o) => ({ job: id, task: done[0], index: o.index, type: o.type as "image", url: "", file: "", sha256: o.sha256!, vars: up.vars }));
+      const g = gateItems(items, "outputs", reviews);
+      c.awaiting += g.awaiting;
+      c.approved += g.approved;
+      c.rejected += g.rejected;
+      // A rejected output is never used: no downstream task waits for it.
+      if (g.rejected > 0) outputsOf.set(up.id, (outputsOf.get(up.id) ?? 0) - g.rejected);
+    }
+    review[id] = c;
+  }
   for (const job of manifest.jobs) {
     if (!job.upstream) continue;
-    const items: UpstreamItem[] = [];
+    let items: UpstreamItem[] = [];
     for (const up of tasksOf.get(job.upstream.job) ?? []) {
       const done = finished.get(up.id);
       if (!done) continue;
@@ -267,6 +297,13 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         });
       }
     }
+    let onReview = 0;
+    if (reviewed.has(job.upstream.job)) {
+      const g = gateItems(items, job.upstream.mode, reviews);
+      items = g.pass;
+      onReview = g.held * manifest.downstreamPerItem(job.id);
+      if (onReview > 0) review[job.id] = { waitingOnReview: onReview };
+    }
     let made: PlannedTask[] = [];
     let note = `waiting on ${job.upstream.job} (${job.upstream.mode === "outputs" ? "one task per output" : "one task per task"})`;
     if (items.length > 0) {
@@ -278,9 +315,20 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     }
     for (const t of made) classify(t);
     tasksOf.set(job.id, made);
-    const waiting = Math.max(0, manifest.expectedDownstreamCount(job.id, outputsOf) - made.length);
+    const each = manifest.downstreamEstimate(job.id);
+    if (onReview > 0) {
+      entries.push({
+        mark: "…",
+        id: job.id,
+        job: job.id,
+        vars: {},
+        count: onReview,
+        note: `waiting on review of ${job.upstream.job} (omnibatch review)`,
+        ...(each ? { estimate: { currency: each.currency, amount: formatAmount(times(amountOf(each.amount), onReview)) } } : {}),
+      });
+    }
+    const waiting = Math.max(0, manifest.expectedDownstreamCount(job.id, outputsOf) - made.length - onReview);
     if (waiting > 0) {
-      const each = manifest.downstreamEstimate(job.id);
       entries.push({
         mark: "…",
         id: job.id,
@@ -365,5 +413,6 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     total,
     estimate,
     waitingEstimate,
+    ...(reviewed.size > 0 ? { review } : {}),
   };
 };

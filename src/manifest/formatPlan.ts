@@ -51,6 +51,16 @@ export interface PlanDisplay {
   readonly outlook?: BudgetOutlook;
 }
 
+/** `stills: 12 awaiting review (3 approved, 1 rejected); reels: 12 waiting on review`. */
+export const reviewPlanText = (review: NonNullable<PlanResult["review"]>): string =>
+  Object.entries(review)
+    .map(([job, r]) =>
+      "waitingOnReview" in r
+        ? `${job}: ${r.waitingOnReview} waiting on review`
+        : `${job}: ${r.awaiting} awaiting review (${r.approved} approved, ${r.rejected} rejected)`,
+    )
+    .join("; ");
+
 export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
   const out: string[] = [];
   out.push(
@@ -95,6 +105,7 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
   for (const [job, c] of Object.entries(plan.jobs)) out.push(countRow(job, c, width));
   out.push(countRow("total", plan.total, width));
   out.push("");
+  if (plan.review) out.push(`review: ${reviewPlanText(plan.review)}`, "");
   const money = (m: Readonly<Record<string, string>>) => Object.entries(m).map(([c, a]) => `${a} ${c}`).join(", ");
   const toCreate = plan.total["+"] + plan.total["~"];
   if (Object.keys(plan.estimate).length) {

@@ -309,6 +309,7 @@ const makeLoaded = (args: {
     ...(j.forEach ? { upstream: { job: j.forEach.job, mode: j.forEach.mode } } : {}),
     retryFailed: j.retryFailed,
     axes: [...new Set([...j.axes.map((a) => a.name), ...j.include.flatMap((i) => Object.keys(i))])],
+    ...(j.review ? { review: j.review } : {}),
     source: locator.pos({ path: ["jobs"], key: j.id }),
   }));
   const jobSpec = (id: string): JobSpec => {
@@ -413,6 +414,16 @@ const makeLoaded = (args: {
     const upCount = expectedTaskCount(up);
     return (job.forEach.mode === "tasks" ? upCount : upCount * outputsPerTask(up)) * combos;
   };
+  const perItem = new Map<string, number>();
+  const downstreamPerItem = (jobId: string): number => {
+    let n = perItem.get(jobId);
+    if (n === undefined) {
+      const job = jobSpec(jobId);
+      n = expandMatrix(job.axes, job.include, job.exclude).length * job.take;
+      perItem.set(jobId, n);
+    }
+    return n;
+  };
   const expectedDownstreamCount: LoadedManifest["expectedDownstreamCount"] = (jobId, counts) => {
     const map = counts === undefined ? undefined : counts instanceof Map ? counts : new Map(Object.entries(counts));
     return expectedTaskCount(jobSpec(jobId), map as ReadonlyMap<string, number> | undefined);
@@ -433,6 +444,7 @@ const makeLoaded = (args: {
     expandDownstream,
     withAttempt,
     expectedDownstreamCount,
+    downstreamPerItem,
     downstreamEstimate: (job) => args.downstreamEstimates.get(job),
   };
 };

@@ -72,6 +72,8 @@ export interface ReportInput {
    * attempts). Default: the downstream jobs expanded again from the lockfile's upstream files.
    */
   readonly plannedTasks?: readonly PlannedTask[];
+  /** A line the step summary adds (outputs awaiting review: `stills: 12 awaiting review; ...`). */
+  readonly stepSummaryNote?: string;
 }
 
 export interface ReportOutput {
@@ -207,6 +209,19 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     await writeFileAtomic(sourcePath, `${source}\n`);
   }
   const stepSummary = input.env?.GITHUB_STEP_SUMMARY;
-  if (stepSummary) await appendFile(stepSummary, `${markdown}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n`);
+  if (stepSummary) {
+    const note = input.stepSummaryNote ? `\n**${input.stepSummaryNote}**\n` : "";
+    await appendFile(stepSummary, `${markdown}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n${note}`);
+  }
   return { files, summary, deletions, written: !current, ...(stepSummary ? { stepSummary } : {}) };
+};
+
+/**
+ * report.html's page for a lockfile, as writeReports would write it now (the review page
+ * serves this, with its own controls added).
+ */
+export const reportPage = (lock: LockFile, manifest: ReportManifest, outputsDir: string, emulated: boolean, now = Date.now()): string => {
+  const later = manifest.jobs && manifest.expandDownstream ? downstreamPlanned({ jobs: manifest.jobs, expandDownstream: manifest.expandDownstream }, lock, outputsDir) : undefined;
+  const prov = provenanceOf(lock, plannedById(manifest.tasks, later));
+  return formatReportHtml(reportData({ lock, prov, summary: summarizeBilling(lock), now, emulated, ...(manifest.budget ? { budget: manifest.budget } : {}) }));
 };

@@ -13,9 +13,13 @@ import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
 import { startChecks } from "./startChecks.js";
+import { reviewFileFor } from "../review/ReviewFile.js";
+import { readReviewFile } from "../review/readReviewFile.js";
+import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js";
 import { Engine } from "../engine/Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
 import { ownFolders } from "../engine/ownFolders.js";
+import { reviewText } from "../engine/Summary.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import type { RunSelection } from "../engine/RunSelection.js";
@@ -86,6 +90,12 @@ const abandoned = (rec: LockTask, now: number): LockTask => {
   return { ...rest, state: "planned", outputs: [], updated_at: now };
 };
 
+/** The step summary's line about outputs awaiting review, when any. */
+const reviewNote = (jobs: RunSummary["jobs"]): { stepSummaryNote?: string } => {
+  const text = reviewText(jobs);
+  return text ? { stepSummaryNote: `Review needed: ${text} (omnibatch review, then run again)` } : {};
+};
+
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
   if (Exit.isSuccess(exit)) return exit.value;
   throw Cause.squash(exit.cause);
@@ -103,6 +113,10 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     options.onEvent && emulated
       ? (event: RunEvent) => options.onEvent!(event.type === "start" ? { ...event, emulated: true } : event)
       : options.onEvent;
+  // Review decisions, read before anything is touched (an invalid file: exit 2, nothing sent).
+  const reviews: DecisionIndex | undefined = loaded.jobs.some((j) => j.review)
+    ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated)))
+    : undefined;
   try {
     const env = options.env ?? process.env;
     let clientLayer: Layer.Layer<OmniClient, unknown>;
@@ -184,6 +198,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(emulated ? { freshService: true } : {}),
         ...(listener ? { callbacks: listener } : {}),
         ...(options.selection ? { selection: options.selection } : {}),
+        ...(reviews ? { reviews } : {}),
       });
       // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile.
       if (isLoaded(manifest)) {
@@ -197,7 +212,9 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       if (options.reports !== false) {
         const lock = yield* store.snapshot;
         const written = yield* Effect.either(
-          Effect.tryPromise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest })),
+          Effect.tryPromise(() =>
+            writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, ...reviewNote(result.jobs) }),
+          ),
         );
         if (written._tag === "Right") reports = written.right.files;
         else {

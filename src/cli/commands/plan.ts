@@ -17,6 +17,9 @@ import { emulatedManifest } from "../../run/EmulatedRun.js";
 import { writeFileAtomic } from "../../state/writeFileAtomic.js";
 import { savePlan } from "../../manifest/savedPlan.js";
 import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
+import { readReviewFile } from "../../review/readReviewFile.js";
+import { reviewFileFor } from "../../review/ReviewFile.js";
+import { indexDecisions } from "../../review/reviewDecision.js";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -25,7 +28,7 @@ export const planCommand = defineCommand({
   description:
     "Validates the manifest, then compares it with the lockfile beside it:\n" +
     "  +  to create        =  done or in flight    ~  changed (old task kept, new one created)\n" +
-    "  -  no longer in the manifest                …  waiting on an upstream job\n" +
+    "  -  no longer in the manifest                …  waiting on an upstream job (or on review)\n" +
     "Lists what changes and counts the unchanged (--all lists them too); counts per job\n" +
     "and in total, an estimated cost from the manifest's prices and, with a budget, what\n" +
     "the lockfile has spent and which tasks the budget would not reach.\n" +
@@ -54,7 +57,8 @@ export const planCommand = defineCommand({
       // The one rule for where emulated runs keep their state (shared with run and status).
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);
-      const plan = selection ? selectedPlan("plan", m, lock, selection) : diffPlan(m, lock);
+      const reviews = m.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(m.file, args.values.emulate === true))) : undefined;
+      const plan = selection ? selectedPlan("plan", m, lock, selection, reviews) : diffPlan(m, lock, reviews ? { reviews } : {});
       if (typeof args.values.out === "string") {
         const out = resolve(io.cwd, args.values.out);
         const saved = savePlan({

@@ -12,6 +12,9 @@ import { loadManifest } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
 import { readLockFile } from "../../state/readLockFile.js";
+import { readReviewFile } from "../../review/readReviewFile.js";
+import { reviewFileFor } from "../../review/ReviewFile.js";
+import { indexDecisions } from "../../review/reviewDecision.js";
 import { askYesNo, spendQuestion } from "../confirmSpend.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
@@ -175,7 +178,8 @@ export const runCommand = defineCommand({
     if (saved) selection = await checkPlanApplies(saved, loaded, v.emulate === true, v.plan as string);
     if (selection) {
       const m = v.emulate ? emulatedManifest(loaded) : loaded;
-      chosen = selectedPlan("run", m, await readLockFile(m.lockfilePath), selection);
+      const reviews = m.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, v.emulate === true))) : undefined;
+      chosen = selectedPlan("run", m, await readLockFile(m.lockfilePath), selection, reviews);
       runSelection = runSelectionOf(selection, loaded, saved ? new Set(saved.create.map((t) => t.id)) : undefined);
       // What this part will create and cost, before anything is sent.
       for (const message of selectionLines(chosen)) {
@@ -188,7 +192,8 @@ export const runCommand = defineCommand({
     const configured = (typeof v["base-url"] === "string" || !!io.env["OMNIBATCH_BASE_URL"]) && !!io.env["OMNIBATCH_API_KEY"];
     if (!v.emulate && !v.yes && !v.json && configured && io.stdout.isTTY && io.stdin?.isTTY) {
       const lock = await readLockFile(loaded.lockfilePath);
-      const plan = chosen ?? diffPlan(loaded, lock);
+      const reviews = loaded.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, false))) : undefined;
+      const plan = chosen ?? diffPlan(loaded, lock, reviews ? { reviews } : {});
       const question = spendQuestion(plan, loaded.budget ? budgetOutlook(plan, lock, loaded.budget) : undefined);
       if (question !== undefined && !(await askYesNo(question, io.stdin, io.stdout))) {
         io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");

@@ -4,6 +4,13 @@ import { relative } from "node:path";
 import { existsSync } from "node:fs";
 import { emulatedLockfilePath, emulatedManifest, emulatedPaths } from "../../run/EmulatedRun.js";
 import { standingsFor } from "../../report/standing.js";
+import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
+import { diffPlan, type PlanResult } from "../../manifest/diffPlan.js";
+import { reviewPlanText } from "../../manifest/formatPlan.js";
+import { readReviewFile } from "../../review/readReviewFile.js";
+import { reviewFileFor } from "../../review/ReviewFile.js";
+import { indexDecisions } from "../../review/reviewDecision.js";
+import type { LockFile } from "../../state/LockFile.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";
@@ -49,6 +56,13 @@ export const locationsFor = async (manifest: string, cwd: string, emulated: bool
     : where;
 };
 
+/** Outputs awaiting review and what waits on them, for a manifest with `review` jobs. */
+const reviewStatus = (loaded: LoadedManifest | undefined, lock: LockFile, emulated: boolean): PlanResult["review"] => {
+  if (!loaded || !loaded.jobs.some((j) => j.review)) return undefined;
+  const m = emulated ? emulatedManifest(loaded) : loaded;
+  return diffPlan(m, lock, { reviews: indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated))) }).review;
+};
+
 export const statusCommand = defineCommand({
   name: "status",
   summary: "Show the lockfile's view: counts per job and state, in flight, failures.",
@@ -85,8 +99,12 @@ export const statusCommand = defineCommand({
       standingsFor(lock, where.manifest),
       args.values.all === true,
     );
-    if (args.values.json) io.stdout.write(`${JSON.stringify(emulated ? { ...view, emulated: true } : view)}\n`);
-    else io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);
+    const review = reviewStatus(where.manifest, lock, emulated);
+    if (args.values.json) io.stdout.write(`${JSON.stringify({ ...view, ...(emulated ? { emulated: true } : {}), ...(review ? { review } : {}) })}\n`);
+    else {
+      io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);
+      if (review) io.stdout.write(`review: ${reviewPlanText(review)}\n`);
+    }
     return ExitCode.Ok;
   },
 });

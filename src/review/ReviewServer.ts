@@ -1,0 +1,189 @@
+// The review page: the report (src/report/reportHtml.ts) served on 127.0.0.1 with
+// approve/reject on each output of a reviewed job, bulk actions on the filtered
+// selection and the count left. Everything lives under a random token in the path
+// (`http://127.0.0.1:PORT/<token>/`): the page, its media (only files the lockfile
+// records, from the outputs folder) and the decision endpoint; any other request gets
+// 404. Loopback only unless --host asks; a Host header that is not ours is refused (DNS
+// rebinding). Each decision is written to the review file at once. Ctrl-C stops it.
+
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { lstat } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { extname, join } from "node:path";
+import type { CommandIO } from "../cli/Command.js";
+import { ExitCode } from "../cli/ExitCode.js";
+import { UsageError } from "../cli/UsageError.js";
+import { reportPage } from "../report/writeReports.js";
+import { scriptSafeJson } from "../report/reportHtml.js";
+import { readLockFile } from "../state/readLockFile.js";
+import type { ReviewSession } from "./reviewSession.js";
+import { countStates } from "./reviewItems.js";
+import { REVIEW_CSS, REVIEW_JS } from "./reviewPageScript.js";
+
+export interface ServeOptions {
+  readonly io: CommandIO;
+  readonly port?: string;
+  readonly host?: string;
+  /** Stops the server (tests); SIGINT/SIGTERM do too. */
+  readonly signal?: AbortSignal;
+  /** Called with the page's address once it listens. */
+  readonly onListening?: (url: string) => void;
+}
+
+const TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".webp": "image/webp",
+  ".gif": "image/gif",
+  ".mp4": "video/mp4",
+  ".webm": "video/webm",
+  ".mov": "video/quicktime",
+};
+
+const MAX_BODY = 1024 * 1024;
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+const readBody = (req: IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new Error("too large"));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+
+const send = (res: ServerResponse, status: number, type: string, body: string) => {
+  res.writeHead(status, { "content-type": type, "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" });
+  res.end(body);
+};
+
+/** The report page with the review controls: fetch to our own origin allowed, the review data and script added. */
+const reviewPageHtml = (report: string, data: unknown): string =>
+  report
+    .replace("default-src 'none';", "default-src 'none'; connect-src 'self';")
+    .replace("</style>", `${REVIEW_CSS}</style>`)
+    .replace(
+      "</body>",
+      `<script type="application/json" id="review-data">${scriptSafeJson(data)}</script>\n<script>${REVIEW_JS}</script>\n</body>`,
+    );
+
+export const serveReview = async (session: ReviewSession, options: ServeOptions): Promise<ExitCode> => {
+  const { io } = options;
+  const host = options.host ?? "127.0.0.1";
+  let port = 0;
+  if (options.port !== undefined) {
+    port = Number(options.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError({ command: "review", message: `--port '${options.port}' must be a whole number from 0 to 65535` });
+  }
+  const token = randomBytes(24).toString("base64url");
+  const prefix = `/${token}/`;
+  const tokenOk = (path: string): boolean => {
+    const given = Buffer.from(path.slice(1, 1 + token.length));
+    return path.length > token.length + 1 && path[token.length + 1] === "/" && given.length === token.length && timingSafeEqual(given, Buffer.from(token));
+  };
+  let origin = "";
+  const hostOk = (req: IncomingMessage): boolean => {
+    if (!LOOPBACK.has(host)) return true; // asked for another address: the token guards it
+    const h = req.headers.host ?? "";
+    const name = h.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+    return LOOPBACK.has(name);
+  };
+
+  const statePayload = async () => {
+    const items = await session.items();
+    return {
+      jobs: [...session.jobs],
+      reviewFile: session.reviewFile,
+      items: items.map((i) => ({ task: i.task, output: i.output, job: i.job, state: i.state })),
+      counts: countStates(items),
+    };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://x");
+    if (!hostOk(req) || !tokenOk(url.pathname)) return send(res, 404, "text/plain", "not found\n");
+    const rest = decodeURIComponent(url.pathname.slice(prefix.length));
+    if (req.method === "POST" && rest === "api/decide") {
+      // A form or script of another site cannot know the token; a cross-origin request is refused all the same.
+      if (req.headers.origin !== undefined && req.headers.origin !== origin) return send(res, 403, "text/plain", "forbidden\n");
+      let body: { decision?: unknown; targets?: unknown };
+      try {
+        body = JSON.parse(await readBody(req));
+      } catch {
+        return send(res, 400, "text/plain", "bad request\n");
+      }
+      const decision = body.decision;
+      const targets = Array.isArray(body.targets)
+        ? body.targets.filter((t): t is { task: string; output: number } => typeof t?.task === "string" && Number.isInteger(t?.output))
+        : [];
+      if ((decision !== "approved" && decision !== "rejected") || targets.length === 0) return send(res, 400, "text/plain", "bad request\n");
+      const changed = await session.decide(targets, decision);
+      io.stdout.write(`${decision} ${targets.length} output(s)${changed < targets.length ? ` (${targets.length - changed} already were)` : ""}\n`);
+      return send(res, 200, "application/json", JSON.stringify(await statePayload()));
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain", "method not allowed\n");
+    if (rest === "api/state") return send(res, 200, "application/json", JSON.stringify(await statePayload()));
+    const lock = await readLockFile(session.lockfilePath);
+    if (rest === "" || rest === "index.html") {
+      if (!lock) return send(res, 404, "text/plain", "no lockfile\n");
+      const page = reportPage(lock, session.manifest, session.outputsDir, session.emulated);
+      return send(res, 200, "text/html; charset=utf-8", reviewPageHtml(page, await statePayload()));
+    }
+    // Media: only a file the lockfile records, from the outputs folder, never through a link.
+    const recorded = lock !== undefined && Object.values(lock.tasks).some((t) => t.outputs.some((o) => o.path === rest));
+    const type = TYPES[extname(rest).toLowerCase()];
+    if (!recorded || !type || rest.split("/").some((p) => p === ".." || p === "")) return send(res, 404, "text/plain", "not found\n");
+    const path = join(session.outputsDir, ...rest.split("/"));
+    const st = await lstat(path).catch(() => undefined);
+    if (!st?.isFile()) return send(res, 404, "text/plain", "not found\n");
+    res.writeHead(200, { "content-type": type, "content-length": st.size, "cache-control": "no-store", "x-content-type-options": "nosniff" });
+    if (req.method === "HEAD") return void res.end();
+    createReadStream(path).on("error", () => res.destroy()).pipe(res);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      io.stderr.write(`omnibatch: review page: ${(error as Error).message}\n`);
+      if (!res.headersSent) send(res, 500, "text/plain", `${(error as Error).message}\n`);
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(new UsageError({ command: "review", message: `cannot listen on ${host}:${port}: ${error.code ?? error.message}` })),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  const bound = typeof address === "object" && address ? address.port : port;
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  origin = `http://${shownHost}:${bound}`;
+  const url = `${origin}${prefix}`;
+  const first = countStates(await session.items());
+  io.stdout.write(
+    `omnibatch: review page for ${session.manifest.name}${session.emulated ? " (emulated)" : ""}: ${url}\n` +
+      `  ${first.awaiting} awaiting review, ${first.approved} approved, ${first.rejected} rejected; decisions go to ${session.reviewFile}\n` +
+      `  open the address above (it holds the access token); Ctrl-C stops\n`,
+  );
+  options.onListening?.(url);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    options.signal?.addEventListener("abort", stop, { once: true });
+    if (options.signal?.aborted) stop();
+  });
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const last = countStates(await session.items());
+  io.stdout.write(`omnibatch: review page stopped; ${last.awaiting} awaiting review, ${last.approved} approved, ${last.rejected} rejected (${session.reviewFile})\n`);
+  return ExitCode.Ok;
+};

@@ -1,0 +1,57 @@
+// One review session's state on disk, shared by `omnibatch review`'s flags and its page:
+// the manifest's reviewed jobs, the lockfile's outputs of them and the review file. Each
+// decision is read-modify-written at once (atomic rename), so a run starting meanwhile
+// reads the old decisions or the new ones, never a mix.
+
+import { LockfileMissing } from "../state/LockfileError.js";
+import { readLockFile } from "../state/readLockFile.js";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import { emulatedManifest } from "../run/EmulatedRun.js";
+import { readReviewFile } from "./readReviewFile.js";
+import { type Decision, type ReviewEntry, reviewFileFor } from "./ReviewFile.js";
+import { indexDecisions, withDecisions } from "./reviewDecision.js";
+import { type ReviewFilter, type ReviewItem, matchesFilter, reviewItems } from "./reviewItems.js";
+import { writeReviewFile } from "./writeReviewFile.js";
+
+export interface ReviewSession {
+  readonly manifest: LoadedManifest;
+  readonly emulated: boolean;
+  readonly reviewFile: string;
+  readonly outputsDir: string;
+  readonly lockfilePath: string;
+  readonly jobs: ReadonlySet<string>;
+  /** The outputs as the files say now. */
+  readonly items: () => Promise<ReviewItem[]>;
+  /** Decides the outputs given (as they are now); returns how many entries changed. */
+  readonly decide: (targets: readonly Pick<ReviewItem, "task" | "output">[], decision: Decision) => Promise<number>;
+}
+
+/** A review session, or LockfileMissing when nothing has run yet. */
+export const openReviewSession = async (loaded: LoadedManifest, emulated: boolean, now: () => Date = () => new Date()): Promise<ReviewSession> => {
+  const m = emulated ? emulatedManifest(loaded) : loaded;
+  const reviewFile = reviewFileFor(loaded.file, emulated);
+  const jobs = new Set(loaded.jobs.filter((j) => j.review).map((j) => j.id));
+  const items = async () => reviewItems(await readLockFile(m.lockfilePath), jobs, indexDecisions(readReviewFile(reviewFile)));
+  if ((await readLockFile(m.lockfilePath)) === undefined) {
+    throw new LockfileMissing({
+      path: m.lockfilePath,
+      message: `no lockfile at ${m.lockfilePath}: nothing has run${emulated ? " on the emulator" : ""} for this manifest yet, so there is nothing to review. Run 'omnibatch run ${loaded.file}${emulated ? " --emulate" : ""}' first.`,
+    });
+  }
+  const decide = async (targets: readonly Pick<ReviewItem, "task" | "output">[], decision: Decision): Promise<number> => {
+    const current = await items();
+    const byKey = new Map(current.map((i) => [`${i.task}#${i.output}`, i] as const));
+    const at = now().toISOString();
+    const made: ReviewEntry[] = [];
+    for (const t of targets) {
+      const i = byKey.get(`${t.task}#${t.output}`);
+      if (!i || i.state === decision) continue;
+      made.push({ task: i.task, output: i.output, sha256: i.sha256, decision, at, job: i.job, file: i.path });
+    }
+    if (made.length > 0) await writeReviewFile(reviewFile, withDecisions(readReviewFile(reviewFile), made));
+    return made.length;
+  };
+  return { manifest: loaded, emulated, reviewFile, outputsDir: m.outputsDir, lockfilePath: m.lockfilePath, jobs, items, decide };
+};
+
+export const selectItems = (items: readonly ReviewItem[], filter: ReviewFilter): ReviewItem[] => items.filter((i) => matchesFilter(i, filter));

@@ -1,0 +1,60 @@
+// Shared by the review tests: the demo manifest with `review: true` on its image job,
+// copied to a temp folder; a standalone emulator (the built CLI's `omnibatch emulator`)
+// that keeps its tasks between runs as the real service does, so a run after a review
+// can make clips from the stills an earlier run made; and the built CLI.
+
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { execa, type ResultPromise } from "execa";
+
+export const root = fileURLToPath(new URL("../..", import.meta.url));
+export const bin = join(root, "dist", "cli", "bin.js");
+
+/** A temp copy of manifests/ whose demo.yaml reviews its keyframes; returns the folder. */
+export const reviewedDemo = (extra = ""): string => {
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-review-"));
+  cpSync(join(root, "manifests"), join(dir, "manifests"), { recursive: true });
+  const path = join(dir, "manifests", "demo.yaml");
+  const text = readFileSync(path, "utf8");
+  const marked = text.replace(/(\n  keyframes:\n    kind: image\n)/, `$1    review: ${extra || "true"}\n`);
+  if (marked === text) throw new Error("the demo manifest changed shape: cannot add review");
+  writeFileSync(path, marked);
+  return dir;
+};
+
+export const removeDir = (dir: string) => rmSync(dir, { recursive: true, force: true });
+
+export const cli = (cwd: string, args: string[], env: Record<string, string> = {}) =>
+  execa("node", [bin, ...args], { cwd, reject: false, all: true, timeout: 120_000, env: { ...env, GITHUB_STEP_SUMMARY: "" } });
+
+export interface EmulatorProcess {
+  readonly env: Record<string, string>;
+  readonly stop: () => Promise<void>;
+}
+
+/** `omnibatch emulator --port 0`, quick; its address and key as the env a run reads. */
+export const startEmulatorProcess = async (): Promise<EmulatorProcess> => {
+  const child: ResultPromise = execa("node", [bin, "emulator", "--port", "0", "--time-scale", "0.05"], { reject: false, buffer: false });
+  const env = await new Promise<Record<string, string>>((resolve, reject) => {
+    let text = "";
+    const timer = setTimeout(() => reject(new Error(`the emulator did not start: ${text}`)), 30_000);
+    child.stdout!.on("data", (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      const url = /export OMNIBATCH_BASE_URL=(\S+)/.exec(text)?.[1];
+      const key = /export OMNIBATCH_API_KEY=(\S+)/.exec(text)?.[1];
+      if (url && key) {
+        clearTimeout(timer);
+        resolve({ OMNIBATCH_BASE_URL: url, OMNIBATCH_API_KEY: key });
+      }
+    });
+  });
+  return {
+    env,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await child;
+    },
+  };
+};
