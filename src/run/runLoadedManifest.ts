@@ -13,6 +13,8 @@ import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
 import { startChecks } from "./startChecks.js";
+import type { LinkScope } from "../outputs/OutputsFolderCheck.js";
+import type { LockTask } from "../state/LockFile.js";
 import { Engine } from "../engine/Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
 import { ownFolders } from "../engine/ownFolders.js";
@@ -56,6 +58,18 @@ export interface RunManifestOptions {
    */
   readonly callbacks?: boolean | CallbackSetting;
 }
+
+/**
+ * The task folders the start checks look at: within those a run may create and download
+ * into; only on the way to those of tasks the lockfile records as downloaded (a rerun
+ * writes there at most a sidecar, by rename), so finished tasks cost no listing each.
+ */
+const linkScope = (tasks: RunnableManifest["tasks"], recorded: ReadonlyMap<string, LockTask>): LinkScope => {
+  const inside: string[] = [];
+  const onTheWay: string[] = [];
+  for (const task of tasks) (recorded.get(task.id)?.state === "downloaded" ? onTheWay : inside).push(task.dir);
+  return { inside, onTheWay };
+};
 
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
   if (Exit.isSuccess(exit)) return exit.value;
@@ -108,11 +122,13 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
       const store = yield* LockStore;
+      const recorded = yield* store.all;
+      // A changed task must not download over the files of the task it replaces.
+      const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
-      yield* startChecks(manifest.outputsDir, manifest.tasks.map((t) => t.dir), manifest.lockfilePath);
+      yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
       const result = yield* engine.run({
-        // A changed task must not download over the files of the task it replaces.
-        manifest: ownFolders(manifest, yield* store.all),
+        manifest: placed,
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
