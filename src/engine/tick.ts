@@ -28,11 +28,22 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
     return;
   }
   let next = wakeForWaiting ?? Infinity;
+  const spacing = Duration.toMillis(table.config.policy.cueQuerySpacing);
   for (const kind of KINDS) {
-    const due = pollDueAt(table, kind, now);
-    if (due === undefined) continue;
+    const rhythm = pollDueAt(table, kind, now);
+    if (rhythm === undefined) continue;
+    const inflight = [...table.inflightOf[kind]];
+    // Tasks a callback said may have finished are asked about soon, and the service's
+    // answer (not the callback) decides. Video queries take up to 50 ids in one request,
+    // so a cue brings the kind's regular poll forward (every task in flight, one query,
+    // which also stands for the rhythm's next poll); image tasks are read one by one when
+    // few, so there only the cued ones are asked. Either way at most once per spacing.
+    const cued = inflight.filter((e) => e.cued && e.taskId !== undefined);
+    const cueAt = cued.length > 0 ? table.lastCueQuery[kind] + spacing : Infinity;
+    const fold = kind === "video";
+    const due = fold ? Math.min(rhythm, cueAt) : rhythm;
     if (due <= now) {
-      const inflight = [...table.inflightOf[kind]];
+      if (fold && cueAt <= now) table.lastCueQuery[kind] = now;
       const flying = inflight.filter((e) => e.taskId !== undefined);
       // "Outcome unknown": no task id yet, looked up by external id with every poll.
       const lookups = inflight.filter((e) => e.taskId === undefined && e.unknownSince !== undefined).map((e) => ({ id: e.task.id, watermark: watermarkOf(e.task) }));
@@ -43,11 +54,7 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
       continue;
     }
     next = Math.min(next, due);
-    // Tasks a callback said may have finished: asked about now, in one query, at most
-    // once per spacing; the answer (not the callback) decides.
-    const cued = [...table.inflightOf[kind]].filter((e) => e.cued && e.taskId);
-    if (cued.length === 0) continue;
-    const cueAt = table.lastCueQuery[kind] + Duration.toMillis(table.config.policy.cueQuerySpacing);
+    if (fold || cued.length === 0) continue;
     if (cueAt <= now) {
       table.lastCueQuery[kind] = now;
       for (const e of cued) e.cued = false;

@@ -90,9 +90,9 @@ const folderClash = (index: FolderIndex, dir: string): { owner: FolderOwner; why
   const lower = dir.toLowerCase();
   const same = index.exact.get(lower);
   if (same) return { owner: same, why: `its folder '${dir}' differs only in letter case from '${same.dir}'` };
-  const parts = lower.split("/");
-  for (let n = 1; n < parts.length; n++) {
-    const outer = index.exact.get(parts.slice(0, n).join("/"));
+  // Each proper prefix ending before a `/` (indexOf, not split and join: 100,000 tasks).
+  for (let cut = lower.indexOf("/"); cut >= 0; cut = lower.indexOf("/", cut + 1)) {
+    const outer = index.exact.get(lower.slice(0, cut));
     if (outer) return { owner: outer, why: `its folder '${dir}' lies inside the folder '${outer.dir}'` };
   }
   const inner = index.ancestors.get(lower);
@@ -103,9 +103,8 @@ const folderClash = (index: FolderIndex, dir: string): { owner: FolderOwner; why
 const addFolder = (index: FolderIndex, owner: FolderOwner): void => {
   const lower = owner.dir.toLowerCase();
   index.exact.set(lower, owner);
-  const parts = lower.split("/");
-  for (let n = 1; n < parts.length; n++) {
-    const key = parts.slice(0, n).join("/");
+  for (let cut = lower.indexOf("/"); cut >= 0; cut = lower.indexOf("/", cut + 1)) {
+    const key = lower.slice(0, cut);
     if (!index.ancestors.has(key)) index.ancestors.set(key, owner);
   }
 };

@@ -4,7 +4,8 @@
 // resolves outside the folder; realDirInside guards each write and delete at the moment
 // it happens (a link may appear while a run is going). Links that stay inside are fine.
 
-import { lstat, readdir, readlink, realpath } from "node:fs/promises";
+import { type Dirent, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { Data, Effect } from "effect";
 import { UnsafeOutputPath } from "./OutputPaths.js";
@@ -53,60 +54,125 @@ const realOfPossiblyMissing = async (path: string): Promise<string> => {
 const realRoot = (outputsDir: string): Promise<string> => realOfPossiblyMissing(resolve(outputsDir));
 
 /**
+ * Which folders (relative to the outputs folder, `/` separators) a check looks at:
+ * `inside`, on the way to each and everything within (the folders a run may create and
+ * download into); `onTheWay`, only on the way to each, the folder's own entry included
+ * (folders of finished tasks, where a run writes at most a sidecar file by rename).
+ */
+export interface LinkScope {
+  readonly inside: readonly string[];
+  readonly onTheWay?: readonly string[];
+}
+
+/** A folder of the scope, as a tree of path parts. */
+interface ScopeNode {
+  readonly children: Map<string, ScopeNode>;
+  inside: boolean;
+}
+
+const scopeTree = (scope: LinkScope): ScopeNode => {
+  const root: ScopeNode = { children: new Map(), inside: false };
+  const add = (rel: string, inside: boolean) => {
+    let node = root;
+    for (const part of rel.split("/")) {
+      if (part === "" || part === ".") continue;
+      let next = node.children.get(part);
+      if (next === undefined) node.children.set(part, (next = { children: new Map(), inside: false }));
+      node = next;
+    }
+    if (inside) node.inside = true;
+  };
+  for (const rel of scope.inside) add(rel, true);
+  for (const rel of scope.onTheWay ?? []) add(rel, false);
+  return root;
+};
+
+/** Up to this many wanted entries of one folder are looked up one by one; more, and the folder is listed once. */
+const LOOKUPS_BEFORE_LISTING = 16;
+
+type EntryKind = "link" | "dir" | "other";
+
+const kindOf = (entry: { isSymbolicLink(): boolean; isDirectory(): boolean }): EntryKind =>
+  entry.isSymbolicLink() ? "link" : entry.isDirectory() ? "dir" : "other";
+
+/** The kinds of the named entries of `dir` that exist (links not followed). */
+const entryKinds = (dir: string, names: Iterable<string>, count: number): Map<string, EntryKind> => {
+  const kinds = new Map<string, EntryKind>();
+  if (count > LOOKUPS_BEFORE_LISTING) {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return kinds;
+    }
+    for (const entry of entries) kinds.set(entry.name, kindOf(entry));
+    return kinds;
+  }
+  for (const name of names) {
+    const info = lstatSync(join(dir, name), { throwIfNoEntry: false });
+    if (info !== undefined) kinds.set(name, kindOf(info));
+  }
+  return kinds;
+};
+
+/**
  * Every symbolic link under the outputs folder that resolves outside it (or cannot be
  * resolved: a dangling link would be created through). With `dirs` (folders relative to
- * the outputs folder, e.g. the task folders of a run), only the links on the way to
- * those folders and inside them are looked at; without, the whole tree (links are not
- * followed while walking). At most `limit` are returned.
+ * the outputs folder, e.g. the task folders of a run: an array is `{ inside: dirs }`),
+ * only the links on the way to those folders and, for `inside` ones, within them are
+ * looked at; without, the whole tree (links are not followed while walking). At most
+ * `limit` are returned. Synchronous file-system calls: a rerun over 100,000 finished
+ * tasks looks at their folders through one listing of their parent, not 100,000 awaits.
  */
-export const findEscapingLinks = async (outputsDir: string, dirs?: readonly string[], limit = 20): Promise<EscapingLink[]> => {
+export const findEscapingLinks = async (outputsDir: string, dirs?: readonly string[] | LinkScope, limit = 20): Promise<EscapingLink[]> => {
   const root = await realRoot(outputsDir);
   const lexicalRoot = resolve(outputsDir);
   const found = new Map<string, EscapingLink>();
-  const judge = async (abs: string): Promise<void> => {
+  const judge = (abs: string): void => {
     let target: string;
     try {
-      target = await realpath(abs);
+      target = realpathSync(abs);
     } catch {
-      target = await readlink(abs).catch(() => "(unreadable link)");
+      try {
+        target = readlinkSync(abs);
+      } catch {
+        target = "(unreadable link)";
+      }
       found.set(abs, { path: toSlash(relative(lexicalRoot, abs)), target });
       return;
     }
     if (!isInside(root, target)) found.set(abs, { path: toSlash(relative(lexicalRoot, abs)), target });
   };
-  const walk = async (dir: string): Promise<void> => {
+  const walk = (dir: string): void => {
     if (found.size >= limit) return;
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const entry of entries) {
       if (found.size >= limit) return;
       const abs = join(dir, entry.name);
-      if (entry.isSymbolicLink()) await judge(abs);
-      else if (entry.isDirectory()) await walk(abs);
+      if (entry.isSymbolicLink()) judge(abs);
+      else if (entry.isDirectory()) walk(abs);
     }
   };
-  if (dirs === undefined) {
-    await walk(lexicalRoot);
-  } else {
-    const seen = new Set<string>();
-    for (const rel of dirs) {
-      const parts = rel.split("/").filter((p) => p !== "" && p !== ".");
-      let at = lexicalRoot;
-      for (const part of parts) {
-        at = join(at, part);
-        if (seen.has(at)) continue;
-        seen.add(at);
-        const info = await lstat(at).catch(() => undefined);
-        if (info === undefined) break;
-        if (info.isSymbolicLink()) {
-          await judge(at);
-          break;
-        }
-      }
-      const info = await lstat(join(lexicalRoot, ...parts)).catch(() => undefined);
-      if (info?.isDirectory()) await walk(join(lexicalRoot, ...parts));
-      if (found.size >= limit) break;
+  // `node` is a folder of the scope whose path so far holds no link (the root may be one: the user chose it).
+  const visit = (node: ScopeNode, abs: string): void => {
+    if (found.size >= limit) return;
+    if (node.inside) return walk(abs);
+    const kinds = entryKinds(abs, node.children.keys(), node.children.size);
+    for (const [name, child] of node.children) {
+      if (found.size >= limit) return;
+      const kind = kinds.get(name);
+      // Missing: the run makes it as a real folder. Not a folder: making one there fails later.
+      if (kind === "link") judge(join(abs, name));
+      else if (kind === "dir") visit(child, join(abs, name));
     }
-  }
+  };
+  if (dirs === undefined) walk(lexicalRoot);
+  else visit(scopeTree(Array.isArray(dirs) ? { inside: dirs as readonly string[] } : (dirs as LinkScope)), lexicalRoot);
   return [...found.values()].slice(0, limit);
 };
 
@@ -115,7 +181,7 @@ export const findEscapingLinks = async (outputsDir: string, dirs?: readonly stri
  * Call it before the first create of a run (nothing paid for yet); `dirs` narrows the
  * look to the run's task folders (see findEscapingLinks).
  */
-export const checkOutputsFolder = (outputsDir: string, dirs?: readonly string[]): Effect.Effect<void, OutputsFolderUnsafe> =>
+export const checkOutputsFolder = (outputsDir: string, dirs?: readonly string[] | LinkScope): Effect.Effect<void, OutputsFolderUnsafe> =>
   Effect.flatMap(
     Effect.promise(() => findEscapingLinks(outputsDir, dirs)),
     (links) =>

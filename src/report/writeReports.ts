@@ -97,16 +97,24 @@ const SIDECAR_WRITERS = 16;
 
 /**
  * What the reports are made from: every task's id, state, ids and counts and its last
- * update (every change to a task moves `updated_at`), plus the day, since the deletion
- * warnings move with the date. Much cheaper than formatting the reports themselves.
+ * update (every change to a task moves `updated_at`) and whether its request is known
+ * (`known`: the compiled manifest makes it), plus the day, since the deletion warnings
+ * move with the date. Much cheaper than formatting the reports themselves.
  */
-export const reportSource = (lock: LockFile, now: number, extra = ""): string => {
+export const reportSource = (lock: LockFile, now: number, extra = "", known?: ReadonlyMap<string, unknown>): string => {
   const hash = createHash("sha256");
-  hash.update(`${lock.name}\n${Math.floor(now / DAY_MS)}\n${extra}\n`);
+  hash.update(`${lock.name}\n${Math.floor(now / DAY_MS)}\n${extra}\n${known ? "known" : "-"}\n`);
+  // Hashed in chunks: one update per task cost more than the lines themselves.
+  let chunk = "";
   for (const id of Object.keys(lock.tasks).sort()) {
     const t = lock.tasks[id]!;
-    hash.update(`${id}\0${t.state}\0${t.updated_at}\0${t.task_id ?? ""}\0${t.outputs.length}\0${t.billing.length}\0${t.dir}\n`);
+    chunk += `${id}\0${t.state}\0${t.updated_at}\0${t.task_id ?? ""}\0${t.outputs.length}\0${t.billing.length}\0${t.dir}${known ? (known.has(id) ? "\0k" : "\0-") : ""}\n`;
+    if (chunk.length >= 65_536) {
+      hash.update(chunk);
+      chunk = "";
+    }
   }
+  hash.update(chunk);
   return hash.digest("hex");
 };
 
@@ -145,9 +153,12 @@ export const reportLink = (reportPath: string, cwd = process.cwd()): string => {
 export const writeReports = async (input: ReportInput): Promise<ReportOutput> => {
   const now = input.now ?? Date.now();
   const lock = input.lock.name === input.manifestName ? input.lock : { ...input.lock, name: input.manifestName };
-  const summary = summarizeBilling(lock);
-  const deletions = deletionWarnings(lock, now, input.warnDays);
-  const markdown = `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summary, deletions)}`;
+  // Made only when asked for: a rerun whose reports are current (100,000 tasks) needs none of them.
+  let summaryMade: BillingSummary | undefined;
+  let deletionsMade: DeletionWarning[] | undefined;
+  const summaryOf = (): BillingSummary => (summaryMade ??= summarizeBilling(lock));
+  const deletionsOf = (): DeletionWarning[] => (deletionsMade ??= deletionWarnings(lock, now, input.warnDays));
+  const markdownOf = (): string => `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summaryOf(), deletionsOf())}`;
   await mkdir(input.outputsDir, { recursive: true });
   const files = REPORT_FILES.map((name) => join(input.outputsDir, name));
   const sourcePath = join(input.outputsDir, REPORT_SOURCE_FILE);
@@ -163,8 +174,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     .update([...standing.of].map(([id, s]) => `${id}=${s}`).sort().join("\n"))
     .digest("hex");
   // Which tasks have a known request, the budget and the mark: they change the reports too.
-  const known = planned ? createHash("sha256").update([...planned.keys()].filter((id) => id in lock.tasks).sort().join("\n")).digest("hex") : "-";
-  const source = reportSource(lock, now, `${known}\n${standingDigest}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n3`);
+  const source = reportSource(lock, now, `${standingDigest}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n5`, planned);
   const current =
     input.force !== true &&
     files.every((file) => existsSync(file)) &&
@@ -174,6 +184,8 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     const missing = new Set(Object.keys(lock.tasks).filter((id) => !planned?.has(id) && lock.tasks[id]!.pruned_at === undefined));
     const earlier = missing.size ? earlierRecords(await readFile(files[0]!, "utf8").catch(() => ""), missing) : new Map();
     const prov = provenanceOf(lock, planned, { standing, earlier });
+    const summary = summaryOf();
+    const deletions = deletionsOf();
     const contents: Record<(typeof REPORT_FILES)[number], string> = {
       "results.jsonl": formatResultsJsonl(lock, now, prov),
       "billing.csv": formatBillingCsv(lock),
@@ -181,7 +193,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
         ...summary,
         nearing_deletion: deletions.map((d) => ({ id: d.id, job: d.job, deletes_at: new Date(d.deletesAt).toISOString() })),
       }),
-      "billing.md": markdown,
+      "billing.md": markdownOf(),
       "report.html": formatReportHtml(
         reportData({ lock, prov, summary, now, emulated: input.emulated === true, ...(input.manifest?.budget ? { budget: input.manifest.budget } : {}) }),
       ),
@@ -211,9 +223,19 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const stepSummary = input.env?.GITHUB_STEP_SUMMARY;
   if (stepSummary) {
     const note = input.stepSummaryNote ? `\n**${input.stepSummaryNote}**\n` : "";
-    await appendFile(stepSummary, `${markdown}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n${note}`);
+    await appendFile(stepSummary, `${markdownOf()}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n${note}`);
   }
-  return { files, summary, deletions, written: !current, ...(stepSummary ? { stepSummary } : {}) };
+  return {
+    files,
+    get summary() {
+      return summaryOf();
+    },
+    get deletions() {
+      return deletionsOf();
+    },
+    written: !current,
+    ...(stepSummary ? { stepSummary } : {}),
+  };
 };
 
 /**

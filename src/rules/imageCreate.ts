@@ -179,7 +179,7 @@ function checkPrompt(prompt: unknown, images: number | undefined, elements: numb
   if (chars > IMAGE_PROMPT_MAX_CHARS) {
     out.push(violation("prompt", "image.prompt.length", `must be at most ${IMAGE_PROMPT_MAX_CHARS} characters (got ${chars})`));
   }
-  for (const match of prompt.matchAll(LABEL)) {
+  for (const match of prompt.includes("<<<") ? prompt.matchAll(LABEL) : []) {
     const kind = match[1] as "image" | "element";
     const n = Number(match[2]);
     const count = kind === "image" ? images : elements;

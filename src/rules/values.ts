@@ -5,6 +5,8 @@ export const isRecord = (v: unknown): v is Record<string, unknown> =>
 
 /** Length in Unicode code points: the spec counts characters, not bytes or UTF-16 units. */
 export const codePointLength = (s: string): number => {
+  // Without surrogate pairs (nearly every prompt) the UTF-16 length is the count.
+  if (!/[\uD800-\uDFFF]/.test(s)) return s.length;
   let n = 0;
   for (const _ of s) n++;
   return n;

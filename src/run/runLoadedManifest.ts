@@ -16,6 +16,7 @@ import { startChecks } from "./startChecks.js";
 import { reviewFileFor } from "../review/ReviewFile.js";
 import { readReviewFile } from "../review/readReviewFile.js";
 import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js";
+import type { LinkScope } from "../outputs/OutputsFolderCheck.js";
 import { Engine } from "../engine/Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
 import { ownFolders } from "../engine/ownFolders.js";
@@ -94,6 +95,18 @@ const abandoned = (rec: LockTask, now: number): LockTask => {
 const reviewNote = (jobs: RunSummary["jobs"]): { stepSummaryNote?: string } => {
   const text = reviewText(jobs);
   return text ? { stepSummaryNote: `Review needed: ${text} (omnibatch review, then run again)` } : {};
+};
+
+/**
+ * The task folders the start checks look at: within those a run may create and download
+ * into; only on the way to those of tasks the lockfile records as downloaded (a rerun
+ * writes there at most a sidecar, by rename), so finished tasks cost no listing each.
+ */
+const linkScope = (tasks: RunnableManifest["tasks"], recorded: ReadonlyMap<string, LockTask>): LinkScope => {
+  const inside: string[] = [];
+  const onTheWay: string[] = [];
+  for (const task of tasks) (recorded.get(task.id)?.state === "downloaded" ? onTheWay : inside).push(task.dir);
+  return { inside, onTheWay };
 };
 
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
@@ -185,11 +198,13 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           break;
       }
       yield* store.setService(current);
+      const recorded = yield* store.all;
+      // A changed task must not download over the files of the task it replaces.
+      const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
-      yield* startChecks(manifest.outputsDir, manifest.tasks.map((t) => t.dir), manifest.lockfilePath);
+      yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
       const result = yield* engine.run({
-        // A changed task must not download over the files of the task it replaces.
-        manifest: ownFolders(manifest, yield* store.all),
+        manifest: placed,
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
         ...(options.signal ? { signal: options.signal } : {}),

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, unlink, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { Data, Effect } from "effect";
-import { checkOutputsFolder, type OutputsFolderUnsafe } from "../outputs/OutputsFolderCheck.js";
+import { checkOutputsFolder, type LinkScope, type OutputsFolderUnsafe } from "../outputs/OutputsFolderCheck.js";
 
 /** A folder the run must write to cannot be written to. Nothing was sent. */
 export class FolderNotWritable extends Data.TaggedError("FolderNotWritable")<{
@@ -42,9 +42,9 @@ const probe = (dir: string, what: FolderNotWritable["what"]): Effect.Effect<void
 
 /**
  * Runs every start-up check for a run writing results under `outputsDir` (task folders
- * `dirs`, relative to it) and its lockfile at `lockfilePath`.
+ * `dirs`, relative to it: see LinkScope) and its lockfile at `lockfilePath`.
  */
-export const startChecks = (outputsDir: string, dirs: readonly string[], lockfilePath: string): Effect.Effect<void, FolderNotWritable | OutputsFolderUnsafe> =>
+export const startChecks = (outputsDir: string, dirs: readonly string[] | LinkScope, lockfilePath: string): Effect.Effect<void, FolderNotWritable | OutputsFolderUnsafe> =>
   Effect.gen(function* () {
     yield* probe(resolve(dirname(lockfilePath)), "lockfile folder");
     // Links first: the probe must not write (or delete) through a link leading out.
