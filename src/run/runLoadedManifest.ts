@@ -7,6 +7,10 @@ import { Cause, Effect, Either, Exit, Layer, Redacted } from "effect";
 import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
 import { Downloader } from "../outputs/Downloader.js";
+import { openStoreSink, type OpenStoreOptions } from "../store/openStore.js";
+import type { StoreSink } from "../store/StoreSink.js";
+import { writeReportsToStore } from "../store/storeReports.js";
+import { isStoreUrl } from "../store/StoreUrl.js";
 import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
 import type { CallbackListener } from "../callbacks/CallbackListener.js";
@@ -55,6 +59,8 @@ export interface RunManifestOptions {
    * address forwarding there). Signed with $OMNIBATCH_WEBHOOK_SECRET when it is set.
    */
   readonly callbacks?: boolean | CallbackSetting;
+  /** Timeouts and part size of the outputs store, when outputs is an `s3://` URL (tests shorten them). */
+  readonly store?: Omit<OpenStoreOptions, "env" | "check">;
 }
 
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
@@ -66,6 +72,7 @@ const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
 export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
   let emulator: RunningEmulator | undefined;
   let listener: CallbackListener | undefined;
+  let outputStore: StoreSink | undefined;
   const emulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
   const emulated = emulation !== undefined;
   const manifest = emulated ? emulatedManifest(loaded) : loaded;
@@ -99,10 +106,13 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         onEvent?.({ type: "notice", level: "warn", message: `callbacks off: cannot listen (${(error as Error).message}); following tasks by polling only` });
       }
     }
+    // Outputs in an object store: opened and listed now, so a store that cannot be used
+    // stops the run before anything is created.
+    if (isStoreUrl(manifest.outputsDir)) outputStore = await openStoreSink(manifest.outputsDir, { env, ...options.store });
     const policy = options.policy ?? (emulated ? fastPolicy : livePolicy);
     const policyLayer = RunPolicy.layer(policy);
     const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, options.lockStore);
-    const downloaderLayer = Downloader.layer(manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
+    const downloaderLayer = Downloader.layer(outputStore ?? manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
     const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
 
     const program = Effect.gen(function* () {
@@ -125,7 +135,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       if (options.reports !== false) {
         const lock = yield* store.snapshot;
         const written = yield* Effect.either(
-          Effect.tryPromise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest })),
+          Effect.tryPromise(() =>
+            outputStore
+              ? writeReportsToStore({ lock, manifestName: manifest.name, env: { ...env }, emulated, manifest }, outputStore)
+              : writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest }),
+          ),
         );
         if (written._tag === "Right") reports = written.right.files;
         else {
@@ -141,6 +155,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     return summary;
   } finally {
     await listener?.close();
+    await outputStore?.close();
     await emulator?.close();
   }
 };

@@ -2,6 +2,7 @@
 // and show what a run would create, what is done or in flight, what changed, what is
 // orphaned and what waits on an upstream job, with counts and an estimated cost.
 
+import { outputsOption, withOutputs } from "../outputsOption.js";
 import { defineCommand } from "../Command.js";
 import { ExitCode } from "../ExitCode.js";
 import { displayPath, loadManifest } from "../../manifest/loadManifest.js";
@@ -33,6 +34,7 @@ export const planCommand = defineCommand({
       description: "Compare with the emulated lockfile that 'run --emulate' writes (M.emulate.lock.json), not the real one.",
     },
     json: { type: "boolean", description: "Print the plan as one JSON object on stdout, nothing else." },
+    outputs: outputsOption,
     all: { type: "boolean", description: "List unchanged tasks one per line too (by default they are counted)." },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
@@ -40,7 +42,7 @@ export const planCommand = defineCommand({
     const file = args.positionals[0]!;
     const json = args.values.json === true;
     try {
-      const loaded = await loadManifest(file, { cwd: io.cwd });
+      const loaded = withOutputs(await loadManifest(file, { cwd: io.cwd }), args.values, io.cwd, "plan");
       // The one rule for where emulated runs keep their state (shared with run and status).
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);

@@ -18,6 +18,7 @@ import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { annotateRunFailures } from "../ciAnnotations.js";
+import { outputsOption, withOutputs } from "../outputsOption.js";
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -104,6 +105,7 @@ export const runCommand = defineCommand({
       description: "Public address that forwards to --callback-listen; the service POSTs task updates there (a token is appended).",
     },
     "callback-listen": { type: "string", value: "HOST:PORT", description: "Where the callback listener listens (default 127.0.0.1, any free port)." },
+    outputs: outputsOption,
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -130,7 +132,7 @@ export const runCommand = defineCommand({
 
     let loaded: LoadedManifest;
     try {
-      loaded = await loadManifest(file);
+      loaded = withOutputs(await loadManifest(file), v, io.cwd, "run");
     } catch (error) {
       // --json: the problems as events too (stdout holds NDJSON only); the usual report goes to stderr.
       if (v.json && error instanceof ManifestInvalid) {
