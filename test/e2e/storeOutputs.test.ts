@@ -87,6 +87,25 @@ t("the demo's results and reports go to the store with their sha256; a new runne
     const texts = [first.stdout, first.stderr, ...filesUnder(root).map((f) => readFileSync(f, "latin1")), ...filesUnder(s3.directory).map((f) => readFileSync(f, "latin1"))];
     for (const text of texts) assert.not.ok(text.includes(s3.secretAccessKey), "the secret key leaked");
 
+    // pull: the keyframes (then only the studio ones) to a local folder, verified.
+    const pull = (args: string[]) =>
+      execa("node", [bin, "pull", manifest, ...args, "--outputs", url, "--json"], { cwd: root, reject: false, extendEnv: false, env: { PATH: process.env.PATH ?? "", ...s3.env } });
+    const studio = await pull([join(root, "studio"), "--where", "style=studio"]);
+    assert.is(studio.exitCode, 0, studio.stderr);
+    assert.is(JSON.parse(studio.stdout).pulled, 3, "three products in studio light");
+    const pulled = await pull([join(root, "pulled"), "--only", "keyframes"]);
+    assert.is(pulled.exitCode, 0, pulled.stderr);
+    const p = JSON.parse(pulled.stdout);
+    assert.equal([p.pulled, p.present, p.problems], [5, 0, []]);
+    const keyframes = Object.values(lock!.tasks).filter((task) => task.job === "keyframes").flatMap((task) => task.outputs.filter((o) => o.path));
+    for (const o of keyframes) assert.is(createHash("sha256").update(readFileSync(join(root, "pulled", o.path!))).digest("hex"), o.sha256);
+    assert.ok(readFileSync(join(root, "pulled", "report.html"), "utf8").includes("<html"));
+    const twice = await pull([join(root, "pulled"), "--only", "keyframes"]);
+    assert.equal([JSON.parse(twice.stdout).pulled, JSON.parse(twice.stdout).present], [0, 5]);
+    const bad = await pull([join(root, "x"), "--where", "nokey"]);
+    assert.is(bad.exitCode, 2);
+    assert.match(bad.stderr, /--where 'nokey' must be key=value/);
+
     // A new runner: only what is committed (manifest, data, lockfile), the service's copies deleted.
     const runner = mkdtempSync(join(tmpdir(), "omnibatch-store-runner-"));
     try {
