@@ -14,7 +14,7 @@ import type { ScenarioName } from "./scenarios.js";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const entry = fileURLToPath(new URL("./scenario.ts", import.meta.url));
 // Resume last: its 100,000 output folders are removed in the background after it.
-const order: ScenarioName[] = ["saturation", "pipeline", "throughput", "expansion", "emulator", "cli", "scale", "resume"];
+const order: ScenarioName[] = ["saturation", "pipeline", "throughput", "expansion", "emulator", "cli", "scale", "store", "resume"];
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
