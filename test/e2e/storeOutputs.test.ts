@@ -106,6 +106,15 @@ t("the demo's results and reports go to the store with their sha256; a new runne
     assert.is(bad.exitCode, 2);
     assert.match(bad.stderr, /--where 'nokey' must be key=value/);
 
+    // status and plan take --outputs too; a malformed store URL is a usage error.
+    const cli = (args: string[]) => execa("node", [bin, ...args], { cwd: root, reject: false, extendEnv: false, env: { PATH: process.env.PATH ?? "" } });
+    const status = await cli(["status", manifest, "--outputs", url, "--json"]);
+    assert.is(status.exitCode, 0, status.stderr);
+    assert.is(JSON.parse(status.stdout).outputs, url);
+    const badUrl = await cli(["plan", manifest, "--outputs", "s3://No_Such/x"]);
+    assert.is(badUrl.exitCode, 2);
+    assert.match(badUrl.stderr, /--outputs 's3:\/\/No_Such\/x': write s3:\/\/bucket\/prefix/);
+
     // A new runner: only what is committed (manifest, data, lockfile), the service's copies deleted.
     const runner = mkdtempSync(join(tmpdir(), "omnibatch-store-runner-"));
     try {
