@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only NAME[,NAME]]`: runs the eight benchmark scenarios,
+// `npm run bench [-- --quick] [-- --only NAME[,NAME]]`: runs the nine benchmark scenarios,
 // each in its own child process (scenario.ts) with the emulator in yet another, prints
 // the table (scenario, figure, value, goal, pass/miss) and writes every figure, with the
 // machine it ran on, to bench-results/latest.json. Benchmarks are not tests: a miss is

@@ -1,4 +1,4 @@
-// The eight benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
+// The nine benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
 // every goal and shrinks the work so the whole bench runs in under two minutes.
 
 import type { ScenarioResult } from "./BenchFigure.js";
