@@ -5,7 +5,7 @@
 // service only what the store lacks. An object with other content is never overwritten
 // silently: a new key is written only if absent (If-None-Match where the store honours
 // it, a HEAD first everywhere), and an existing one is replaced only by the very content
-// the lockfile recorded for it (a restore).
+// the lockfile recorded for it (a restore) or by the result it is a cut-short copy of.
 
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -84,6 +84,24 @@ export const storeSink = (store: ObjectStore, options: { readonly partSize?: num
     return hash.digest("hex") === written.sha256;
   };
 
+  /** True when the object's bytes are the first bytes of the staged file (and fewer). */
+  const isPrefixOf = async (existing: StoredObject, file: string, size: number): Promise<boolean> => {
+    if (existing.size >= size) return false;
+    if (existing.size === 0) return true;
+    const got = await store.get(existing.key);
+    if (!got) return false;
+    const theirs = createHash("sha256");
+    let n = 0;
+    for await (const chunk of got.body) {
+      theirs.update(chunk as Buffer);
+      n += (chunk as Buffer).byteLength;
+    }
+    if (n !== existing.size) return false;
+    const ours = createHash("sha256");
+    for await (const chunk of createReadStream(file, { start: 0, end: existing.size - 1 })) ours.update(chunk as Buffer);
+    return theirs.digest("hex") === ours.digest("hex");
+  };
+
   async function* metered(body: Readable, meter: Meter, signal: AbortSignal, done: (w: ReturnType<Meter["end"]>) => void) {
     for await (const chunk of body) {
       if (signal.aborted) throw new Error("interrupted");
@@ -134,8 +152,10 @@ export const storeSink = (store: ObjectStore, options: { readonly partSize?: num
         remember(rel, existing);
         return { size: written.size, sha256: written.sha256 };
       }
-      if (source.recorded?.sha256 === written.sha256) {
-        // The object differs from the result the lockfile records, and this is that result: put it back.
+      // The object differs from the result the lockfile records, and this is that result: put
+      // it back. Or it is a strict prefix of this result: an upload of it that a store which
+      // is not atomic (s3rver, a file-backed server) kept when a kill cut it short.
+      if (source.recorded?.sha256 === written.sha256 || (await isPrefixOf(existing, temp, written.size))) {
         const answer = await store.put(rel, createReadStream(temp), {
           ...(source.contentType ? { contentType: source.contentType } : {}),
           ...(existing.etag ? { replacing: existing.etag } : {}),
