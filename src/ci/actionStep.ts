@@ -27,6 +27,8 @@ interface Inputs {
   readonly concurrency: string;
   readonly commitLockfile: boolean;
   readonly apiKey: string;
+  /** `--outputs`: an s3:// store (or a folder) instead of the manifest's outputs. */
+  readonly outputs: string;
 }
 
 class InputError extends Error {}
@@ -52,6 +54,7 @@ const readInputs = (env: NodeJS.ProcessEnv): Inputs => {
     concurrency: (env["INPUT_CONCURRENCY"] ?? "").trim(),
     commitLockfile: bool(env, "COMMIT_LOCKFILE", true),
     apiKey: env["INPUT_API_KEY"] ?? "",
+    outputs: (env["INPUT_OUTPUTS"] ?? "").trim(),
   };
 };
 
@@ -126,7 +129,7 @@ const runCli = (args: readonly string[], env: NodeJS.ProcessEnv, cwd: string) =>
 
 /** `command: plan`, for pull requests: the plan in the log and the job summary, with the estimate against the budget. Sends nothing. */
 const planStep = async (inputs: Inputs, env: NodeJS.ProcessEnv, cwd: string): Promise<number> => {
-  const extra = inputs.emulate ? ["--emulate"] : [];
+  const extra = [...(inputs.emulate ? ["--emulate"] : []), ...(inputs.outputs !== "" ? ["--outputs", inputs.outputs] : [])];
   const text = await runCli(["plan", inputs.manifest, ...extra], env, cwd);
   process.stdout.write(text.stdout);
   if (text.code !== 0) {
@@ -202,6 +205,7 @@ export const main = async (env: NodeJS.ProcessEnv, cwd: string): Promise<number>
   if (inputs.emulate) args.push("--emulate");
   if (inputs.maxWait !== "") args.push("--max-wait", inputs.maxWait);
   if (inputs.concurrency !== "") args.push("--concurrency", inputs.concurrency);
+  if (inputs.outputs !== "") args.push("--outputs", inputs.outputs);
   process.stdout.write(`omnibatch run ${args.filter((a) => a !== "--json").join(" ")}\n`);
   const run = await runOmnibatch(args, childEnv, cwd);
   const result = stepResult(run.code, run.summary, run.stderr);

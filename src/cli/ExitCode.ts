@@ -46,6 +46,8 @@ const exitCodeByTag: Record<string, ExitCode> = {
   OutputsFolderUnsafe: ExitCode.Invalid,
   // The lockfile names another service (region): refused before anything is sent.
   ServiceChanged: ExitCode.Invalid,
+  // The outputs store (s3://...) cannot be listed: found before anything is sent.
+  StoreUnavailable: ExitCode.Invalid,
   // The lockfile could not be written (disk full, lock taken over) after creates were
   // sent: paid work exists at the service, so never "nothing was sent" (2). The next run
   // finds every task whose create was sent (its intent was flushed first) by lookup.

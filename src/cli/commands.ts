@@ -34,6 +34,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./commands/run.js")).runCommand,
   },
   {
+    name: "pull",
+    summary: "Copy results from the outputs store (s3://...) to a local folder, verified by sha256.",
+    load: async () => (await import("./commands/pull.js")).pullCommand,
+  },
+  {
     name: "status",
     summary: "Show the lockfile's view: counts per job and state, in flight, failures.",
     load: async () => (await import("./commands/status.js")).statusCommand,

@@ -433,7 +433,8 @@ const makeLoaded = (args: {
     file: args.absolute,
     dir: args.dir,
     name: spec.name,
-    outputsDir: resolve(args.dir, spec.outputs),
+    // An object-store URL (s3://bucket/prefix) is kept as written; a folder is made absolute.
+    outputsDir: /^s3:\/\//i.test(spec.outputs) ? spec.outputs : resolve(args.dir, spec.outputs),
     lockfilePath: lockfilePathFor(args.absolute),
     concurrency: spec.concurrency,
     ...(spec.budget ? { budget: spec.budget } : {}),

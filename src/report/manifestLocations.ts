@@ -65,7 +65,7 @@ export const manifestLocations = async (manifest: string, cwd: string): Promise<
       file,
       name: light.name,
       lockfilePath: lockfilePathFor(file),
-      outputsDir: resolve(dirname(file), light.outputs),
+      outputsDir: /^s3:\/\//i.test(light.outputs) ? light.outputs : resolve(dirname(file), light.outputs),
       manifestInvalid: error,
     };
   }

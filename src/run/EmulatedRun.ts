@@ -22,6 +22,10 @@ export const emulatedPaths = (manifest: ManifestPaths): ManifestPaths => {
   const lockfilePath = emulatedLockfilePath(manifest.lockfilePath);
   // A root folder as outputs (`/`) has no sibling: keep the emulated results inside it.
   const outputs = manifest.outputsDir.replace(/[\\/]+$/, "");
+  // A store: the emulated results go under a sibling prefix, or `emulated/` in a bare bucket.
+  if (/^s3:\/\//i.test(outputs)) {
+    return { lockfilePath, outputsDir: /^s3:\/\/[^/]+$/i.test(outputs) ? `${outputs}/emulated` : `${outputs}-emulated` };
+  }
   const outputsDir = outputs === "" || dirname(outputs) === outputs ? `${manifest.outputsDir}emulated` : `${outputs}-emulated`;
   return { lockfilePath, outputsDir };
 };

@@ -7,6 +7,10 @@ import { Cause, Effect, Either, Exit, Layer, Redacted } from "effect";
 import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
 import { Downloader } from "../outputs/Downloader.js";
+import { openStoreSink, type OpenStoreOptions } from "../store/openStore.js";
+import type { StoreSink } from "../store/StoreSink.js";
+import { writeReportsToStore } from "../store/storeReports.js";
+import { isStoreUrl } from "../store/StoreUrl.js";
 import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
 import type { CallbackListener } from "../callbacks/CallbackListener.js";
@@ -83,6 +87,8 @@ export interface RunManifestOptions {
    * refused (ServiceChanged, exit 2) before anything is sent.
    */
   readonly switchService?: boolean;
+  /** Timeouts and part size of the outputs store, when outputs is an `s3://` URL (tests shorten them). */
+  readonly store?: Omit<OpenStoreOptions, "env" | "check">;
 }
 
 /** A record whose task is abandoned at the old service: planned again, its charges kept. */
@@ -118,6 +124,7 @@ const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
 export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
   let emulator: RunningEmulator | undefined;
   let listener: CallbackListener | undefined;
+  let outputStore: StoreSink | undefined;
   const emulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
   const emulated = emulation !== undefined;
   const manifest = emulated ? emulatedManifest(loaded) : loaded;
@@ -155,11 +162,14 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         onEvent?.({ type: "notice", level: "warn", message: `callbacks off: cannot listen (${(error as Error).message}); following tasks by polling only` });
       }
     }
+    // Outputs in an object store: opened and listed now, so a store that cannot be used
+    // stops the run before anything is created.
+    if (isStoreUrl(manifest.outputsDir)) outputStore = await openStoreSink(manifest.outputsDir, { env, ...options.store });
     const policy = options.policy ?? (emulated ? fastPolicy : livePolicy);
     const policyLayer = RunPolicy.layer(policy);
     // An emulated run's service is new every time: no run trace (nothing to compare with).
     const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, { ...options.lockStore, ...(emulated ? { trace: false } : {}) });
-    const downloaderLayer = Downloader.layer(manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
+    const downloaderLayer = Downloader.layer(outputStore ?? manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
     const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
 
     const program = Effect.gen(function* () {
@@ -228,7 +238,9 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         const lock = yield* store.snapshot;
         const written = yield* Effect.either(
           Effect.tryPromise(() =>
-            writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, ...reviewNote(result.jobs) }),
+            outputStore
+              ? writeReportsToStore({ lock, manifestName: manifest.name, env: { ...env }, emulated, manifest, ...reviewNote(result.jobs) }, outputStore)
+              : writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, ...reviewNote(result.jobs) }),
           ),
         );
         if (written._tag === "Right") reports = written.right.files;
@@ -245,6 +257,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     return summary;
   } finally {
     await listener?.close();
+    await outputStore?.close();
     await emulator?.close();
   }
 };

@@ -47,6 +47,8 @@ const probe = (dir: string, what: FolderNotWritable["what"]): Effect.Effect<void
 export const startChecks = (outputsDir: string, dirs: readonly string[] | LinkScope, lockfilePath: string): Effect.Effect<void, FolderNotWritable | OutputsFolderUnsafe> =>
   Effect.gen(function* () {
     yield* probe(resolve(dirname(lockfilePath)), "lockfile folder");
+    // Outputs in an object store: its own check (listing it) runs when it is opened.
+    if (/^s3:\/\//i.test(outputsDir)) return;
     // Links first: the probe must not write (or delete) through a link leading out.
     yield* checkOutputsFolder(outputsDir, dirs);
     yield* probe(resolve(outputsDir), "outputs folder");

@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only NAME[,NAME]]`: runs the eight benchmark scenarios,
+// `npm run bench [-- --quick] [-- --only NAME[,NAME]]`: runs the nine benchmark scenarios,
 // each in its own child process (scenario.ts) with the emulator in yet another, prints
 // the table (scenario, figure, value, goal, pass/miss) and writes every figure, with the
 // machine it ran on, to bench-results/latest.json. Benchmarks are not tests: a miss is
@@ -14,7 +14,7 @@ import type { ScenarioName } from "./scenarios.js";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const entry = fileURLToPath(new URL("./scenario.ts", import.meta.url));
 // Resume last: its 100,000 output folders are removed in the background after it.
-const order: ScenarioName[] = ["saturation", "pipeline", "throughput", "expansion", "emulator", "cli", "scale", "resume"];
+const order: ScenarioName[] = ["saturation", "pipeline", "throughput", "expansion", "emulator", "cli", "scale", "store", "resume"];
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");

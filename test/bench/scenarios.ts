@@ -1,4 +1,4 @@
-// The eight benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
+// The nine benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
 // every goal and shrinks the work so the whole bench runs in under two minutes.
 
 import type { ScenarioResult } from "./BenchFigure.js";
@@ -9,9 +9,10 @@ import { pipeline } from "./pipeline.js";
 import { resume } from "./resume.js";
 import { saturation } from "./saturation.js";
 import { scale } from "./scale.js";
+import { storeBench } from "./storeScenario.js";
 import { throughput } from "./throughput.js";
 
-export type ScenarioName = "saturation" | "pipeline" | "throughput" | "resume" | "expansion" | "emulator" | "cli" | "scale";
+export type ScenarioName = "saturation" | "pipeline" | "throughput" | "resume" | "expansion" | "emulator" | "cli" | "scale" | "store";
 
 export const scenarios: Record<ScenarioName, (quick: boolean) => Promise<ScenarioResult>> = {
   saturation: (quick) =>
@@ -24,5 +25,8 @@ export const scenarios: Record<ScenarioName, (quick: boolean) => Promise<Scenari
   // Bounded below run.ts's per-scenario limit (300 s, 90 s quick), so a slow machine reports a partial run.
   scale: (quick) => scale({ tasks: quick ? 5_000 : 200_000, maxWaitMs: quick ? 70_000 : 270_000, label: quick ? "8 scale (quick: 5,000 images)" : "8 scale (200,000 images)" }),
   cli: (quick) => cliLatency({ runs: quick ? 5 : 15, label: quick ? "7 CLI latency (quick: 5 runs)" : "7 CLI latency (15 runs)" }),
+  // s3rver lists by walking its folders (20,000 keys: about 35 s on a loaded machine): quick mode checks 5,000.
+  store: (quick) =>
+    storeBench({ tasks: quick ? 40 : 200, slots: 8, timeScale: 0.003, seed: 7, stored: quick ? 5_000 : 20_000, label: quick ? "9 store (quick: 40 videos; 5,000 stored)" : "9 store (200 videos; 20,000 stored)" }),
   emulator: (quick) => emulatorThroughput({ durationMs: quick ? 2_000 : 5_000, connections: 16, label: quick ? "6 emulator (quick: 2 s)" : "6 emulator (5 s load)" }),
 };

@@ -3,6 +3,7 @@
 // orphaned and what waits on an upstream job, with counts and an estimated cost.
 
 import { resolve } from "node:path";
+import { outputsOption, withOutputs } from "../outputsOption.js";
 import { defineCommand } from "../Command.js";
 import { ExitCode } from "../ExitCode.js";
 import { displayPath, loadManifest } from "../../manifest/loadManifest.js";
@@ -43,6 +44,7 @@ export const planCommand = defineCommand({
       description: "Compare with the emulated lockfile that 'run --emulate' writes (M.emulate.lock.json), not the real one.",
     },
     json: { type: "boolean", description: "Print the plan as one JSON object on stdout, nothing else." },
+    outputs: outputsOption,
     all: { type: "boolean", description: "List unchanged tasks one per line too (by default they are counted)." },
     ...selectionOptions,
     out: { type: "string", value: "FILE", description: "Save this exact plan as JSON, for 'run --plan FILE' (e.g. after a review)." },
@@ -53,7 +55,7 @@ export const planCommand = defineCommand({
     const json = args.values.json === true;
     const selection = selectionFromArgs("plan", args.values);
     try {
-      const loaded = await loadManifest(file, { cwd: io.cwd });
+      const loaded = withOutputs(await loadManifest(file, { cwd: io.cwd }), args.values, io.cwd, "plan");
       // The one rule for where emulated runs keep their state (shared with run and status).
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);

@@ -3,7 +3,9 @@
 
 import { chargesLabel } from "../../report/billingMarkdown.js";
 import { writeReports } from "../../report/writeReports.js";
+import { isStoreUrl } from "../../store/StoreUrl.js";
 import { defineCommand } from "../Command.js";
+import { outputsOption } from "../outputsOption.js";
 import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../ExitCode.js";
 import { emulateOption, locationsFor, requireLockFile, shownPath } from "./status.js";
@@ -11,32 +13,42 @@ import { emulateOption, locationsFor, requireLockFile, shownPath } from "./statu
 export const reportCommand = defineCommand({
   name: "report",
   summary: "Write the reports again from the lockfile (report.html, results.jsonl, billing.*).",
-  usage: "omnibatch report <manifest.yaml> [--emulate] [--json]",
+  usage: "omnibatch report <manifest.yaml> [--emulate] [--outputs DIR|URL] [--json]",
   description:
     "Writes report.html, results.jsonl, billing.csv, billing.json and billing.md into the manifest's\n" +
     "outputs folder, a task.json beside each task's files and a metadata.jsonl in each job's folder,\n" +
     "from the lockfile and the manifest (no network, no API key), and appends the billing summary to\n" +
     "$GITHUB_STEP_SUMMARY when that is set. Totals are exact sums of the service's amounts.\n" +
     "With --emulate, from the emulated lockfile into the emulated outputs folder.",
-  options: { emulate: emulateOption, json: { ...commonOptions.json, description: "Print the files written and the billing summary as one JSON object." } },
+  options: {
+    emulate: emulateOption,
+    json: { ...commonOptions.json, description: "Print the files written and the billing summary as one JSON object." },
+    outputs: outputsOption,
+  },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
     const manifest = args.positionals[0]!;
     const emulated = args.values.emulate === true;
-    const where = await locationsFor(manifest, io.cwd, emulated);
+    const where = await locationsFor(manifest, io.cwd, emulated, args.values, "report");
     if (where.manifestInvalid) {
       io.stderr.write(`omnibatch: note: ${manifest} has errors (see 'omnibatch validate ${manifest}'); reporting from its lockfile anyway.\n`);
     }
     const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated);
-    const result = await writeReports({
-      lock,
-      outputsDir: where.outputsDir,
-      manifestName: where.name,
-      env: io.env,
-      force: true,
-      emulated,
-      ...(where.manifest ? { manifest: where.manifest } : {}),
-    });
+    const input = { lock, manifestName: where.name, env: io.env, force: true, emulated, ...(where.manifest ? { manifest: where.manifest } : {}) };
+    let result: Awaited<ReturnType<typeof writeReports>>;
+    if (isStoreUrl(where.outputsDir)) {
+      // Outputs in a store: the reports are written beside the media there.
+      const { openStoreSink } = await import("../../store/openStore.js");
+      const { writeReportsToStore } = await import("../../store/storeReports.js");
+      const sink = await openStoreSink(where.outputsDir, { env: io.env });
+      try {
+        result = await writeReportsToStore(input, sink);
+      } finally {
+        await sink.close();
+      }
+    } else {
+      result = await writeReports({ ...input, outputsDir: where.outputsDir });
+    }
     if (args.values.json) {
       const out = { files: result.files, summary: result.summary, nearing_deletion: result.deletions.length, ...(emulated ? { emulated: true } : {}) };
       io.stdout.write(`${JSON.stringify(out)}\n`);

@@ -26,6 +26,7 @@ import type { SavedPlan } from "../../manifest/savedPlan.js";
 import type { PlanResult } from "../../manifest/diffPlan.js";
 import type { RunSelection } from "../../engine/RunSelection.js";
 import { checkPlanApplies, readSavedPlan, runSelectionOf, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
+import { outputsOption, withOutputs } from "../outputsOption.js";
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -128,6 +129,7 @@ export const runCommand = defineCommand({
       description:
         "The lockfile names another service (base URL, region) than this run's: abandon its unfinished tasks there and create them again here (paid again). Without it such a run is refused.",
     },
+    outputs: outputsOption,
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -162,7 +164,7 @@ export const runCommand = defineCommand({
 
     let loaded: LoadedManifest;
     try {
-      loaded = await loadManifest(file);
+      loaded = withOutputs(await loadManifest(file), v, io.cwd, "run");
     } catch (error) {
       // --json: the problems as events too (stdout holds NDJSON only); the usual report goes to stderr.
       if (v.json && error instanceof ManifestInvalid) {

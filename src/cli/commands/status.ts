@@ -1,5 +1,6 @@
 // `omnibatch status M.yaml [--json]`: the lockfile's view, with no network and no API key.
 
+import { outputsOption, withOutputs } from "../outputsOption.js";
 import { relative } from "node:path";
 import { existsSync } from "node:fs";
 import { emulatedLockfilePath, emulatedManifest, emulatedPaths } from "../../run/EmulatedRun.js";
@@ -22,6 +23,7 @@ import { ExitCode } from "../ExitCode.js";
 
 /** A path as the user would type it: relative to the working directory when inside it. */
 export const shownPath = (path: string, cwd: string): string => {
+  if (/^s3:\/\//i.test(path)) return path;
   const rel = relative(cwd, path);
   return rel !== "" && !rel.startsWith("..") ? rel : path;
 };
@@ -49,8 +51,15 @@ export const emulateOption = {
 } as const;
 
 /** The manifest's locations, or its emulated ones. */
-export const locationsFor = async (manifest: string, cwd: string, emulated: boolean): Promise<ManifestLocations> => {
-  const where = await manifestLocations(manifest, cwd);
+export const locationsFor = async (
+  manifest: string,
+  cwd: string,
+  emulated: boolean,
+  values: Readonly<Record<string, unknown>> = {},
+  command = "status",
+): Promise<ManifestLocations> => {
+  // --outputs first: the emulated outputs are named after the ones in use.
+  const where = withOutputs(await manifestLocations(manifest, cwd), values, cwd, command);
   return emulated
     ? { ...where, ...emulatedPaths(where), ...(where.manifest ? { manifest: emulatedManifest(where.manifest) } : {}) }
     : where;
@@ -79,12 +88,13 @@ export const statusCommand = defineCommand({
     emulate: emulateOption,
     all: { type: "boolean", description: "Count superseded and orphaned tasks too, and list them." },
     json: { ...commonOptions.json, description: "Print the status as one JSON object." },
+    outputs: outputsOption,
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
     const manifest = args.positionals[0]!;
     const emulated = args.values.emulate === true;
-    const where = await locationsFor(manifest, io.cwd, emulated);
+    const where = await locationsFor(manifest, io.cwd, emulated, args.values);
     if (where.manifestInvalid) {
       io.stderr.write(`omnibatch: note: ${manifest} has errors (see 'omnibatch validate ${manifest}'); showing its lockfile anyway.\n`);
     }

@@ -67,6 +67,9 @@ export const scheduledWorkflow = ({ manifest, name, outputs }: WorkflowNames): s
 # reports. Work still pending (exit 3) leaves the job green with \`pending: true\`; the
 # next scheduled run continues where this one stopped, never paying twice.
 # Needs the secret OMNIBATCH_API_KEY (Settings > Secrets and variables > Actions).
+# Results outlive the runner only in a store: set the variable OMNIBATCH_OUTPUTS to
+# s3://bucket/prefix (AWS S3, R2, MinIO, GCS) and the store's settings below; without
+# it, results live in the runner's cache and are lost once the service deletes them.
 name: omnibatch ${name}
 
 on:
@@ -93,20 +96,31 @@ jobs:
           node-version: 22
           cache: npm
       - run: npm ci
-      # A runner starts empty: restore the results earlier runs downloaded, so this run
-      # fetches only what is new (the service keeps results for 30 days). A cache can be
-      # evicted; for a lasting copy set upload: outputs (an artifact per run) as well.
-      - uses: actions/cache@v5
+      # Without a store: restore the results earlier runs downloaded, so this run fetches
+      # only what is new (the service keeps results for 30 days). A cache can be evicted.
+      - if: vars.OMNIBATCH_OUTPUTS == ''
+        uses: actions/cache@v5
         with:
           path: ${outputs}
           key: omnibatch-${name}-\${{ github.run_id }}
           restore-keys: omnibatch-${name}-
       # The action of the omnibatch your package.json pins (elsewhere: uses: <owner>/omnibatch@v0).
+      # With OIDC instead of keys (AWS): uses: aws-actions/configure-aws-credentials@v4
+      # with role-to-assume and aws-region here, \`id-token: write\` in permissions, and no
+      # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY below.
       - id: omnibatch
         uses: ./node_modules/omnibatch
+        env:
+          # The store's settings (unused without OMNIBATCH_OUTPUTS). R2, MinIO and GCS
+          # need the endpoint; AWS S3 needs only the region.
+          AWS_ENDPOINT_URL_S3: \${{ vars.OMNIBATCH_S3_ENDPOINT }}
+          AWS_REGION: \${{ vars.OMNIBATCH_S3_REGION }}
+          AWS_ACCESS_KEY_ID: \${{ secrets.OMNIBATCH_S3_ACCESS_KEY_ID }}
+          AWS_SECRET_ACCESS_KEY: \${{ secrets.OMNIBATCH_S3_SECRET_ACCESS_KEY }}
         with:
           manifest: ${manifest}
           api-key: \${{ secrets.OMNIBATCH_API_KEY }}
+          outputs: \${{ vars.OMNIBATCH_OUTPUTS }}
           max-wait: 5h
           commit-lockfile: true
           upload: true
