@@ -40,6 +40,7 @@ interface OutputLine {
   readonly sha256?: string;
   readonly remote_id?: string;
   readonly group_id?: string;
+  readonly deleted_at?: number;
   readonly meta?: Record<string, unknown>;
 }
 
@@ -139,6 +140,7 @@ const encodeOutput = (task: LockTask, o: LockOutput, position: number): OutputLi
   if (o.sha256 !== undefined) out.sha256 = o.sha256;
   if (o.remote_id !== undefined) out.remote_id = o.remote_id;
   if (o.group_id !== undefined) out.group_id = o.group_id;
+  if (o.deleted_at !== undefined) out.deleted_at = o.deleted_at;
   if (o.meta !== undefined) out.meta = sortKeys(o.meta);
   return out;
 };
@@ -191,6 +193,7 @@ const decodeOutput = (kind: LockTask["kind"], dir: string, o: OutputLine, positi
   if (o.sha256 !== undefined) out.sha256 = o.sha256;
   if (o.remote_id !== undefined) out.remote_id = o.remote_id;
   if (o.group_id !== undefined) out.group_id = o.group_id;
+  if (o.deleted_at !== undefined) out.deleted_at = o.deleted_at;
   if (o.meta !== undefined) out.meta = o.meta;
   return out;
 };
