@@ -31,7 +31,7 @@ export const makeFetching = (deps: FetchingDeps) => {
   let head = 0;
 
   const worker = (entry: Entry, view: TaskView): Effect.Effect<FetchOutcome> => {
-    const refresh = Effect.map(viewOne(adapters[entry.task.kind], view.taskId, watermarkOf(entry.task)), (v) => v?.outputs ?? []);
+    const refresh = Effect.map(viewOne(adapters[entry.task.kind], view.taskId, watermarkOf(entry.task)), (v) => v?.outputs);
     const previous = recorder.get(entry.task.id)?.outputs ?? [];
     return downloader.fetchAll({ dir: entry.task.dir, outputs: view.outputs, previous, refresh }).pipe(
       Effect.map((r): FetchOutcome => ({ _tag: "Fetched", id: entry.task.id, outputs: r.outputs, urls: r.urls })),

@@ -68,7 +68,9 @@ export const makePlanning = (deps: PlanningDeps) => {
       }
       if (table.entries.has(task.id)) return;
       const rec = recorder.get(task.id);
-      const filesOk = rec?.state === "downloaded" ? yield* downloader.verify(rec.outputs) : undefined;
+      // A result the service has deleted cannot be fetched again: only the others are
+      // checked (a missing one of those is fetched again, a deleted one is lost).
+      const filesOk = rec?.state === "downloaded" ? yield* downloader.verify(rec.outputs.filter((o) => o.deleted_at === undefined)) : undefined;
       yield* deps.feed({
         _tag: "Admit",
         now: yield* deps.now,
@@ -109,13 +111,19 @@ export const makePlanning = (deps: PlanningDeps) => {
       }));
   };
 
-  /** Downstream tasks of a task whose outputs are on disk. */
+  /**
+   * Downstream tasks of a finished task, made from the lockfile's records of its outputs
+   * (never from what is on disk). One whose upstream result the service has deleted
+   * cannot be sent (its request needs the result's link): unless already made, it is
+   * held, counted in `held`, and stays in the plan.
+   */
   const expand = (entry: Entry): Effect.Effect<void> =>
     downstreamOf(entry.task.job).length === 0
       ? Effect.void
       : Effect.gen(function* () {
           const items = upstreamItems(entry);
           if (items.length === 0) return;
+          const deleted = new Set((recorder.get(entry.task.id)?.outputs ?? []).filter((o) => o.deleted_at !== undefined && o.variant === "main").map((o) => o.index));
           for (const job of downstreamOf(entry.task.job)) {
             let tasks: PlannedTask[];
             try {
@@ -124,11 +132,22 @@ export const makePlanning = (deps: PlanningDeps) => {
               deps.emit({ type: "notice", level: "warn", message: `${job.id}: cannot expand from ${entry.task.id}: ${(error as Error).message}` });
               continue;
             }
-            for (const t of tasks) yield* admit(t, true);
+            for (const t of tasks) {
+              const usesDeleted = job.upstream?.mode === "outputs" ? deleted.has(t.upstream?.output ?? -1) : deleted.size > 0;
+              const rec = recorder.get(t.id);
+              if (usesDeleted && (rec === undefined || rec.state === "planned")) {
+                held.add(t.id);
+                continue;
+              }
+              yield* admit(t, true);
+            }
           }
         });
 
-  return { admit, retry, expand, upstreamItems };
+  /** Downstream tasks not sent because an upstream result they need is deleted at the service. */
+  const held = new Set<string>();
+
+  return { admit, retry, expand, upstreamItems, held };
 };
 
 export type Planning = ReturnType<typeof makePlanning>;

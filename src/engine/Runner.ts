@@ -233,7 +233,8 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
           message: `${id}: ${state} in the lockfile but not taken up by this run (no longer in the manifest, or its upstream task is not done); its result is not fetched. It stays in the lockfile: restore its manifest entry (or let the upstream finish) and run again to fetch it`,
         });
       }
-      return summarize(table, recorder, manifest, (yield* now) - started);
+      const ended = yield* now;
+      return summarize(table, recorder, manifest, ended - started, ended, planning.held.size);
     }),
   ).pipe(Effect.mapError((error) => (maybeSent() ? afterSend(error) : error)));
 };

@@ -3,6 +3,8 @@
 // table in cli/ExitCode.ts.
 
 import { exitCodeByOutcome } from "../cli/ExitCode.js";
+import { lostResults, scanResults } from "../outputs/scanResults.js";
+import type { LockTask } from "../state/LockFile.js";
 import type { Recorder } from "./Recorder.js";
 import type { JobCounts, RunOutcome, RunSummary } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
@@ -24,7 +26,14 @@ export const leftBehind = (table: TaskTable, recorder: Recorder): ReadonlyArray<
 /** What the run did, before reports are written (RunSummary minus reports). */
 export type RunnerResult = Omit<RunSummary, "reports">;
 
-export const summarize = (table: TaskTable, recorder: Recorder, manifest: RunnableManifest, elapsedMs: number): RunnerResult => {
+export const summarize = (
+  table: TaskTable,
+  recorder: Recorder,
+  manifest: RunnableManifest,
+  elapsedMs: number,
+  now: number,
+  held: number = 0,
+): RunnerResult => {
   const counts: Record<string, { total: number; done: number; inFlight: number; queued: number; failed: number; rejected: number }> = {};
   const zero = () => ({ total: 0, done: 0, inFlight: 0, queued: 0, failed: 0, rejected: 0 });
   for (const j of manifest.jobs) counts[j.id] = zero();
@@ -77,6 +86,17 @@ export const summarize = (table: TaskTable, recorder: Recorder, manifest: Runnab
   } else {
     outcome = "done";
   }
+  // The results of this run's tasks, each with its truthful state (resultState.ts).
+  const mine: Record<string, LockTask> = {};
+  for (const e of table.entries.values()) {
+    const rec = recorder.get(e.task.id);
+    if (rec) mine[e.task.id] = rec;
+  }
+  const lost = lostResults(scanResults(mine, manifest.outputsDir, now));
+  if (outcome === "done" && (lost.length > 0 || held > 0)) {
+    outcome = "lost";
+    reason = `${lost.length} result(s) lost: deleted at the service and not in the outputs folder${held > 0 ? `; ${held} downstream task(s) wait on them` : ""}`;
+  }
   const jobs: Record<string, JobCounts> = counts;
   return {
     exitCode: exitCodeByOutcome[outcome],
@@ -93,5 +113,7 @@ export const summarize = (table: TaskTable, recorder: Recorder, manifest: Runnab
     failures,
     elapsedMs,
     noSlotAnswers: table.counters.noSlotAnswers,
+    lost,
+    held,
   };
 };
