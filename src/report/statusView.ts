@@ -9,6 +9,7 @@ import { type Failures, formatFailures, groupFailures, type ManifestShape } from
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type Charges, summarizeBilling, TASK_STATES } from "./summarizeBilling.js";
 import { neutralise } from "../api/neutralise.js";
+import { countResults, lostResults, resultName, type LostResult, type ResultCounts, type ScannedResult } from "../outputs/scanResults.js";
 
 export interface StatusView {
   readonly name: string;
@@ -25,7 +26,31 @@ export interface StatusView {
   readonly nearing_deletion: readonly { id: string; job: string; deletes_at: string }[];
   readonly spent: Charges;
   readonly run: { pid?: number; host?: string; started?: string; heartbeat: string; stale: boolean } | null;
+  /** Each recorded result's state (present, restorable, lost) and the lost ones by name, when the outputs folder was looked at. */
+  readonly results?: ResultCounts & { readonly lost_results: readonly LostResult[] };
 }
+
+/** The `results` part of a status or plan: counts, and the lost ones named. */
+export const resultsPart = (results: readonly ScannedResult[]): NonNullable<StatusView["results"]> => ({
+  ...countResults(results),
+  lost_results: lostResults(results),
+});
+
+/** Text lines for the results' states: counts, and each lost result by job and matrix values. */
+export const formatResults = (r: NonNullable<StatusView["results"]>, limit = 20): string[] => {
+  if (r.present + r.restorable + r.lost === 0) return [];
+  const out = [
+    `Results: ${r.present} present, ${r.restorable} restorable (missing here, still at the service: a run fetches them again), ${r.lost} lost`,
+  ];
+  if (r.lost > 0) {
+    out.push(`LOST (${r.lost}): not here and deleted at the service; their records stay in the lockfile ('run --recreate-lost' makes them again, at a cost):`);
+    for (const l of r.lost_results.slice(0, limit)) {
+      out.push(`  ${resultName({ ...l, index: 0 })}${l.at !== undefined ? `, ${l.why} ${new Date(l.at).toISOString().slice(0, 10)}` : ""}`);
+    }
+    if (r.lost_results.length > limit) out.push(`  ... and ${r.lost_results.length - limit} more (--json lists all)`);
+  }
+  return out;
+};
 
 const IN_FLIGHT = new Set<TaskState>(["submitting", "submitted", "processing", "succeeded"]);
 
@@ -35,6 +60,7 @@ export const statusView = (
   runLock: RunLockStatus | undefined,
   now: number,
   shape?: ManifestShape,
+  results?: readonly ScannedResult[],
 ): StatusView => {
   const billing = summarizeBilling(lock);
   const ids = Object.keys(lock.tasks).sort();
@@ -74,6 +100,7 @@ export const statusView = (
           stale: runLock.stale,
         }
       : null,
+    ...(results ? { results: resultsPart(results) } : {}),
   };
 };
 
@@ -140,6 +167,10 @@ export const formatStatus = (view: StatusView, manifest: string, now: number): s
     );
     for (const d of view.nearing_deletion.slice(0, LIST_LIMIT)) out.push(`  ${d.id}  deleted at ${d.deletes_at}`);
     if (view.nearing_deletion.length > LIST_LIMIT) out.push(`  ... and ${view.nearing_deletion.length - LIST_LIMIT} more`);
+  }
+  if (view.results) {
+    const lines = formatResults(view.results, LIST_LIMIT);
+    if (lines.length > 0) out.push("", ...lines);
   }
   out.push("", `Spent: ${chargesLabel(view.spent)}`, `Outputs: ${view.outputs}`);
   // Names, reasons and ids come from manifests, data files and the service: inert on a terminal.

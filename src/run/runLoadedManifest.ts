@@ -3,10 +3,12 @@
 // address, or an in-process emulator), the lockfile store, the downloader and the policy. The CLI's `run` command is a thin wrapper around this.
 // An emulated run uses its own lockfile and outputs folder (EmulatedRun.ts), never the real ones.
 
-import { Cause, Effect, Either, Exit, Layer, Redacted } from "effect";
+import { Cause, Clock, Effect, Either, Exit, Layer, Redacted } from "effect";
 import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
 import { Downloader } from "../outputs/Downloader.js";
+import { runnerOnlyWarning } from "../outputs/runnerOnlyWarning.js";
+import { scanResults } from "../outputs/scanResults.js";
 import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
 import type { CallbackListener } from "../callbacks/CallbackListener.js";
@@ -110,6 +112,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const store = yield* LockStore;
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, manifest.tasks.map((t) => t.dir), manifest.lockfilePath);
+      // In CI without a store, results absent at start live only on this runner: said once.
+      if (!emulated) {
+        const warning = runnerOnlyWarning(scanResults(Object.fromEntries(yield* store.all), manifest.outputsDir, yield* Clock.currentTimeMillis), { ci: env["CI"] === "true", store: false });
+        if (warning) onEvent?.({ type: "notice", level: "warn", message: warning });
+      }
       const result = yield* engine.run({
         // A changed task must not download over the files of the task it replaces.
         manifest: ownFolders(manifest, yield* store.all),

@@ -13,6 +13,9 @@ import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
+import { scanResults } from "../../outputs/scanResults.js";
+import { neutralise } from "../../api/neutralise.js";
+import { formatResults, resultsPart } from "../../report/statusView.js";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -47,8 +50,10 @@ export const planCommand = defineCommand({
       const plan = diffPlan(m, lock);
       const outlook = m.budget ? budgetOutlook(plan, lock, m.budget) : undefined;
       annotateDiagnostics(m.warnings, io);
+      // What the lockfile records as made, each present, restorable or lost (issue 16).
+      const results = resultsPart(scanResults(lock?.tasks ?? {}, m.outputsDir, Date.now()));
       if (json) {
-        io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), ...(outlook ? { budget: outlook } : {}), diagnostics: m.warnings })}\n`);
+        io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), ...(outlook ? { budget: outlook } : {}), results, diagnostics: m.warnings })}\n`);
         return ExitCode.Ok;
       }
       if (m.warnings.length) io.stderr.write(`${formatDiagnostics(m.warnings)}\n\n`);
@@ -60,6 +65,9 @@ export const planCommand = defineCommand({
           ...(outlook ? { outlook } : {}),
         }),
       );
+      const lines = formatResults(results);
+      // Names come from manifests and data files: inert on a terminal.
+      if (lines.length > 0) io.stdout.write(`\n${lines.map(neutralise).join("\n")}\n`);
       return ExitCode.Ok;
     } catch (error) {
       if (json && error instanceof ManifestInvalid) {

@@ -4,6 +4,7 @@ import { relative } from "node:path";
 import { existsSync } from "node:fs";
 import { emulatedLockfilePath, emulatedPaths } from "../../run/EmulatedRun.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
+import { scanResults } from "../../outputs/scanResults.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";
 import { readLockFile } from "../../state/readLockFile.js";
@@ -73,6 +74,7 @@ export const statusCommand = defineCommand({
       await inspectRunLock(where.lockfilePath, {}, now),
       now,
       where.shape,
+      scanResults(lock.tasks, where.outputsDir, now),
     );
     if (args.values.json) io.stdout.write(`${JSON.stringify(emulated ? { ...view, emulated: true } : view)}\n`);
     else io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);
