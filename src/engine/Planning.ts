@@ -13,7 +13,9 @@ import type { Recorder } from "./Recorder.js";
 import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { retryAllowed } from "./taskRules.js";
+import { nextAfterDownloaded, retryAllowed } from "./taskRules.js";
+import { isResultFile, resultState } from "../outputs/resultState.js";
+import type { LostResult } from "../outputs/scanResults.js";
 
 /** Result links of finished tasks, with when they were fetched: downstream requests carry them. */
 export class UpstreamLinks {
@@ -46,10 +48,47 @@ export interface PlanningDeps {
   /** Runs an event through the state machine and performs its effects. */
   readonly feed: (event: EngineEvent) => Effect.Effect<void>;
   readonly now: Effect.Effect<number>;
+  /** `run --recreate-lost`: a task with lost results is made again as its next attempt (a new id). */
+  readonly recreateLost?: boolean;
 }
 
 export const makePlanning = (deps: PlanningDeps) => {
   const { manifest, table, recorder, downloader, links } = deps;
+
+  /**
+   * A record's lost results now (resultState.ts), as the downloader sees its outputs
+   * (a folder, later a store); only the ones the service deleted or that are past its
+   * 30 days are looked up.
+   */
+  const lostOf = (id: string, rec: LockTask): Effect.Effect<LostResult[]> =>
+    Effect.gen(function* () {
+      const now = yield* deps.now;
+      const lost: LostResult[] = [];
+      for (const o of rec.outputs) {
+        if (!isResultFile(o)) continue;
+        const maybeGone = o.deleted_at !== undefined || resultState({ output: o, task: rec, local: "missing", now }).state === "lost";
+        if (!maybeGone) continue;
+        const local = o.path !== undefined && (yield* downloader.verify([o])) ? "matches" : "missing";
+        const v = resultState({ output: o, task: rec, local, now });
+        if (v.state === "lost") {
+          lost.push({ task: id, job: rec.job, vars: rec.vars, ...(o.path !== undefined ? { path: o.path } : {}), why: v.why, ...(v.at !== undefined ? { at: v.at } : {}) });
+        }
+      }
+      return lost;
+    });
+  const lostCount = (rec: LockTask): Effect.Effect<number> => Effect.map(lostOf("", rec), (l) => l.length);
+
+  /** The lost results of the tasks this run took up, in id order. */
+  const lostOfRun: Effect.Effect<LostResult[]> = Effect.suspend(() => {
+    const ids = [...table.entries.keys()].sort();
+    return Effect.map(
+      Effect.forEach(ids, (id) => {
+        const rec = recorder.get(id);
+        return rec ? lostOf(id, rec) : Effect.succeed([]);
+      }),
+      (lists) => lists.flat(),
+    );
+  });
   // Asked once per finished task: computed once per job.
   const downstreamByJob = new Map(manifest.jobs.map((u) => [u.id, manifest.jobs.filter((j) => j.upstream?.job === u.id)] as const));
   const downstreamOf = (job: string) => downstreamByJob.get(job) ?? [];
@@ -59,9 +98,20 @@ export const makePlanning = (deps: PlanningDeps) => {
     Effect.gen(function* () {
       let task = planned;
       const firstAttempt = planned.attempt;
-      // Walk the attempts already made: a failed attempt with retries left leads to the next.
+      // Walk the attempts already made: a failed attempt with retries left leads to the
+      // next; so does a downloaded one that was made again (its results lost), or is to be.
       for (;;) {
         const rec = recorder.get(task.id);
+        if (rec?.state === "downloaded" && !table.config.freshService) {
+          const next = manifest.withAttempt(task, task.attempt + 1);
+          const decision = nextAfterDownloaded(recorder.get(next.id) !== undefined, deps.recreateLost === true, yield* lostCount(rec));
+          if (decision === "stay") break;
+          if (decision === "recreate") {
+            deps.emit({ type: "notice", level: "warn", message: `${task.id}: its results are lost; made again as ${next.id} (--recreate-lost)` });
+          }
+          task = next;
+          continue;
+        }
         if (rec?.state !== "failed") break;
         if (!retryAllowed(table, task, firstAttempt, rec.error?.code, rec.error?.message ?? "")) break;
         task = manifest.withAttempt(task, task.attempt + 1);
@@ -147,7 +197,7 @@ export const makePlanning = (deps: PlanningDeps) => {
   /** Downstream tasks not sent because an upstream result they need is deleted at the service. */
   const held = new Set<string>();
 
-  return { admit, retry, expand, upstreamItems, held };
+  return { admit, retry, expand, upstreamItems, held, lostOfRun };
 };
 
 export type Planning = ReturnType<typeof makePlanning>;

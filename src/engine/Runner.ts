@@ -53,6 +53,8 @@ export interface RunnerOptions {
   readonly freshService?: boolean;
   /** Callbacks: its address goes on every create; each observation is only a cue to query that task soon. */
   readonly callbacks?: CallbackFeed;
+  /** Make tasks whose results are lost again, as new attempts with new ids (`run --recreate-lost`). */
+  readonly recreateLost?: boolean;
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
@@ -142,7 +144,7 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
       // Runs one event through the state machine and performs its effects, in order;
       // effects that admit tasks feed their own events back here first (depth first).
       const feed = (event: EngineEvent): Effect.Effect<void> => Effect.suspend(() => perform(transition(table, event).effects));
-      const planning = makePlanning({ manifest, table, recorder, downloader, links, emit, feed, now });
+      const planning = makePlanning({ manifest, table, recorder, downloader, links, emit, feed, now, recreateLost: options.recreateLost === true });
       const submitting = makeSubmitting({ adapters, recorder, store, policy, manifest, table, links, planning, callbackUrl: options.callbacks?.url });
       const fetching = makeFetching({ downloader, adapters, recorder, policy, table, fork });
 
@@ -234,7 +236,8 @@ export const runEngine = (deps: RunnerDeps, options: RunnerOptions): Effect.Effe
         });
       }
       const ended = yield* now;
-      return summarize(table, recorder, manifest, ended - started, ended, planning.held.size);
+      const lost = yield* planning.lostOfRun;
+      return summarize(table, recorder, manifest, ended - started, lost, planning.held.size);
     }),
   ).pipe(Effect.mapError((error) => (maybeSent() ? afterSend(error) : error)));
 };

@@ -3,8 +3,7 @@
 // table in cli/ExitCode.ts.
 
 import { exitCodeByOutcome } from "../cli/ExitCode.js";
-import { lostResults, scanResults } from "../outputs/scanResults.js";
-import type { LockTask } from "../state/LockFile.js";
+import type { LostResult } from "../outputs/scanResults.js";
 import type { Recorder } from "./Recorder.js";
 import type { JobCounts, RunOutcome, RunSummary } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
@@ -31,7 +30,7 @@ export const summarize = (
   recorder: Recorder,
   manifest: RunnableManifest,
   elapsedMs: number,
-  now: number,
+  lost: readonly LostResult[] = [],
   held: number = 0,
 ): RunnerResult => {
   const counts: Record<string, { total: number; done: number; inFlight: number; queued: number; failed: number; rejected: number }> = {};
@@ -86,13 +85,6 @@ export const summarize = (
   } else {
     outcome = "done";
   }
-  // The results of this run's tasks, each with its truthful state (resultState.ts).
-  const mine: Record<string, LockTask> = {};
-  for (const e of table.entries.values()) {
-    const rec = recorder.get(e.task.id);
-    if (rec) mine[e.task.id] = rec;
-  }
-  const lost = lostResults(scanResults(mine, manifest.outputsDir, now));
   if (outcome === "done" && (lost.length > 0 || held > 0)) {
     outcome = "lost";
     reason = `${lost.length} result(s) lost: deleted at the service and not in the outputs folder${held > 0 ? `; ${held} downstream task(s) wait on them` : ""}`;

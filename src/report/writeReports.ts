@@ -23,6 +23,8 @@ import { plannedById } from "./provenance.js";
 import { reportData } from "./reportData.js";
 import { formatReportHtml } from "./reportHtml.js";
 import { formatResultsJsonl, provenanceOf, resultLine } from "./resultsJsonl.js";
+import { lostMarkdown } from "./lostMarkdown.js";
+import { lostResults, resultKey, scanResults, statesOf } from "../outputs/scanResults.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
 
 export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"] as const;
@@ -141,7 +143,11 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const lock = input.lock.name === input.manifestName ? input.lock : { ...input.lock, name: input.manifestName };
   const summary = summarizeBilling(lock);
   const deletions = deletionWarnings(lock, now, input.warnDays);
-  const markdown = `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summary, deletions)}`;
+  // Each recorded result's state (issue 16): lost ones are counted apart and named.
+  const scanned = scanResults(lock.tasks, input.outputsDir, now);
+  const states = statesOf(scanned);
+  const lost = lostResults(scanned);
+  const markdown = `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summary, deletions)}${lostMarkdown(lost)}`;
   await mkdir(input.outputsDir, { recursive: true });
   const files = REPORT_FILES.map((name) => join(input.outputsDir, name));
   const sourcePath = join(input.outputsDir, REPORT_SOURCE_FILE);
@@ -152,7 +158,11 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const planned = m || later ? plannedById(m?.tasks, later) : undefined;
   // Which tasks have a known request, the budget and the mark: they change the reports too.
   const known = planned ? createHash("sha256").update([...planned.keys()].filter((id) => id in lock.tasks).sort().join("\n")).digest("hex") : "-";
-  const source = reportSource(lock, now, `${known}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n3`);
+  // Results missing from the folder change the reports too (their states).
+  const absent = createHash("sha256")
+    .update(scanned.filter((r) => r.verdict.state !== "present").map((r) => `${resultKey(r.id, r.index, r.variant)}\u0000${r.verdict.state}`).join("\n"))
+    .digest("hex");
+  const source = reportSource(lock, now, `${known}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n3\n${absent}`);
   const current =
     input.force !== true &&
     files.every((file) => existsSync(file)) &&
@@ -160,7 +170,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   if (!current) {
     const prov = provenanceOf(lock, planned);
     const contents: Record<(typeof REPORT_FILES)[number], string> = {
-      "results.jsonl": formatResultsJsonl(lock, now, prov),
+      "results.jsonl": formatResultsJsonl(lock, now, prov, states),
       "billing.csv": formatBillingCsv(lock),
       "billing.json": stableJson({
         ...summary,
@@ -168,7 +178,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
       }),
       "billing.md": markdown,
       "report.html": formatReportHtml(
-        reportData({ lock, prov, summary, now, emulated: input.emulated === true, ...(input.manifest?.budget ? { budget: input.manifest.budget } : {}) }),
+        reportData({ lock, prov, summary, now, emulated: input.emulated === true, ...(input.manifest?.budget ? { budget: input.manifest.budget } : {}), lost }),
       ),
     };
     await rm(sourcePath, { force: true });
@@ -181,7 +191,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
       while (next < withFiles.length) {
         const id = withFiles[next++]!;
         const task = lock.tasks[id]!;
-        await writeIfChanged(join(input.outputsDir, ...task.dir.split("/"), TASK_SIDECAR), `${JSON.stringify(resultLine(id, task, now, prov), null, 2)}\n`);
+        await writeIfChanged(join(input.outputsDir, ...task.dir.split("/"), TASK_SIDECAR), `${JSON.stringify(resultLine(id, task, now, prov, states), null, 2)}\n`);
       }
     };
     await Promise.all(Array.from({ length: Math.min(SIDECAR_WRITERS, withFiles.length) }, worker));

@@ -57,6 +57,8 @@ export interface RunManifestOptions {
    * address forwarding there). Signed with $OMNIBATCH_WEBHOOK_SECRET when it is set.
    */
   readonly callbacks?: boolean | CallbackSetting;
+  /** Make tasks whose results are lost again, as new attempts (`run --recreate-lost`). */
+  readonly recreateLost?: boolean;
 }
 
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
@@ -127,6 +129,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         // Every emulated run starts a new emulator, which knows none of the old tasks.
         ...(emulated ? { freshService: true } : {}),
         ...(listener ? { callbacks: listener } : {}),
+        ...(options.recreateLost ? { recreateLost: true } : {}),
       });
       let reports: string[] = [];
       if (options.reports !== false) {

@@ -2,7 +2,8 @@
 // as a server, its manifest folder and lockfile copied to an empty folder (a CI runner
 // has only what git holds), the service's clock moved past its 30-day deletion, and a run
 // there. Nothing may be erased from the lockfile; each result is named lost; downstream
-// tasks stay planned; the run exits 6. Before the deletion, a rerun in place with files
+// tasks stay planned; the run exits 6; `--recreate-lost` makes them again as new
+// attempts, beside the old records. Before the deletion, a rerun in place with files
 // deleted from disk fetches them again (restorable).
 
 import { cpSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
@@ -136,11 +137,33 @@ t("on a new runner after the service deleted the results: every record kept, eac
     assert.ok(/4 lost/.test(human.stdout), human.stdout);
     const status = await cli(runner, ["status", join(runner, "m.yaml")]);
     assert.ok(/4 lost/.test(status.stdout), status.stdout);
-    assert.ok(status.stdout.includes("subject=apple"), status.stdout);
+    assert.ok(status.stdout.includes("stills subject=apple (stills/apple/"), status.stdout);
+    assert.ok(status.stdout.includes("clips output=1 subject=apple"), status.stdout);
     // A second run says the same and still changes nothing.
     const again = await run(runner, ["--json"]);
     assert.is(again.exitCode, 6, again.all);
     assert.is(summaryOf(again.stdout).lost.length, 4);
+    const untouched = await readLockFile(join(runner, "m.lock.json"));
+    assert.equal(untouched, after, "a run without --recreate-lost pays for nothing and changes nothing");
+
+    // Paying again is the user's explicit choice: shown with its cost, then new attempts with new ids.
+    const remade = await run(runner, ["--recreate-lost"]);
+    assert.is(remade.exitCode, 0, remade.all);
+    assert.match(remade.stdout, "--recreate-lost: 2 lost result(s) of 2 task(s) are made again, as new attempts with new ids, and 2 lost downstream task(s) from their new results:");
+    assert.match(remade.stdout, "Estimated cost:");
+    assert.match(remade.stdout, "stills subject=apple");
+    const final = (await readLockFile(join(runner, "m.lock.json")))!;
+    // The old records are all still there, untouched; the new attempts beside them.
+    for (const [id, task] of Object.entries(after.tasks)) assert.equal(final.tasks[id], task, id);
+    const fresh = Object.entries(final.tasks).filter(([id]) => !(id in after.tasks));
+    assert.is(fresh.filter(([, t]) => t.job === "stills" && t.attempt === 2).length, 2, "each lost still made again as attempt 2");
+    assert.is(fresh.filter(([, t]) => t.job === "clips").length, 2, "clips made from the new stills");
+    for (const [, t] of fresh) assert.is(t.state, "downloaded");
+    const settled = await cli(runner, ["status", join(runner, "m.yaml"), "--json"]);
+    assert.equal(JSON.parse(settled.stdout).results, { present: 4, restorable: 0, lost: 0, lost_results: [] });
+    const quiet = await run(runner, ["--json"]);
+    assert.is(quiet.exitCode, 0, quiet.all);
+    assert.is(summaryOf(quiet.stdout).created, 0);
   } finally {
     rmSync(first, { recursive: true, force: true });
     rmSync(runner, { recursive: true, force: true });

@@ -12,7 +12,8 @@ import { loadManifest } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
 import { readLockFile } from "../../state/readLockFile.js";
-import { askYesNo, spendQuestion } from "../confirmSpend.js";
+import { askYesNo, recreateQuestion, spendQuestion } from "../confirmSpend.js";
+import { recreatePlan } from "../../run/recreatePlan.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../ExitCode.js";
@@ -81,7 +82,9 @@ export const runCommand = defineCommand({
     "and --emulate runs never ask).\n\n" +
     "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
     "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
-    "4 the budget stopped submission; 5 the account refused (authentication, balance, permission).\n\n" +
+    "4 the budget stopped submission; 5 the account refused (authentication, balance, permission);\n" +
+    "6 results are lost: recorded in the lockfile, not in the outputs folder, deleted at the service\n" +
+    "(their records stay; --recreate-lost makes them again, at a cost).\n\n" +
     "Callbacks: against a service on this machine (--emulate, a loopback --base-url) the run listens on\n" +
     "127.0.0.1 and the service reports status changes at once, so slots are refilled sooner and polling\n" +
     "slows down (it stays the source of truth). For a real service give --callback-url, a public address\n" +
@@ -104,6 +107,10 @@ export const runCommand = defineCommand({
       description: "Public address that forwards to --callback-listen; the service POSTs task updates there (a token is appended).",
     },
     "callback-listen": { type: "string", value: "HOST:PORT", description: "Where the callback listener listens (default 127.0.0.1, any free port)." },
+    "recreate-lost": {
+      type: "boolean",
+      description: "Pay to make again the tasks whose results are lost (deleted at the service, not here): new attempts, new ids. Shows them and the cost first.",
+    },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -154,6 +161,20 @@ export const runCommand = defineCommand({
       }
     }
 
+    // Paying again for lost results: only when asked, shown first, confirmed on a terminal.
+    if (v["recreate-lost"] && !v.emulate) {
+      const lock = await readLockFile(loaded.lockfilePath);
+      const question = recreateQuestion(recreatePlan(loaded, lock), !v.yes && !v.json && configured && !!io.stdout.isTTY && !!io.stdin?.isTTY);
+      if (question !== undefined && !v.json) {
+        if (question.endsWith("[y/N] ")) {
+          if (!(await askYesNo(question, io.stdin!, io.stdout))) {
+            io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
+            return ExitCode.Pending;
+          }
+        } else io.stdout.write(question);
+      }
+    }
+
     const mode: ProgressMode = v.json ? "json" : v.quiet ? "quiet" : io.stdout.isTTY ? "tty" : "plain";
     const progress = new Progress({ mode, stdout: io.stdout, stderr: io.stderr });
 
@@ -181,6 +202,7 @@ export const runCommand = defineCommand({
         ...(concurrency !== undefined ? { concurrency } : {}),
         ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
         ...(callbacks !== undefined ? { callbacks } : {}),
+        ...(v["recreate-lost"] ? { recreateLost: true } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });
