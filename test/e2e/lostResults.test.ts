@@ -133,6 +133,9 @@ t("on a new runner after the service deleted the results: every record kept, eac
     const planned = JSON.parse(plan.stdout);
     assert.is(planned.results.lost, 4, plan.stdout);
     assert.not.ok(plan.stdout.includes("no longer in the manifest"));
+    assert.is(planned.jobs.clips["="], 2, "both clips still in the plan, as done");
+    assert.is(planned.jobs.clips["-"], 0);
+    assert.is(planned.total["+"], 0, "nothing to create: paying again is never automatic");
     const human = await cli(runner, ["plan", join(runner, "m.yaml")]);
     assert.ok(/4 lost/.test(human.stdout), human.stdout);
     const status = await cli(runner, ["status", join(runner, "m.yaml")]);
