@@ -59,6 +59,18 @@ export const stepResult = (runExitCode: number, summary: RunSummary | undefined,
       return { ok: false, exitCode: 4, pending: false, outcome: "budget", reason: `the budget stopped submission${why}` };
     case 5:
       return { ok: false, exitCode: 5, pending: false, outcome: "refused", reason: `the account refused${why || `: ${firstErrorLine(stderr) ?? "see the log"}`}` };
+    case 6: {
+      // Lost results: named by job and matrix values (the run's log and billing.md list them all).
+      const lost = summary?.lost ?? [];
+      const names = lost.slice(0, 3).map((l) => `${l.job} ${Object.entries(l.vars).filter(([k]) => k !== "item").map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : String(v)}`).join(" ")}`.trim());
+      return {
+        ok: false,
+        exitCode: 6,
+        pending: false,
+        outcome: "lost",
+        reason: `${plural(lost.length, "result")} lost: deleted at the service and not in the outputs folder${names.length ? ` (${names.join(", ")}${lost.length > 3 ? ", ..." : ""})` : ""}; their records stay in the lockfile; 'run --recreate-lost' makes them again, at a cost`,
+      };
+    }
     default:
       return {
         ok: false,

@@ -15,6 +15,8 @@ export const ExitCode = {
   Budget: 4,
   /** The account refused (authentication, balance, permission); nothing more was submitted. */
   Refused: 5,
+  /** Results the lockfile records are lost: not here, not in a store, deleted at the service (issue 16). */
+  ResultsLost: 6,
   /** A bug in omnibatch itself (EX_SOFTWARE); reported with a stack trace. */
   Internal: 70,
 } as const;
@@ -80,4 +82,5 @@ export const exitCodeByOutcome = {
   review: ExitCode.Pending,
   budget: ExitCode.Budget,
   refused: ExitCode.Refused,
+  lost: ExitCode.ResultsLost,
 } as const;

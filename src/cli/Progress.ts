@@ -11,6 +11,7 @@ import { neutralise } from "../api/neutralise.js";
 import type { BillingEntry } from "../api/wire.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
+import { resultName } from "../outputs/scanResults.js";
 
 export type ProgressMode = "tty" | "plain" | "json" | "quiet";
 
@@ -238,6 +239,7 @@ export const formatSummary = (s: RunSummary): string => {
     review: "done all it can; outputs await review: a person is needed (omnibatch review <manifest>), then run again",
     budget: "the budget stopped submission",
     refused: "the account refused; nothing more was submitted",
+    lost: "results are lost (see above): their records stay in the lockfile; 'run --recreate-lost' makes them again, at a cost",
   };
   const lines = [
     "",
@@ -262,6 +264,12 @@ export const formatSummary = (s: RunSummary): string => {
     lines.push("", "  failed / rejected:");
     for (const f of s.failures.slice(0, 20)) lines.push(`    ${f.id} (${f.job}): ${f.state}${f.code !== undefined ? ` ${f.code}` : ""}: ${f.message}`);
     if (s.failures.length > 20) lines.push(`    ... and ${s.failures.length - 20} more (see results.jsonl)`);
+  }
+  const lost = s.lost ?? [];
+  if (lost.length > 0) {
+    lines.push("", `  lost (${lost.length}): not here, deleted at the service${(s.held ?? 0) > 0 ? `; ${s.held} downstream task(s) wait on them` : ""}:`);
+    for (const l of lost.slice(0, 20)) lines.push(`    ${resultName({ ...l, index: 0 })}${l.at !== undefined ? `, ${l.why === "deleted" ? "deleted" : "expired"} ${new Date(l.at).toISOString().slice(0, 10)}` : ""}`);
+    if (lost.length > 20) lines.push(`    ... and ${lost.length - 20} more (see results.jsonl)`);
   }
   lines.push("", `exit ${s.exitCode}: ${s.emulated ? "emulated run: " : ""}${verdict[s.outcome]}${s.reason && s.outcome !== "failed" ? ` (${s.reason})` : ""}`, "");
   // Messages, ids and names come from the service and from data files: shown, never obeyed.

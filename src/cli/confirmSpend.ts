@@ -58,3 +58,28 @@ export const askYesNo = (
       if (!answered) resolve(false);
     });
   });
+
+/** What `run --recreate-lost` will make again: each task with lost results, and its estimate where the manifest prices it. */
+export interface RecreatePlan {
+  readonly tasks: readonly { readonly id: string; readonly name: string; readonly results: number; readonly estimate?: { readonly currency: string; readonly amount: string } }[];
+  /** Per currency, over the tasks with an estimate. */
+  readonly estimate: Readonly<Record<string, string>>;
+  readonly unpriced: number;
+  /** Lost downstream tasks whose upstream is made again too: they follow from the new results. */
+  readonly downstream: number;
+}
+
+/** The text `run --recreate-lost` shows (and, on a terminal, asks about), or undefined when nothing is lost. Pure. */
+export const recreateQuestion = (plan: RecreatePlan, ask: boolean): string | undefined => {
+  if (plan.tasks.length === 0) return undefined;
+  const results = plan.tasks.reduce((n, t) => n + t.results, 0);
+  const lines = [`--recreate-lost: ${results} lost result(s) of ${plan.tasks.length} task(s) are made again, as new attempts with new ids:`];
+  if (plan.downstream > 0) lines[0] = lines[0]!.replace(/:$/, `, and ${plan.downstream} lost downstream task(s) from their new results:`);
+  for (const t of plan.tasks.slice(0, 20)) lines.push(`  ${t.name}${t.estimate ? `  ~${t.estimate.amount} ${t.estimate.currency}` : ""}`);
+  if (plan.tasks.length > 20) lines.push(`  ... and ${plan.tasks.length - 20} more`);
+  const estimate = money(plan.estimate);
+  lines.push(
+    `Estimated cost: ${estimate || "unknown"}${plan.unpriced > 0 && estimate ? ` (and ${plan.unpriced} task(s) the manifest has no price for)` : ""}; downstream tasks made from the new results come on top.`,
+  );
+  return `${lines.join("\n")}\n${ask ? "Pay to make them again? [y/N] " : ""}`;
+};

@@ -31,7 +31,11 @@ export const makeFetching = (deps: FetchingDeps) => {
   let head = 0;
 
   const worker = (entry: Entry, view: TaskView): Effect.Effect<FetchOutcome> => {
-    const refresh = Effect.map(viewOne(adapters[entry.task.kind], view.taskId, watermarkOf(entry.task)), (v) => v?.outputs ?? []);
+    // Only a succeeded task's list says which results the service still has; any other
+    // answer (not shown, not succeeded) proves nothing about deletion.
+    const refresh = Effect.map(viewOne(adapters[entry.task.kind], view.taskId, watermarkOf(entry.task)), (v) =>
+      v?.status === "succeeded" ? v.outputs : undefined,
+    );
     const previous = recorder.get(entry.task.id)?.outputs ?? [];
     return downloader.fetchAll({ dir: entry.task.dir, ...(entry.task.name !== undefined ? { name: entry.task.name } : {}), outputs: view.outputs, previous, refresh }).pipe(
       Effect.map((r): FetchOutcome => ({ _tag: "Fetched", id: entry.task.id, outputs: r.outputs, urls: r.urls })),

@@ -14,7 +14,9 @@ import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { RunSelection } from "./RunSelection.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { retryAllowed } from "./taskRules.js";
+import { nextAfterDownloaded, retryAllowed } from "./taskRules.js";
+import { isResultFile, resultState } from "../outputs/resultState.js";
+import type { LostResult } from "../outputs/scanResults.js";
 import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 
@@ -83,6 +85,8 @@ export interface PlanningDeps {
   readonly reviews?: DecisionIndex;
   /** Filled with what the gate holds back. */
   readonly hold?: ReviewHold;
+  /** `run --recreate-lost`: a task with lost results is made again as its next attempt (a new id). */
+  readonly recreateLost?: boolean;
 }
 
 /** Lockfile states in which a task still needs its create (nothing at the service yet, as far as the lockfile knows). */
@@ -100,6 +104,41 @@ export const makePlanning = (deps: PlanningDeps) => {
     }
     return false;
   };
+
+  /**
+   * A record's lost results now (resultState.ts), as the downloader sees its outputs
+   * (a folder, later a store); only the ones the service deleted or that are past its
+   * 30 days are looked up.
+   */
+  const lostOf = (id: string, rec: LockTask): Effect.Effect<LostResult[]> =>
+    Effect.gen(function* () {
+      const now = yield* deps.now;
+      const lost: LostResult[] = [];
+      for (const o of rec.outputs) {
+        if (!isResultFile(o)) continue;
+        const maybeGone = o.deleted_at !== undefined || resultState({ output: o, task: rec, local: "missing", now }).state === "lost";
+        if (!maybeGone) continue;
+        const local = o.path !== undefined && (yield* downloader.verify([o])) ? "matches" : "missing";
+        const v = resultState({ output: o, task: rec, local, now });
+        if (v.state === "lost") {
+          lost.push({ task: id, job: rec.job, vars: rec.vars, ...(o.path !== undefined ? { path: o.path } : {}), why: v.why, ...(v.at !== undefined ? { at: v.at } : {}) });
+        }
+      }
+      return lost;
+    });
+  const lostCount = (rec: LockTask): Effect.Effect<number> => Effect.map(lostOf("", rec), (l) => l.length);
+
+  /** The lost results of the tasks this run took up, in id order. */
+  const lostOfRun: Effect.Effect<LostResult[]> = Effect.suspend(() => {
+    const ids = [...table.entries.keys()].sort();
+    return Effect.map(
+      Effect.forEach(ids, (id) => {
+        const rec = recorder.get(id);
+        return rec ? lostOf(id, rec) : Effect.succeed([]);
+      }),
+      (lists) => lists.flat(),
+    );
+  });
   // Asked once per finished task: computed once per job.
   const downstreamByJob = new Map(manifest.jobs.map((u) => [u.id, manifest.jobs.filter((j) => j.upstream?.job === u.id)] as const));
   const downstreamOf = (job: string) => downstreamByJob.get(job) ?? [];
@@ -116,9 +155,19 @@ export const makePlanning = (deps: PlanningDeps) => {
       const renew = taken && selection?.failed === true;
       let pastFailed = false;
       // Walk the attempts already made: a failed attempt with retries left leads to the
-      // next, and so does one whose next attempt the lockfile records (made by --failed).
+      // next; so does a downloaded one that was made again (its results lost), or is to be.
       for (;;) {
         const rec = recorder.get(task.id);
+        if (rec?.state === "downloaded" && !table.config.freshService) {
+          const next = manifest.withAttempt(task, task.attempt + 1);
+          const decision = nextAfterDownloaded(recorder.get(next.id) !== undefined, deps.recreateLost === true, yield* lostCount(rec));
+          if (decision === "stay") break;
+          if (decision === "recreate") {
+            deps.emit({ type: "notice", level: "warn", message: `${task.id}: its results are lost; made again as ${next.id} (--recreate-lost)` });
+          }
+          task = next;
+          continue;
+        }
         if (rec?.state !== "failed") break;
         if (!retryAllowed(table, task, firstAttempt, rec.error?.code, rec.error?.message ?? "")) {
           const next = manifest.withAttempt(task, task.attempt + 1);
@@ -136,11 +185,13 @@ export const makePlanning = (deps: PlanningDeps) => {
       const selected = taken && (!selection?.failed || (pastFailed && rec?.state !== "downloaded"));
       if (!selected) {
         if (!selection || !selection.relevantJobs.has(task.job) || rec?.state !== "downloaded") return;
-        if (!(yield* downloader.verify(rec.outputs))) return;
+        if (!(yield* downloader.verify(rec.outputs.filter((o) => o.deleted_at === undefined)))) return;
         return yield* deps.feed({ _tag: "Admit", now: yield* deps.now, task, firstAttempt, front, known: knownOf(rec), filesOk: true });
       }
       if (!mayCreate(task)) return;
-      const filesOk = rec?.state === "downloaded" ? yield* downloader.verify(rec.outputs) : undefined;
+      // A result the service has deleted cannot be fetched again: only the others are
+      // checked (a missing one of those is fetched again, a deleted one is lost).
+      const filesOk = rec?.state === "downloaded" ? yield* downloader.verify(rec.outputs.filter((o) => o.deleted_at === undefined)) : undefined;
       yield* deps.feed({
         _tag: "Admit",
         now: yield* deps.now,
@@ -190,7 +241,12 @@ export const makePlanning = (deps: PlanningDeps) => {
       }));
   };
 
-  /** Downstream tasks of a task whose outputs are on disk. */
+  /**
+   * Downstream tasks of a finished task, made from the lockfile's records of its outputs
+   * (never from what is on disk). One whose upstream result the service has deleted
+   * cannot be sent (its request needs the result's link): unless already made, it is
+   * held, counted in `held`, and stays in the plan.
+   */
   const expand = (entry: Entry): Effect.Effect<void> =>
     downstreamOf(entry.task.job).length === 0 && !reviewed.has(entry.task.job)
       ? Effect.void
@@ -202,15 +258,16 @@ export const makePlanning = (deps: PlanningDeps) => {
             deps.hold?.outputs.set(entry.task.id, { job: entry.task.job, awaiting: g.awaiting, rejected: g.rejected, approved: g.approved });
           }
           if (all.length === 0) return;
+          const deleted = new Set((recorder.get(entry.task.id)?.outputs ?? []).filter((o) => o.deleted_at !== undefined && o.variant === "main").map((o) => o.index));
           for (const job of downstreamOf(entry.task.job)) {
             if (selection && !selection.relevantJobs.has(job.id)) continue;
             let items: readonly UpstreamItem[] = all;
             if (gated) {
               // Only approved outputs are used; the rest wait for a person (or never, when rejected).
               const g = gateItems(all, job.upstream?.mode ?? "outputs", reviews);
-              const held = deps.hold?.held.get(job.id) ?? new Map<string, number>();
-              held.set(entry.task.id, g.held * (manifest.downstreamPerItem?.(job.id) ?? 1));
-              deps.hold?.held.set(job.id, held);
+              const waiting = deps.hold?.held.get(job.id) ?? new Map<string, number>();
+              waiting.set(entry.task.id, g.held * (manifest.downstreamPerItem?.(job.id) ?? 1));
+              deps.hold?.held.set(job.id, waiting);
               items = g.pass;
               if (items.length === 0) continue;
             }
@@ -221,11 +278,22 @@ export const makePlanning = (deps: PlanningDeps) => {
               deps.emit({ type: "notice", level: "warn", message: `${job.id}: cannot expand from ${entry.task.id}: ${(error as Error).message}` });
               continue;
             }
-            for (const t of tasks) yield* admit(t, true, entry.createdHere === true);
+            for (const t of tasks) {
+              const usesDeleted = job.upstream?.mode === "outputs" ? deleted.has(t.upstream?.output ?? -1) : deleted.size > 0;
+              const rec = recorder.get(t.id);
+              if (usesDeleted && (rec === undefined || rec.state === "planned")) {
+                held.add(t.id);
+                continue;
+              }
+              yield* admit(t, true, entry.createdHere === true);
+            }
           }
         });
 
-  return { admit, retry, expand, upstreamItems };
+  /** Downstream tasks not sent because an upstream result they need is deleted at the service. */
+  const held = new Set<string>();
+
+  return { admit, retry, expand, upstreamItems, held, lostOfRun };
 };
 
 export type Planning = ReturnType<typeof makePlanning>;

@@ -49,7 +49,7 @@ const taskEvent = (id: string, next: LockTask): RunEvent => ({
   state: next.state,
   ...(next.task_id ? { task_id: next.task_id } : {}),
   ...(next.error ? { error: { ...(next.error.code !== undefined ? { code: next.error.code } : {}), message: next.error.message } } : {}),
-  ...(next.state === "downloaded" ? { files: next.outputs.filter((o) => o.path).length } : {}),
+  ...(next.state === "downloaded" ? { files: next.outputs.filter((o) => o.path && o.deleted_at === undefined).length } : {}),
   ...((next.state === "succeeded" || next.state === "failed") && next.billing.length > 0 ? { billing: next.billing } : {}),
 });
 

@@ -3,10 +3,11 @@
 // `onEvent`. Plain data, JSON-serialisable, never holding a secret.
 
 import type { BillingEntry } from "../api/wire.js";
+import type { LostResult } from "../outputs/scanResults.js";
 import type { TaskState } from "../state/LockFile.js";
 
-/** `review`: everything that could be done is done, and outputs await a person's review (exit 3). */
-export type RunOutcome = "done" | "failed" | "pending" | "review" | "budget" | "refused";
+/** `review`: everything that could be done is done, and outputs await a person's review (exit 3). lost: every task ended, but results the lockfile records are neither here nor at the service (exit 6). */
+export type RunOutcome = "done" | "failed" | "pending" | "review" | "budget" | "refused" | "lost";
 
 export type RunEvent =
   | {
@@ -55,7 +56,7 @@ export interface JobCounts {
 }
 
 export interface RunSummary {
-  readonly exitCode: 0 | 1 | 3 | 4 | 5;
+  readonly exitCode: 0 | 1 | 3 | 4 | 5 | 6;
   readonly outcome: RunOutcome;
   /** Why the run stopped early, in words, when it did. */
   readonly reason?: string;
@@ -77,6 +78,14 @@ export interface RunSummary {
   readonly elapsedMs: number;
   /** Answers 1303 seen (each cost a request, nothing else). */
   readonly noSlotAnswers: number;
+  /**
+   * Results of the manifest's tasks that are lost: not in the outputs folder (nor a
+   * store) and deleted at the service, named by job and matrix values. Their records stay
+   * in the lockfile; `run --recreate-lost` pays to make them again.
+   */
+  readonly lost?: readonly LostResult[];
+  /** Downstream tasks not sent because an upstream result they need is lost. */
+  readonly held?: number;
   /** Set when the run was against an in-process emulator (`--emulate`): nothing real was created or charged. */
   readonly emulated?: true;
 }

@@ -59,6 +59,8 @@ export interface RunnerOptions {
   readonly selection?: RunSelection;
   /** Review decisions (the review file, read by src/run/): outputs of a `review` job go downstream only once approved. */
   readonly reviews?: DecisionIndex;
+  /** Make tasks whose results are lost again, as new attempts with new ids (`run --recreate-lost`). */
+  readonly recreateLost?: boolean;
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
@@ -165,6 +167,7 @@ export const runEngine = (
       const hold = new ReviewHold();
       const planning = makePlanning({
         manifest, table, recorder, downloader, links, emit, feed, now, hold,
+        recreateLost: options.recreateLost === true,
         ...(options.selection ? { selection: options.selection } : {}),
         ...(options.reviews ? { reviews: options.reviews } : {}),
       });
@@ -261,7 +264,9 @@ export const runEngine = (
           message: `${id}: ${state} in the lockfile but not taken up by this run (no longer in the manifest, or its upstream task is not done); its result is not fetched. It stays in the lockfile: restore its manifest entry (or let the upstream finish) and run again to fetch it`,
         });
       }
-      return summarize(table, recorder, manifest, (yield* now) - started, hold);
+      const ended = yield* now;
+      const lost = yield* planning.lostOfRun;
+      return summarize(table, recorder, manifest, ended - started, hold, lost, planning.held.size);
     }),
   ).pipe(Effect.mapError((error) => (error._tag === "LockfileWriteError" && maybeSent() ? afterSend(error) : error)));
 };

@@ -50,6 +50,10 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
       if (!view || view.status !== "succeeded") {
         return yield* Effect.fail(`its upstream task ${task.upstream.task} has no results at the service any more`);
       }
+      // The upstream result itself must still be there: a stale link is never sent.
+      if (!view.outputs.some((o) => o.index === task.upstream!.output && o.variant === "main" && o.url !== undefined)) {
+        return yield* Effect.fail(`its upstream result (${task.upstream.task}, output ${task.upstream.output + 1}) is no longer at the service`);
+      }
       links.set(up.task.id, view.outputs, yield* Clock.currentTimeMillis);
       const again = manifest.expandDownstream(task.job, deps.planning.upstreamItems(up)).find((t) => t.id === task.id);
       if (!again) return yield* Effect.fail(`its upstream outputs changed since it was planned`);

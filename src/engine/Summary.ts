@@ -4,6 +4,7 @@
 
 import { exitCodeByOutcome } from "../cli/ExitCode.js";
 import type { LockTask } from "../state/LockFile.js";
+import type { LostResult } from "../outputs/scanResults.js";
 import type { Recorder } from "./Recorder.js";
 import type { JobCounts, RunOutcome, RunSummary } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
@@ -30,7 +31,15 @@ export const leftBehind = (
 /** What the run did, before reports are written (RunSummary minus reports). */
 export type RunnerResult = Omit<RunSummary, "reports">;
 
-export const summarize = (table: TaskTable, recorder: Recorder, manifest: RunnableManifest, elapsedMs: number, hold?: ReviewHold): RunnerResult => {
+export const summarize = (
+  table: TaskTable,
+  recorder: Recorder,
+  manifest: RunnableManifest,
+  elapsedMs: number,
+  hold?: ReviewHold,
+  lost: readonly LostResult[] = [],
+  held: number = 0,
+): RunnerResult => {
   const counts: Record<string, { total: number; done: number; inFlight: number; queued: number; failed: number; rejected: number }> = {};
   const zero = () => ({ total: 0, done: 0, inFlight: 0, queued: 0, failed: 0, rejected: 0 });
   for (const j of manifest.jobs) counts[j.id] = zero();
@@ -92,6 +101,11 @@ export const summarize = (table: TaskTable, recorder: Recorder, manifest: Runnab
   } else {
     outcome = "done";
   }
+  // Lost results outrank "done" and "awaiting review": a result nobody can fetch again is the louder news.
+  if ((outcome === "done" || outcome === "review") && (lost.length > 0 || held > 0)) {
+    outcome = "lost";
+    reason = `${lost.length} result(s) lost: deleted at the service and not in the outputs folder${held > 0 ? `; ${held} downstream task(s) wait on them` : ""}`;
+  }
   const jobs: Record<string, JobCounts> = {};
   for (const [id, c] of Object.entries(counts)) {
     const a = awaitingByJob.get(id);
@@ -113,6 +127,8 @@ export const summarize = (table: TaskTable, recorder: Recorder, manifest: Runnab
     failures,
     elapsedMs,
     noSlotAnswers: table.counters.noSlotAnswers,
+    lost,
+    held,
   };
 };
 

@@ -21,6 +21,14 @@ export const retryAllowed = (table: TaskTable, task: PlannedTask, firstAttempt: 
   return !isContentRisk(code, message) || task.retryContentRisk;
 };
 
+/**
+ * A downloaded task's record when a run admits it: stay with it, follow to its next
+ * attempt (made before, by `--recreate-lost`), or make that attempt now (`recreate`:
+ * asked for, and results of this one are lost). Paying again is only ever the user's choice.
+ */
+export const nextAfterDownloaded = (nextRecorded: boolean, recreateLost: boolean, lost: number): "stay" | "follow" | "recreate" =>
+  nextRecorded ? "follow" : recreateLost && lost > 0 ? "recreate" : "stay";
+
 export const watermarkOf = (task: PlannedTask | undefined): boolean =>
   task?.kind === "video" ? task.request.options?.watermark_info?.enabled === true : task?.request?.watermark_info?.enabled === true;
 

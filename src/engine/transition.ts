@@ -163,7 +163,8 @@ const step = (out: Out, event: EngineEvent): void => {
       );
       return;
     case "Fetched":
-      counters.downloaded += event.outputs.filter((o) => o.path).length;
+      // Files here now: a record kept for a result the service deleted is no download.
+      counters.downloaded += event.outputs.filter((o) => o.path && o.deleted_at === undefined).length;
       out.effects.push({ _tag: "Links", id: task.id, outputs: event.urls, at: now });
       record(out, entry, { state: "downloaded", outputs: [...event.outputs] });
       table.setPhase(entry, "done");

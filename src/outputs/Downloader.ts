@@ -4,9 +4,11 @@
 // lands under its final name.
 // An expired or refused link (403/410/404) is refreshed by querying the task again; a
 // truncated or failed transfer is retried. Files already present with the recorded
-// size are not fetched again.
+// size are not fetched again. A recorded output is history (issue 16): a result the
+// service no longer has (left out of its list, or its link answering 404 after a fresh
+// query) keeps its record, with `deleted_at` beside it; nothing recorded is dropped.
 
-import { Context, Data, Effect, Layer, Schedule } from "effect";
+import { Clock, Context, Data, Effect, Layer, Schedule } from "effect";
 import type { ApiError } from "../api/ApiError.js";
 import { classify } from "../api/classify.js";
 import { OmniClient, type OmniClientService } from "../api/OmniClient.js";
@@ -30,10 +32,10 @@ export interface FetchRequest {
   readonly name?: string;
   /** What the service offers now (fresh links). */
   readonly outputs: readonly RemoteOutput[];
-  /** What the lockfile already records (files present are kept). */
+  /** What the lockfile already records (files present are kept; every record is kept). */
   readonly previous: readonly LockOutput[];
-  /** Queries the task again for fresh links. */
-  readonly refresh: Effect.Effect<readonly RemoteOutput[], ApiError>;
+  /** Queries the task again for fresh links; undefined when the service does not show the task. */
+  readonly refresh: Effect.Effect<readonly RemoteOutput[] | undefined, ApiError>;
 }
 
 export interface FetchResult {
@@ -55,9 +57,16 @@ class Attempt extends Data.TaggedError("Attempt")<{
   readonly message: string;
   /** Query the task for a fresh link before the next attempt. */
   readonly refresh: boolean;
+  /** The link answered 404: the result may be deleted (sure only on a fresh link). */
+  readonly notFound?: boolean;
   /** No attempt can succeed (the result is gone, the path is unsafe). */
   readonly fatal: boolean;
+  /** The service no longer has the result (deleted): its record is kept, marked deleted. */
+  readonly gone?: boolean;
 }> {}
+
+/** A fetch that ended because the service no longer has the result. */
+class Gone extends Data.TaggedError("Gone")<{ readonly message: string }> {}
 
 /**
  * The largest file accepted per output type, checked against Content-Length and while
@@ -86,7 +95,7 @@ const attemptFromApi = (error: ApiError): Attempt => {
     return new Attempt({ message: `${error.message} (link expired or refused; asking for a fresh one)`, refresh: true, fatal: false });
   }
   if (error._tag === "ServiceError" && error.httpStatus === 404) {
-    return new Attempt({ message: `${error.message} (the result is no longer at the service?)`, refresh: true, fatal: false });
+    return new Attempt({ message: `${error.message} (the result is no longer at the service?)`, refresh: true, fatal: false, notFound: true });
   }
   const kind = classify(error);
   return new Attempt({ message: error.message, refresh: false, fatal: kind === "refused" });
@@ -201,34 +210,47 @@ const make = (
     ref: RemoteOutput,
     request: FetchRequest,
     links: { current: readonly RemoteOutput[] },
-  ): Effect.Effect<LockOutput, DownloadFailed> => {
+  ): Effect.Effect<LockOutput, DownloadFailed | Gone> => {
     const key = outputKey(ref);
     let needsRefresh = false;
+    // The links in hand come from a query made for this fetch: a 404 now means deleted.
+    let fresh = false;
     const attempt = Effect.suspend(() => {
       const refreshed = needsRefresh
         ? Effect.map(
             Effect.mapError(request.refresh, attemptFromApi),
-            (fresh) => {
+            (answer) => {
               needsRefresh = false;
-              if (fresh.length > 0) links.current = fresh;
-              return fresh;
+              if (answer !== undefined) {
+                links.current = answer;
+                fresh = true;
+              }
+              return links.current;
             },
           )
         : Effect.succeed(links.current);
       return Effect.flatMap(refreshed, (current) => {
-        const url = current.find((o) => outputKey(o) === key)?.url ?? ref.url;
+        const listed = current.find((o) => outputKey(o) === key);
+        if (fresh && listed === undefined) {
+          return Effect.fail(new Attempt({ message: "the service no longer lists this result", refresh: false, fatal: true, gone: true }));
+        }
+        const url = listed?.url ?? ref.url;
         if (url === undefined) {
-          return Effect.fail(new Attempt({ message: "the service no longer lists this result", refresh: false, fatal: true }));
+          return Effect.fail(new Attempt({ message: "the service no longer lists this result", refresh: false, fatal: true, gone: true }));
         }
         if (!isHttpUrl(url)) {
           return Effect.fail(new Attempt({ message: "the result link is not an http(s) URL: not fetched", refresh: false, fatal: true }));
         }
-        return transfers(transfer(ref, request.dir, url, request.name, request.previous.find((p) => outputKey(p) === key)));
+        const viaFresh = fresh;
+        return Effect.mapError(transfers(transfer(ref, request.dir, url, request.name, request.previous.find((p) => outputKey(p) === key))), (e) =>
+          // A 404 on a link from a query made just now: the result is deleted at the service.
+          viaFresh && e.notFound ? new Attempt({ message: e.message, refresh: false, fatal: true, gone: true }) : e,
+        );
       });
     }).pipe(Effect.tapError((e) => Effect.sync(() => (needsRefresh = e.refresh))));
     return attempt.pipe(
       Effect.retry(policy.downloadRetry.pipe(Schedule.whileInput((e: Attempt) => !e.fatal))),
-      Effect.mapError((e) => new DownloadFailed({ message: `${request.dir}: ${e.message}` })),
+      Effect.mapError((e) => (e.gone ? new Gone({ message: e.message }) : new DownloadFailed({ message: `${request.dir}: ${e.message}` }))),
     );
   };
 
@@ -251,8 +273,22 @@ const make = (
         try: () => sink.prepare(request.dir),
         catch: (e) => new DownloadFailed({ message: `${request.dir}: ${(e as Error)?.message ?? String(e)}` }),
       });
+      const now = yield* Clock.currentTimeMillis;
       const links = { current: request.outputs };
-      const outputs = yield* Effect.forEach(
+      const previousByKey = new Map(request.previous.map((p) => [outputKey(p), p] as const));
+      /** The record of a result the service no longer has: the one made before (history), marked deleted. */
+      const deleted = (ref: Pick<LockOutput, "type" | "index" | "variant" | "remote_id">): LockOutput => {
+        const old = previousByKey.get(outputKey(ref));
+        if (old) return old.deleted_at !== undefined ? old : { ...old, deleted_at: now };
+        return {
+          type: ref.type,
+          index: ref.index,
+          variant: ref.variant,
+          ...(ref.remote_id !== undefined ? { remote_id: ref.remote_id } : {}),
+          deleted_at: now,
+        };
+      };
+      const fetched = yield* Effect.forEach(
         request.outputs,
         (ref) => {
           if (ref.variant === "meta" || ref.url === undefined) {
@@ -264,10 +300,19 @@ const make = (
               ...(ref.meta !== undefined ? { meta: ref.meta } : {}),
             });
           }
-          return Effect.flatMap(kept(ref, request.previous), (old) => (old ? Effect.succeed(old) : fetchOne(ref, request, links)));
+          return Effect.flatMap(kept(ref, request.previous), (old) =>
+            old
+              ? Effect.succeed(old)
+              : Effect.catchTag(fetchOne(ref, request, links), "Gone", () => Effect.succeed(deleted(ref))),
+          );
         },
         { concurrency: policy.downloadConcurrency },
       );
+      // Every earlier record stays, in its place; one the service's answer left out is
+      // deleted there. A result the service shows that was never recorded comes after.
+      const byKey = new Map(fetched.map((o) => [outputKey(o), o] as const));
+      const outputs: LockOutput[] = request.previous.map((p) => byKey.get(outputKey(p)) ?? (p.path !== undefined ? deleted(p) : p));
+      for (const o of fetched) if (!previousByKey.has(outputKey(o))) outputs.push(o);
       return { outputs, urls: links.current };
     });
 

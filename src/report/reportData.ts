@@ -7,6 +7,7 @@ import { chargesLabel } from "./billingMarkdown.js";
 import { Decimal } from "./Decimal.js";
 import { costLabel } from "./provenance.js";
 import { type Provenance, resultLine } from "./resultsJsonl.js";
+import type { LostResult } from "../outputs/scanResults.js";
 import type { BillingSummary } from "./summarizeBilling.js";
 import { standingOf } from "./standing.js";
 
@@ -53,6 +54,8 @@ export interface ReportData {
   readonly apart: { readonly superseded: number; readonly orphaned: number };
   readonly jobs: readonly ReportJob[];
   readonly tasks: readonly ReportTask[];
+  /** Results recorded but lost (not here, deleted at the service), named. */
+  readonly lost?: readonly LostResult[];
 }
 
 /** A matrix value as a short label: a data row shows its id-like field and its name. */
@@ -90,6 +93,7 @@ export const reportData = (input: {
   readonly now: number;
   readonly emulated: boolean;
   readonly budget?: { readonly max: string; readonly currency: string };
+  readonly lost?: readonly LostResult[];
 }): ReportData => {
   const { lock, prov } = input;
   // Manifest order where the manifest is at hand (matrix order), otherwise by id.
@@ -157,5 +161,6 @@ export const reportData = (input: {
     apart,
     jobs: [...jobs.values()],
     tasks,
+    ...(input.lost && input.lost.length > 0 ? { lost: input.lost } : {}),
   };
 };

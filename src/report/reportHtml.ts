@@ -142,6 +142,7 @@ const CLIENT_JS = String.raw`
   total("spent", data.spent + (data.emulated ? " (emulated, not charged)" : ""));
   if (data.budget) total("budget", data.budget);
   if (data.estimate) total("estimate", data.estimate);
+  if (data.lost) total("LOST results (deleted at the service, not here)", data.lost.length);
   total("written", data.generated_at);
 
   // ------------------------------------------------------------ controls

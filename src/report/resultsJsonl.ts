@@ -7,6 +7,8 @@
 
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
+import type { ResultState } from "../outputs/resultState.js";
+import { resultKey } from "../outputs/scanResults.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type FilesByHash, type LinkedFile, type RequestView, downstreamIndex, filesByHash, position, requestView, upstreamFiles } from "./provenance.js";
 import { type Standings, standingOf } from "./standing.js";
@@ -74,7 +76,11 @@ export const provenanceOf = (
 
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
 
-export const resultLine = (id: string, task: LockTask, now: number, prov?: Provenance) => {
+/**
+ * `states`: each result's state (present, restorable, lost) by `resultKey`, when the
+ * outputs folder was looked at (scanResults.ts).
+ */
+export const resultLine = (id: string, task: LockTask, now: number, prov?: Provenance, states?: ReadonlyMap<string, ResultState>) => {
   const planned = prov?.planned?.get(id);
   const earlier = planned ? undefined : prov?.earlier?.get(id);
   const standing = prov?.standing ? standingOf(prov.standing, id) : task.superseded_by !== undefined ? "superseded" : "current";
@@ -103,6 +109,8 @@ export const resultLine = (id: string, task: LockTask, now: number, prov?: Prove
       remote_id: o.remote_id,
       group_id: o.group_id,
       meta: o.meta,
+      deleted_at_service: iso(o.deleted_at),
+      state: states?.get(resultKey(id, o.index, o.variant)),
     })),
     billing: task.billing,
     error: task.error && { code: task.error.code, message: task.error.message, at: iso(task.error.at) },
@@ -123,11 +131,11 @@ export const resultLine = (id: string, task: LockTask, now: number, prov?: Prove
 
 export type ResultRecord = ReturnType<typeof resultLine>;
 
-export const formatResultsJsonl = (lock: LockFile, now: number, prov?: Provenance): string =>
+export const formatResultsJsonl = (lock: LockFile, now: number, prov?: Provenance, states?: ReadonlyMap<string, ResultState>): string =>
   Object.keys(lock.tasks)
     // Pruned tasks' records were removed with their files: only billing.* keeps their spend.
     .filter((id) => lock.tasks[id]!.pruned_at === undefined)
     .sort()
     // Fixed key order, id first, for people reading the file; the same lockfile gives the same bytes.
-    .map((id) => `${JSON.stringify(resultLine(id, lock.tasks[id]!, now, prov))}\n`)
+    .map((id) => `${JSON.stringify(resultLine(id, lock.tasks[id]!, now, prov, states))}\n`)
     .join("");

@@ -10,6 +10,7 @@ import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type Charges, summarizeBilling, TASK_STATES } from "./summarizeBilling.js";
 import { neutralise } from "../api/neutralise.js";
 import { standingOf, type Standings } from "./standing.js";
+import { countResults, lostResults, resultName, type LostResult, type ResultCounts, type ScannedResult } from "../outputs/scanResults.js";
 
 export interface StatusView {
   readonly name: string;
@@ -35,7 +36,31 @@ export interface StatusView {
   /** Tasks whose files `omnibatch prune` removed: only their spend counts. */
   readonly pruned: number;
   readonly run: { pid?: number; host?: string; started?: string; heartbeat: string; stale: boolean } | null;
+  /** Each recorded result's state (present, restorable, lost) and the lost ones by name, when the outputs folder was looked at. */
+  readonly results?: ResultCounts & { readonly lost_results: readonly LostResult[] };
 }
+
+/** The `results` part of a status or plan: counts, and the lost ones named. */
+export const resultsPart = (results: readonly ScannedResult[]): NonNullable<StatusView["results"]> => ({
+  ...countResults(results),
+  lost_results: lostResults(results),
+});
+
+/** Text lines for the results' states: counts, and each lost result by job and matrix values. */
+export const formatResults = (r: NonNullable<StatusView["results"]>, limit = 20): string[] => {
+  if (r.present + r.restorable + r.lost === 0) return [];
+  const out = [
+    `Results: ${r.present} present, ${r.restorable} restorable (missing here, still at the service: a run fetches them again), ${r.lost} lost`,
+  ];
+  if (r.lost > 0) {
+    out.push(`LOST (${r.lost}): not here and deleted at the service; their records stay in the lockfile ('run --recreate-lost' makes them again, at a cost):`);
+    for (const l of r.lost_results.slice(0, limit)) {
+      out.push(`  ${resultName({ ...l, index: 0 })}${l.at !== undefined ? `, ${l.why} ${new Date(l.at).toISOString().slice(0, 10)}` : ""}`);
+    }
+    if (r.lost_results.length > limit) out.push(`  ... and ${r.lost_results.length - limit} more (--json lists all)`);
+  }
+  return out;
+};
 
 const IN_FLIGHT = new Set<TaskState>(["submitting", "submitted", "processing", "succeeded"]);
 
@@ -47,6 +72,7 @@ export const statusView = (
   shape?: ManifestShape,
   standing?: Standings,
   all = false,
+  results?: readonly ScannedResult[],
 ): StatusView => {
   const standingOfId = (id: string) =>
     standing ? standingOf(standing, id) : all_.tasks[id]!.pruned_at !== undefined ? "pruned" : all_.tasks[id]!.superseded_by !== undefined ? "superseded" : "current";
@@ -104,6 +130,7 @@ export const statusView = (
           stale: runLock.stale,
         }
       : null,
+    ...(results ? { results: resultsPart(results) } : {}),
   };
 };
 
@@ -189,6 +216,11 @@ export const formatStatus = (view: StatusView, manifest: string, now: number): s
   }
   if (view.pruned > 0) out.push("", `Pruned: ${view.pruned} task(s) whose files 'omnibatch prune' removed (their spend still counts).`);
   out.push("", `Spent: ${chargesLabel(view.spent)}${view.pruned > 0 || view.superseded.length + view.orphaned.length > 0 ? " (to date: every task ever run, superseded, orphaned and pruned ones included)" : ""}`, `Outputs: ${view.outputs}`);
+  if (view.results) {
+    const lines = formatResults(view.results, LIST_LIMIT);
+    if (lines.length > 0) out.push("", ...lines);
+  }
+  out.push("", `Spent: ${chargesLabel(view.spent)}`, `Outputs: ${view.outputs}`);
   // Names, reasons and ids come from manifests, data files and the service: inert on a terminal.
   return `${out.map(neutralise).join("\n")}\n`;
 };

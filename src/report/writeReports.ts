@@ -25,6 +25,8 @@ import { formatReportHtml } from "./reportHtml.js";
 import { earlierRecords, formatResultsJsonl, provenanceOf, resultLine } from "./resultsJsonl.js";
 import { retryAttempts } from "./retryAttempts.js";
 import { standingsFor } from "./standing.js";
+import { lostMarkdown } from "./lostMarkdown.js";
+import { lostResults, resultKey, scanResults, statesOf } from "../outputs/scanResults.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
 
 export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"] as const;
@@ -72,6 +74,8 @@ export interface ReportInput {
    * attempts). Default: the downstream jobs expanded again from the lockfile's upstream files.
    */
   readonly plannedTasks?: readonly PlannedTask[];
+  /** false: do not look for the results in outputsDir (a store's staging folder holds none). */
+  readonly scanResults?: boolean;
   /** A line the step summary adds (outputs awaiting review: `stills: 12 awaiting review; ...`). */
   readonly stepSummaryNote?: string;
 }
@@ -158,7 +162,12 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   let deletionsMade: DeletionWarning[] | undefined;
   const summaryOf = (): BillingSummary => (summaryMade ??= summarizeBilling(lock));
   const deletionsOf = (): DeletionWarning[] => (deletionsMade ??= deletionWarnings(lock, now, input.warnDays));
-  const markdownOf = (): string => `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summaryOf(), deletionsOf())}`;
+  // Each recorded result's state (issue 16): lost ones are counted apart and named.
+  // Not for a store's staging folder: its results are not on this disk (their states are not known here).
+  const scanned = input.scanResults === false ? [] : scanResults(lock.tasks, input.outputsDir, now);
+  const states = statesOf(scanned);
+  const lost = lostResults(scanned);
+  const markdownOf = (): string => `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summaryOf(), deletionsOf())}${lostMarkdown(lost)}`;
   await mkdir(input.outputsDir, { recursive: true });
   const files = REPORT_FILES.map((name) => join(input.outputsDir, name));
   const sourcePath = join(input.outputsDir, REPORT_SOURCE_FILE);
@@ -174,7 +183,11 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     .update([...standing.of].map(([id, s]) => `${id}=${s}`).sort().join("\n"))
     .digest("hex");
   // Which tasks have a known request, the budget and the mark: they change the reports too.
-  const source = reportSource(lock, now, `${standingDigest}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n5`, planned);
+  // Results missing from the folder change the reports too (their states).
+  const absent = createHash("sha256")
+    .update(scanned.filter((r) => r.verdict.state !== "present").map((r) => `${resultKey(r.id, r.index, r.variant)}\u0000${r.verdict.state}`).join("\n"))
+    .digest("hex");
+  const source = reportSource(lock, now, `${standingDigest}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n6\n${absent}`, planned);
   const current =
     input.force !== true &&
     files.every((file) => existsSync(file)) &&
@@ -187,7 +200,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     const summary = summaryOf();
     const deletions = deletionsOf();
     const contents: Record<(typeof REPORT_FILES)[number], string> = {
-      "results.jsonl": formatResultsJsonl(lock, now, prov),
+      "results.jsonl": formatResultsJsonl(lock, now, prov, states),
       "billing.csv": formatBillingCsv(lock),
       "billing.json": stableJson({
         ...summary,
@@ -195,7 +208,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
       }),
       "billing.md": markdownOf(),
       "report.html": formatReportHtml(
-        reportData({ lock, prov, summary, now, emulated: input.emulated === true, ...(input.manifest?.budget ? { budget: input.manifest.budget } : {}) }),
+        reportData({ lock, prov, summary, now, emulated: input.emulated === true, ...(input.manifest?.budget ? { budget: input.manifest.budget } : {}), lost }),
       ),
     };
     await rm(sourcePath, { force: true });
@@ -210,7 +223,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
       while (next < withFiles.length) {
         const id = withFiles[next++]!;
         const task = lock.tasks[id]!;
-        await writeIfChanged(join(input.outputsDir, ...task.dir.split("/"), TASK_SIDECAR), `${JSON.stringify(resultLine(id, task, now, prov), null, 2)}\n`);
+        await writeIfChanged(join(input.outputsDir, ...task.dir.split("/"), TASK_SIDECAR), `${JSON.stringify(resultLine(id, task, now, prov, states), null, 2)}\n`);
       }
     };
     await Promise.all(Array.from({ length: Math.min(SIDECAR_WRITERS, withFiles.length) }, worker));

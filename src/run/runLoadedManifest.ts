@@ -3,7 +3,7 @@
 // address, or an in-process emulator), the lockfile store, the downloader and the policy. The CLI's `run` command is a thin wrapper around this.
 // An emulated run uses its own lockfile and outputs folder (EmulatedRun.ts), never the real ones.
 
-import { Cause, Effect, Either, Exit, Layer, Redacted } from "effect";
+import { Cause, Clock, Effect, Either, Exit, Layer, Redacted } from "effect";
 import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
 import { Downloader } from "../outputs/Downloader.js";
@@ -11,6 +11,8 @@ import { openStoreSink, type OpenStoreOptions } from "../store/openStore.js";
 import type { StoreSink } from "../store/StoreSink.js";
 import { writeReportsToStore } from "../store/storeReports.js";
 import { isStoreUrl } from "../store/StoreUrl.js";
+import { runnerOnlyWarning } from "../outputs/runnerOnlyWarning.js";
+import { scanResults } from "../outputs/scanResults.js";
 import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
 import type { CallbackListener } from "../callbacks/CallbackListener.js";
@@ -89,6 +91,8 @@ export interface RunManifestOptions {
   readonly switchService?: boolean;
   /** Timeouts and part size of the outputs store, when outputs is an `s3://` URL (tests shorten them). */
   readonly store?: Omit<OpenStoreOptions, "env" | "check">;
+  /** Make tasks whose results are lost again, as new attempts (`run --recreate-lost`). */
+  readonly recreateLost?: boolean;
 }
 
 /** A record whose task is abandoned at the old service: planned again, its charges kept. */
@@ -213,6 +217,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
+      // In CI without a store, results absent at start live only on this runner: said once.
+      if (!emulated && !outputStore) {
+        const warning = runnerOnlyWarning(scanResults(Object.fromEntries(yield* store.all), manifest.outputsDir, yield* Clock.currentTimeMillis), { ci: env["CI"] === "true", store: outputStore !== undefined });
+        if (warning) onEvent?.({ type: "notice", level: "warn", message: warning });
+      }
       const result = yield* engine.run({
         manifest: placed,
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
@@ -224,6 +233,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(listener ? { callbacks: listener } : {}),
         ...(options.selection ? { selection: options.selection } : {}),
         ...(reviews ? { reviews } : {}),
+        ...(options.recreateLost ? { recreateLost: true } : {}),
       });
       // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile.
       if (isLoaded(manifest)) {

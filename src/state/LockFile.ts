@@ -37,6 +37,12 @@ export interface LockOutput {
   /** The service's id of the item, when it has one; group_id for grouped images. */
   readonly remote_id?: string;
   readonly group_id?: string;
+  /**
+   * Unix ms when the service was first seen without this result (an empty result list,
+   * or its link answering 404 after a fresh query): deleted at the service. The rest of
+   * the record is history and is never removed or replaced (issue 16).
+   */
+  readonly deleted_at?: number;
   /** Voice / element items are recorded as metadata only. */
   readonly meta?: Record<string, unknown>;
 }

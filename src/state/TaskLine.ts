@@ -42,6 +42,7 @@ interface OutputLine {
   readonly sha256?: string;
   readonly remote_id?: string;
   readonly group_id?: string;
+  readonly deleted_at?: number;
   readonly meta?: Record<string, unknown>;
 }
 
@@ -143,6 +144,7 @@ const encodeOutput = (task: LockTask, o: LockOutput, position: number): OutputLi
   if (o.sha256 !== undefined) out.sha256 = o.sha256;
   if (o.remote_id !== undefined) out.remote_id = o.remote_id;
   if (o.group_id !== undefined) out.group_id = o.group_id;
+  if (o.deleted_at !== undefined) out.deleted_at = o.deleted_at;
   if (o.meta !== undefined) out.meta = sortKeys(o.meta);
   return out;
 };
@@ -197,6 +199,7 @@ const decodeOutput = (kind: LockTask["kind"], dir: string, o: OutputLine, positi
   if (o.sha256 !== undefined) out.sha256 = o.sha256;
   if (o.remote_id !== undefined) out.remote_id = o.remote_id;
   if (o.group_id !== undefined) out.group_id = o.group_id;
+  if (o.deleted_at !== undefined) out.deleted_at = o.deleted_at;
   if (o.meta !== undefined) out.meta = o.meta;
   return out;
 };

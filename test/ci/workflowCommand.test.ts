@@ -106,6 +106,11 @@ t("stepResult: 0 and 3 are green (3 with pending), 1, 2, 4, 5 and anything else 
   });
   const budget = stepResult(4, summary({ reason: "budget 5 USD reached" }), "");
   assert.equal([budget.ok, budget.exitCode, budget.reason], [false, 4, "the budget stopped submission: budget 5 USD reached"]);
+  const lost = stepResult(6, summary({ lost: [{ task: "t", job: "stills", vars: { subject: "apple" }, path: "stills/apple/image-1.png", why: "deleted", at: 1 }] }), "");
+  assert.equal(
+    [lost.ok, lost.exitCode, lost.outcome, lost.reason],
+    [false, 6, "lost", "1 result lost: deleted at the service and not in the outputs folder (stills subject=apple); their records stay in the lockfile; 'run --recreate-lost' makes them again, at a cost"],
+  );
   const refused = stepResult(5, undefined, "omnibatch: the service refused the key (1000)\n");
   assert.equal([refused.ok, refused.exitCode, refused.reason], [false, 5, "the account refused: the service refused the key (1000)"]);
   const bug = stepResult(70, undefined, "omnibatch: internal error (this is a bug)\n  at x\n");

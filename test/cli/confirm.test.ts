@@ -1,7 +1,7 @@
 // Ask before spending, as a person at a terminal sees it: `run` in a real pseudo-terminal
 // (tmux) against the emulator as a service shows what it will create and cost, and
 // sends nothing until the answer is yes; "no" exits 3 with nothing sent; --yes and
-// --emulate never ask.
+// --emulate never ask; --recreate-lost shows what it would make again and asks too.
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -106,6 +106,33 @@ t("--yes and --emulate never ask, on a terminal too", async () => {
   const emulated = await waitFor("emu", /EXIT=\d+/);
   assert.not.match(emulated, "Continue?");
   assert.match(emulated, /EXIT=[04]/);
+});
+
+t("run --recreate-lost on a terminal lists the lost tasks with the cost and asks; 'n' sends nothing and exits 3", async () => {
+  // The results of the runs above, gone here and deleted at the service.
+  rmSync(join(dir, "out"), { recursive: true, force: true });
+  emu.advanceClock(31 * 86_400_000);
+  // A run finds out what is lost (exit 6, nothing paid); only then is there something to show.
+  const found = await execa("node", [bin, "run", "m.yaml", "--base-url", emu.url, "--no-callbacks", "--quiet"], {
+    cwd: dir,
+    reject: false,
+    env: { OMNIBATCH_API_KEY: emu.apiKey, OMNIBATCH_TIME_SCALE: "0.05" },
+    extendEnv: false,
+  });
+  assert.is(found.exitCode, 6, found.stderr);
+  const before = creates();
+  await start("lost", "--recreate-lost --no-callbacks");
+  const shown = await waitFor("lost", /Pay to make them again\? \[y\/N\]/);
+  assert.match(shown, /--recreate-lost: \d+ lost result\(s\) of \d+ task\(s\) are made again, as new attempts with new ids/);
+  assert.match(shown, "stills subject=apple  ~0.02 USD");
+  assert.match(shown, /Estimated cost: 0\.0[68] USD/);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.is(creates(), before, "nothing is created while the question waits");
+  await tmux("send-keys", "-t", "lost", "n", "Enter");
+  const after = await waitFor("lost", /EXIT=\d+/);
+  assert.match(after, "EXIT=3");
+  assert.match(after, "not confirmed, nothing was sent");
+  assert.is(creates(), before);
 });
 
 t.run();

@@ -11,7 +11,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { OmniClient } from "../../src/api/OmniClient.js";
 import { makePolicy } from "../../src/policy/Policy.js";
-import { Downloader, maxDownloadBytes, type FetchRequest } from "../../src/outputs/Downloader.js";
+import { type DownloadFailed, Downloader, maxDownloadBytes, type FetchRequest, type FetchResult } from "../../src/outputs/Downloader.js";
 import { checkOutputsFolder, findEscapingLinks } from "../../src/outputs/OutputsFolderCheck.js";
 import { startCannedServer, type CannedServer } from "../api/cannedServer.js";
 
@@ -130,6 +130,76 @@ test("a normal download still lands in place", async ({ server, root }) => {
   const result = await fetchInto(server, root, { dir: "k/4" });
   assert.ok(Either.isRight(result), JSON.stringify(result));
   assert.is(await readFile(join(root, "k", "4", "image-1.png"), "utf8"), "png!");
+});
+
+// Issue 16: a record of what was made is never erased.
+const recorded = { type: "image", index: 0, variant: "main", path: "k/1/image-1.png", size: 4, sha256: "a".repeat(64), remote_id: "r1" } as const;
+
+test("a result the service's answer no longer lists keeps its record, marked deleted at the service, and nothing is fetched", async ({ server, root }) => {
+  const result = await fetchInto(server, join(root, "out"), { dir: "k/1", outputs: [], previous: [recorded] });
+  assert.ok(Either.isRight(result), JSON.stringify(result));
+  const [kept] = (result as Either.Right<DownloadFailed, FetchResult>).right.outputs;
+  assert.equal({ ...kept, deleted_at: undefined }, { ...recorded, deleted_at: undefined });
+  assert.type(kept!.deleted_at, "number");
+  assert.is(server.seen.length, 0);
+  // Marked once: a later answer keeps the first date.
+  const again = await fetchInto(server, join(root, "out"), { dir: "k/1", outputs: [], previous: [{ ...recorded, deleted_at: 5 }] });
+  assert.is((again as Either.Right<DownloadFailed, FetchResult>).right.outputs[0]!.deleted_at, 5);
+});
+
+test("a link answering 404 after a fresh query is a deleted result: its record is kept with the date, the fetch does not fail", async ({ server, root }) => {
+  server.handle((_req, res) => {
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end(JSON.stringify({ code: 1203, message: "results were deleted" }));
+  });
+  const link = { type: "image", index: 0, variant: "main", url: `${server.url}/_files/1/image-0.png` } as const;
+  let queries = 0;
+  const result = await fetchInto(server, join(root, "out"), {
+    dir: "k/1",
+    outputs: [link],
+    previous: [recorded],
+    refresh: Effect.sync(() => {
+      queries++;
+      return [link];
+    }),
+  });
+  assert.ok(Either.isRight(result), JSON.stringify(result));
+  const out = (result as Either.Right<DownloadFailed, FetchResult>).right.outputs;
+  assert.is(out.length, 1);
+  assert.is(out[0]!.sha256, recorded.sha256);
+  assert.type(out[0]!.deleted_at, "number");
+  assert.is(queries, 1, "one fresh query decides");
+});
+
+test("a 404 on a link that a fresh query replaces is not a deletion: the fresh link is fetched", async ({ server, root }) => {
+  server.handle((req, res) => {
+    if (req.url?.includes("old")) {
+      res.writeHead(404, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ code: 1203, message: "no such result" }));
+    }
+    res.writeHead(200, { "content-type": "image/png", "content-length": "4" });
+    res.end("png!");
+  });
+  const result = await fetchInto(server, join(root, "out"), {
+    dir: "k/1",
+    outputs: [{ type: "image", index: 0, variant: "main", url: `${server.url}/_files/old/image-0.png` }],
+    previous: [recorded],
+    refresh: Effect.succeed([{ type: "image", index: 0, variant: "main", url: `${server.url}/_files/new/image-0.png` }]),
+  });
+  assert.ok(Either.isRight(result), JSON.stringify(result));
+  const out = (result as Either.Right<DownloadFailed, FetchResult>).right.outputs;
+  assert.is(out[0]!.deleted_at, undefined);
+  assert.is(await readFile(join(root, "out", "k", "1", "image-1.png"), "utf8"), "png!");
+});
+
+test("a query that does not show the task at all is no proof of deletion: the download fails and is tried again later", async ({ server, root }) => {
+  server.handle((_req, res) => {
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end(JSON.stringify({ code: 1203, message: "no such result" }));
+  });
+  const result = await fetchInto(server, join(root, "out"), { dir: "k/1", previous: [recorded], refresh: Effect.succeed(undefined) });
+  assert.ok(Either.isLeft(result));
+  assert.is((result as Either.Left<DownloadFailed, FetchResult>).left._tag, "DownloadFailed");
 });
 
 test.run();

@@ -38,7 +38,8 @@ test("results.jsonl has one line per task with files, billing, error and deletio
   assert.is(lines.length, 10);
   assert.equal(lines.map((l) => l.id), Object.keys(fixtureLock.tasks).sort());
   const a = lines.find((l) => l.id === "spring-clips-a");
-  assert.equal(a.outputs, [{ type: "video", index: 0, variant: "main", path: "clips/a/0.mp4", size: 1234, sha256: "a".repeat(64) }]);
+  // Not downloaded into this folder, still at the service: restorable.
+  assert.equal(a.outputs, [{ type: "video", index: 0, variant: "main", path: "clips/a/0.mp4", size: 1234, sha256: "a".repeat(64), state: "restorable" }]);
   assert.equal(a.billing, fixtureLock.tasks["spring-clips-a"]!.billing);
   assert.is(a.state, "downloaded");
   assert.is(a.task_id, "t-a");

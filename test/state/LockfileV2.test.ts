@@ -67,6 +67,7 @@ const randomTask = (r: () => number, name: string, n: number): { id: string; tas
     if (r() < 0.6) o.sha256 = hex(64);
     if (r() < 0.3) o.remote_id = `r-${hex(8)}`;
     if (r() < 0.1) o.group_id = `g-${hex(4)}`;
+    if (r() < 0.15) o.deleted_at = u + Math.floor(r() * 1e9);
     if (r() < 0.1) o.meta = { name: "Ann", z: [1, { b: 2, a: 1 }] };
     return o as unknown as LockOutput;
   });

@@ -46,7 +46,7 @@ test("a lockfile using every field of LockFile.ts is valid", () => {
         ],
         outputs: [
           { type: "video", index: 0, variant: "main", path: "clips/a/0.mp4", size: 10, sha256: "0".repeat(64), remote_id: "o" },
-          { type: "image", index: 1, variant: "watermark", path: "clips/a/1.png", group_id: "g" },
+          { type: "image", index: 1, variant: "watermark", path: "clips/a/1.png", group_id: "g", deleted_at: 1_790_000_000_000 },
           { type: "audio", index: 2, variant: "mp3" },
           { type: "voice", index: 3, variant: "meta", meta: { name: "Ann", owned_by: "svc" } },
         ],

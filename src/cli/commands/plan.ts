@@ -2,6 +2,7 @@
 // and show what a run would create, what is done or in flight, what changed, what is
 // orphaned and what waits on an upstream job, with counts and an estimated cost.
 
+import { isStoreUrl } from "../../store/StoreUrl.js";
 import { resolve } from "node:path";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { defineCommand } from "../Command.js";
@@ -21,6 +22,9 @@ import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectio
 import { readReviewFile } from "../../review/readReviewFile.js";
 import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
+import { scanResults } from "../../outputs/scanResults.js";
+import { neutralise } from "../../api/neutralise.js";
+import { formatResults, resultsPart } from "../../report/statusView.js";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -77,8 +81,10 @@ export const planCommand = defineCommand({
       }
       const outlook = m.budget ? budgetOutlook(plan, lock, m.budget) : undefined;
       annotateDiagnostics(m.warnings, io);
+      // What the lockfile records as made, each present, restorable or lost (issue 16).
+      const results = isStoreUrl(m.outputsDir) ? undefined : resultsPart(scanResults(lock?.tasks ?? {}, m.outputsDir, Date.now()));
       if (json) {
-        io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), ...(outlook ? { budget: outlook } : {}), diagnostics: m.warnings })}\n`);
+        io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), ...(outlook ? { budget: outlook } : {}), results, diagnostics: m.warnings })}\n`);
         return ExitCode.Ok;
       }
       if (m.warnings.length) io.stderr.write(`${formatDiagnostics(m.warnings)}\n\n`);
@@ -91,6 +97,9 @@ export const planCommand = defineCommand({
           ...(outlook ? { outlook } : {}),
         }),
       );
+      const lines = results ? formatResults(results) : [];
+      // Names come from manifests and data files: inert on a terminal.
+      if (lines.length > 0) io.stdout.write(`\n${lines.map(neutralise).join("\n")}\n`);
       return ExitCode.Ok;
     } catch (error) {
       if (json && error instanceof ManifestInvalid) {

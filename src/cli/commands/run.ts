@@ -15,7 +15,8 @@ import { readLockFile } from "../../state/readLockFile.js";
 import { readReviewFile } from "../../review/readReviewFile.js";
 import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
-import { askYesNo, spendQuestion } from "../confirmSpend.js";
+import { askYesNo, recreateQuestion, spendQuestion } from "../confirmSpend.js";
+import { recreatePlan } from "../../run/recreatePlan.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../ExitCode.js";
@@ -96,7 +97,9 @@ export const runCommand = defineCommand({
     "tasks that plan lists, and exits 2 without sending anything if the manifest or lockfile changed.\n\n" +
     "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
     "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
-    "4 the budget stopped submission; 5 the account refused (authentication, balance, permission).\n\n" +
+    "4 the budget stopped submission; 5 the account refused (authentication, balance, permission);\n" +
+    "6 results are lost: recorded in the lockfile, not in the outputs folder, deleted at the service\n" +
+    "(their records stay; --recreate-lost makes them again, at a cost).\n\n" +
     "The lockfile records the service (base URL) its tasks were created at. A run against another one\n" +
     "(another region cannot see those tasks) is refused while any of them is unfinished, unless\n" +
     "--switch-service says to abandon them there and create them again here.\n\n" +
@@ -130,6 +133,10 @@ export const runCommand = defineCommand({
         "The lockfile names another service (base URL, region) than this run's: abandon its unfinished tasks there and create them again here (paid again). Without it such a run is refused.",
     },
     outputs: outputsOption,
+    "recreate-lost": {
+      type: "boolean",
+      description: "Pay to make again the tasks whose results are lost (deleted at the service, not here): new attempts, new ids. Shows them and the cost first.",
+    },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -203,6 +210,20 @@ export const runCommand = defineCommand({
       }
     }
 
+    // Paying again for lost results: only when asked, shown first, confirmed on a terminal.
+    if (v["recreate-lost"] && !v.emulate) {
+      const lock = await readLockFile(loaded.lockfilePath);
+      const question = recreateQuestion(recreatePlan(loaded, lock), !v.yes && !v.json && configured && !!io.stdout.isTTY && !!io.stdin?.isTTY);
+      if (question !== undefined && !v.json) {
+        if (question.endsWith("[y/N] ")) {
+          if (!(await askYesNo(question, io.stdin!, io.stdout))) {
+            io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
+            return ExitCode.Pending;
+          }
+        } else io.stdout.write(question);
+      }
+    }
+
     const mode: ProgressMode = v.json ? "json" : v.quiet ? "quiet" : io.stdout.isTTY ? "tty" : "plain";
     const progress = new Progress({ mode, stdout: io.stdout, stderr: io.stderr });
 
@@ -233,6 +254,7 @@ export const runCommand = defineCommand({
         ...(runSelection ? { selection: runSelection } : {}),
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
         ...(v["switch-service"] ? { switchService: true } : {}),
+        ...(v["recreate-lost"] ? { recreateLost: true } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });

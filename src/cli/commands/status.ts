@@ -1,5 +1,6 @@
 // `omnibatch status M.yaml [--json]`: the lockfile's view, with no network and no API key.
 
+import { isStoreUrl } from "../../store/StoreUrl.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { relative } from "node:path";
 import { existsSync } from "node:fs";
@@ -13,6 +14,7 @@ import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
 import type { LockFile } from "../../state/LockFile.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
+import { scanResults } from "../../outputs/scanResults.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";
 import { readLockFile } from "../../state/readLockFile.js";
@@ -108,6 +110,7 @@ export const statusCommand = defineCommand({
       where.shape,
       standingsFor(lock, where.manifest),
       args.values.all === true,
+      isStoreUrl(where.outputsDir) ? undefined : scanResults(lock.tasks, where.outputsDir, now),
     );
     const review = reviewStatus(where.manifest, lock, emulated);
     if (args.values.json) io.stdout.write(`${JSON.stringify({ ...view, ...(emulated ? { emulated: true } : {}), ...(review ? { review } : {}) })}\n`);

@@ -1,0 +1,98 @@
+// The result-state rule (src/outputs/resultState.ts): each recorded result is present,
+// restorable (from a store or the service) or lost, from facts alone. Unit cases for each
+// branch, and properties over generated facts with a seeded generator.
+
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { earliestDeletion, isResultFile, resultState, SERVICE_RETENTION_MS, type LocalCopy, type ResultFacts } from "../../src/outputs/resultState.js";
+import type { LockOutput } from "../../src/state/LockFile.js";
+
+const t = suite("result state");
+const DAY = 86_400_000;
+const made = 1_790_000_000_000;
+const file: LockOutput = { type: "image", index: 0, variant: "main", path: "stills/apple/image-1.png", size: 10, sha256: "b".repeat(64) };
+const task = { created_at: made, finished_at: made + 60_000 };
+
+t("a file on disk that matches its record is present, whatever the service or the store say", () => {
+  assert.equal(resultState({ output: { ...file, deleted_at: made + 40 * DAY }, task, local: "matches", now: made + 90 * DAY }), { state: "present" });
+});
+
+t("missing here while the service may still have it: restorable from the service, with the earliest deletion date", () => {
+  assert.equal(resultState({ output: file, task, local: "missing", now: made + DAY }), { state: "restorable", from: "service", deletesAt: made + SERVICE_RETENTION_MS });
+  assert.equal(resultState({ output: file, task, local: "differs", now: made + DAY }).state, "restorable");
+});
+
+t("missing here and deleted at the service: lost, with the date the service was seen without it", () => {
+  assert.equal(resultState({ output: { ...file, deleted_at: made + 31 * DAY }, task, local: "missing", now: made + 31 * DAY }), {
+    state: "lost",
+    why: "deleted",
+    at: made + 31 * DAY,
+  });
+});
+
+t("missing here and past the service's 30 days from the task's end: lost (expired), never before", () => {
+  const end = task.finished_at;
+  assert.is(resultState({ output: file, task, local: "missing", now: end + SERVICE_RETENTION_MS - 1 }).state, "restorable");
+  assert.equal(resultState({ output: file, task, local: "missing", now: end + SERVICE_RETENTION_MS }), { state: "lost", why: "expired", at: end + SERVICE_RETENTION_MS });
+});
+
+t("a store holding the object with the recorded size and sha256 makes a deleted result restorable; a different object does not", () => {
+  const deleted = { ...file, deleted_at: made + 31 * DAY };
+  const facts = (inStore: ResultFacts["inStore"]): ResultFacts => ({ output: deleted, task, local: "missing", now: made + 40 * DAY, inStore });
+  assert.equal(resultState(facts((k) => (k === file.path ? { size: 10, sha256: file.sha256! } : undefined))), { state: "restorable", from: "store" });
+  assert.equal(resultState(facts((k) => (k === file.path ? { size: 10 } : undefined))), { state: "restorable", from: "store" });
+  assert.is(resultState(facts(() => ({ size: 11 }))).state, "lost");
+  assert.is(resultState(facts(() => ({ size: 10, sha256: "c".repeat(64) }))).state, "lost");
+  assert.is(resultState(facts(() => undefined)).state, "lost");
+});
+
+t("only result files count: metadata items and never-recorded outputs are not results", () => {
+  assert.ok(isResultFile(file));
+  assert.not.ok(isResultFile({ type: "voice", index: 0, variant: "meta", meta: { id: "v" } }));
+  assert.not.ok(isResultFile({ type: "image", index: 0, variant: "main" }));
+  assert.ok(isResultFile({ type: "image", index: 0, variant: "main", deleted_at: 5 }), "deleted before it was ever fetched: a lost result");
+  assert.is(earliestDeletion({ created_at: 1 }), 1 + SERVICE_RETENTION_MS);
+  assert.is(earliestDeletion({}), undefined);
+});
+
+// A small seeded generator (mulberry32), so a failure names a reproducible case.
+const rng = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+  return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+};
+
+t("properties over 20,000 generated cases: present iff the local copy matches; lost never while a matching stored copy exists or before the service may have deleted it", () => {
+  const r = rng(16);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  for (let i = 0; i < 20_000; i++) {
+    const created = made + Math.floor(r() * 100 * DAY);
+    const finished = r() < 0.8 ? created + Math.floor(r() * DAY) : undefined;
+    const taskTimes = { ...(r() < 0.9 ? { created_at: created } : {}), ...(finished !== undefined ? { finished_at: finished } : {}) };
+    const output: LockOutput = {
+      type: "video",
+      index: 0,
+      variant: "main",
+      ...(r() < 0.95 ? { path: "clips/a/video-1.mp4", size: 100, sha256: "d".repeat(64) } : {}),
+      ...(r() < 0.4 ? { deleted_at: created + Math.floor(r() * 60 * DAY) } : {}),
+    };
+    const local: LocalCopy = pick(["matches", "differs", "missing"]);
+    const stored = pick([undefined, { size: 100 }, { size: 100, sha256: "d".repeat(64) }, { size: 99 }, { size: 100, sha256: "e".repeat(64) }]);
+    const now = created + Math.floor(r() * 90 * DAY);
+    const facts: ResultFacts = { output, task: taskTimes, local, now, ...(r() < 0.5 ? { inStore: () => stored } : {}) };
+    const v = resultState(facts);
+    const label = JSON.stringify({ i, facts: { ...facts, inStore: facts.inStore ? stored : "none" }, v });
+    assert.is(v.state === "present", local === "matches" && output.path !== undefined, label);
+    const storeMatches = facts.inStore !== undefined && stored !== undefined && stored.size === 100 && (stored.sha256 ?? "d".repeat(64)) === "d".repeat(64) && output.path !== undefined;
+    if (storeMatches) assert.is.not(v.state, "lost", label);
+    const lastMade = finished ?? taskTimes.created_at;
+    if (output.deleted_at === undefined && (lastMade === undefined || now < lastMade + SERVICE_RETENTION_MS)) assert.is.not(v.state, "lost", label);
+    if (v.state === "lost") assert.ok(!storeMatches && (output.deleted_at !== undefined || now >= lastMade! + SERVICE_RETENTION_MS), label);
+    if (v.state === "restorable" && v.from === "service") assert.is(output.deleted_at, undefined, label);
+    // Same facts, same answer.
+    assert.equal(resultState(facts), v, label);
+  }
+});
+
+t.run();

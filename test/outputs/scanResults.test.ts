@@ -1,0 +1,112 @@
+// The parts around the result-state rule: the scan of a lockfile against a real outputs
+// folder (present / restorable / lost, superseded attempts left out), names by job and
+// matrix values, the CI warning without a store, the lost section of billing.md, the
+// --recreate-lost preview, and the rule for a downloaded task's next attempt.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { countResults, lostResults, resultName, scanResults } from "../../src/outputs/scanResults.js";
+import { runnerOnlyWarning } from "../../src/outputs/runnerOnlyWarning.js";
+import { SERVICE_RETENTION_MS } from "../../src/outputs/resultState.js";
+import { lostMarkdown } from "../../src/report/lostMarkdown.js";
+import { recreateQuestion } from "../../src/cli/confirmSpend.js";
+import { nextAfterDownloaded } from "../../src/engine/taskRules.js";
+import type { LockTask } from "../../src/state/LockFile.js";
+
+const t = suite("scan results");
+const DAY = 86_400_000;
+const made = 1_790_000_000_000;
+const task = (job: string, vars: Record<string, unknown>, dir: string, extra: Partial<LockTask> = {}, size = 3): LockTask => ({
+  job,
+  kind: "image",
+  vars,
+  dir,
+  request_hash: "h",
+  take: 1,
+  attempt: 1,
+  state: "downloaded",
+  created_at: made,
+  finished_at: made,
+  updated_at: made,
+  outputs: [{ type: "image", index: 0, variant: "main", path: `${dir}/image-1.png`, size, sha256: "a".repeat(64) }],
+  billing: [],
+  ...extra,
+});
+
+t("a scan of a real folder: the file with its size is present, a missing one restorable, a deleted missing one lost; a later attempt supersedes an earlier one and its downstream", () => {
+  const out = mkdtempSync(join(tmpdir(), "omnibatch-scan-"));
+  try {
+    mkdirSync(join(out, "stills", "apple"), { recursive: true });
+    writeFileSync(join(out, "stills", "apple", "image-1.png"), "png");
+    const deleted = (t: LockTask): LockTask => ({ ...t, outputs: t.outputs.map((o) => ({ ...o, deleted_at: made + 31 * DAY })) });
+    const tasks: Record<string, LockTask> = {
+      a: task("stills", { subject: "apple" }, "stills/apple"),
+      b: task("stills", { subject: "boat" }, "stills/boat", { created_at: made + 20 * DAY, finished_at: made + 20 * DAY }),
+      c: deleted(task("stills", { subject: "chair" }, "stills/chair")),
+      // chair made again: attempt 2 in the same place supersedes attempt 1 (c) and the clip made from it (d).
+      c2: task("stills", { subject: "chair" }, "stills/chair", { attempt: 2, created_at: made + 32 * DAY, finished_at: made + 32 * DAY }),
+      d: deleted(task("clips", { item: { index: 0, vars: { subject: "chair" } } }, "clips/chair-1", { upstream: { job: "stills", task: "c", output: 0 } })),
+      e: deleted(task("clips", { item: { index: 0, vars: { subject: "boat" } } }, "clips/boat-1", { upstream: { job: "stills", task: "b", output: 0 } })),
+      meta: { ...task("voices", {}, "voices"), outputs: [{ type: "voice", index: 0, variant: "meta", meta: { id: "v" } }] },
+    };
+    const scanned = scanResults(tasks, out, made + 33 * DAY);
+    assert.equal(
+      scanned.map((r) => [r.id, r.verdict.state]),
+      [["a", "present"], ["b", "restorable"], ["c2", "restorable"], ["e", "lost"]],
+    );
+    assert.equal(countResults(scanned), { present: 1, restorable: 2, lost: 1 });
+    assert.equal(lostResults(scanned), [{ task: "e", job: "clips", vars: tasks.e!.vars, path: "clips/boat-1/image-1.png", why: "deleted", at: made + 31 * DAY }]);
+    assert.is(resultName(scanned.at(-1)!), "clips output=1 subject=boat (clips/boat-1/image-1.png)");
+    // A file of another size is not the result.
+    writeFileSync(join(out, "stills", "apple", "image-1.png"), "png!");
+    assert.is(scanResults({ a: tasks.a! }, out, made)[0]!.verdict.state, "restorable");
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+});
+
+t("the CI warning: only in CI, only without a store, only when results were absent at start; it names the earliest deletion date", () => {
+  const out = mkdtempSync(join(tmpdir(), "omnibatch-scan-"));
+  try {
+    const scanned = scanResults({ a: task("stills", { subject: "apple" }, "stills/apple"), b: task("stills", { subject: "boat" }, "stills/boat", { created_at: made - DAY }) }, out, made + DAY);
+    assert.is(runnerOnlyWarning(scanned, { ci: false, store: false }), undefined);
+    assert.is(runnerOnlyWarning(scanned, { ci: true, store: true }), undefined);
+    assert.is(runnerOnlyWarning([], { ci: true, store: false }), undefined);
+    const text = runnerOnlyWarning(scanned, { ci: true, store: false })!;
+    assert.match(text, "results live only on this runner: the outputs folder started without 2 of the 2 result(s)");
+    assert.match(text, "Configure a store");
+    assert.match(text, `the first on ${new Date(made - DAY + SERVICE_RETENTION_MS).toISOString().slice(0, 10)}`);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+});
+
+t("billing.md's lost section names each lost result; nothing when none; names cannot break the table", () => {
+  assert.is(lostMarkdown([]), "");
+  const md = lostMarkdown([{ task: "t", job: "stills", vars: { subject: "a|b\nc" }, path: "stills/a/image-1.png", why: "deleted", at: made }]);
+  assert.match(md, "### Lost results: 1");
+  assert.match(md, "| stills subject=a\\|b c (stills/a/image-1.png) | deleted at the service 2026-09-21 |");
+});
+
+t("the --recreate-lost preview lists the tasks and the estimate, and asks only when told to", () => {
+  const plan = { tasks: [{ id: "x", name: "stills subject=apple", results: 1, estimate: { currency: "USD", amount: "0.02" } }], estimate: { USD: "0.02" }, unpriced: 0, downstream: 1 };
+  const shown = recreateQuestion(plan, false)!;
+  assert.match(shown, "--recreate-lost: 1 lost result(s) of 1 task(s) are made again, as new attempts with new ids, and 1 lost downstream task(s) from their new results:");
+  assert.match(shown, "  stills subject=apple  ~0.02 USD");
+  assert.match(shown, "Estimated cost: 0.02 USD");
+  assert.not.match(shown, "[y/N]");
+  assert.ok(recreateQuestion(plan, true)!.endsWith("Pay to make them again? [y/N] "));
+  assert.is(recreateQuestion({ tasks: [], estimate: {}, unpriced: 0, downstream: 0 }, true), undefined);
+});
+
+t("a downloaded task: followed to its later attempt when one is recorded; made again only when asked and results are lost", () => {
+  assert.is(nextAfterDownloaded(true, false, 0), "follow");
+  assert.is(nextAfterDownloaded(false, false, 3), "stay", "paying again is never automatic");
+  assert.is(nextAfterDownloaded(false, true, 0), "stay", "nothing lost: nothing made again");
+  assert.is(nextAfterDownloaded(false, true, 1), "recreate");
+});
+
+t.run();
