@@ -48,6 +48,7 @@ export const summarize = (table: TaskTable, recorder: Recorder, manifest: Runnab
           state: e.phase,
           ...(rec?.error?.code !== undefined ? { code: rec.error.code } : {}),
           message: rec?.error?.message ?? "",
+          vars: e.task.vars,
         });
         break;
       case "waiting":

@@ -16,8 +16,48 @@ import { startChecks } from "./startChecks.js";
 import { Engine } from "../engine/Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
 import { ownFolders } from "../engine/ownFolders.js";
-import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
+import type { JobCounts, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
+import { diffPlan } from "../manifest/diffPlan.js";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import { runTotals } from "../manifest/runTotals.js";
+import { cashByCurrency, spendSince } from "../money/charges.js";
+import { groupFailures } from "../report/failureGroups.js";
+import { shapeOf } from "../report/manifestLocations.js";
+import type { LockFile } from "../state/LockFile.js";
+
+/** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
+type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream">;
+
+const isLoaded = (m: RunnableManifest): m is RunnableManifest & LoadedManifest => "expectedDownstreamCount" in m && "downstreamEstimate" in m;
+
+const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: boolean, spentBefore: Record<string, string>): StartOutlook => {
+  const base: StartOutlook = { spentBefore, ...(manifest.budget ? { budget: manifest.budget } : {}) };
+  if (!isLoaded(manifest)) return base;
+  const totals = runTotals(diffPlan(manifest, Object.keys(lock.tasks).length ? lock : undefined), emulated);
+  return {
+    ...base,
+    total: totals.total,
+    totals: totals.jobs,
+    ...(totals.resume ? { resume: totals.resume } : {}),
+    downstream: shapeOf(manifest).downstream,
+  };
+};
+
+/** The run's counts per job with the tasks expected but not made yet (downstream of unfinished work) as queued. */
+export const withExpected = (
+  jobs: RunSummary["jobs"],
+  totals: Readonly<Record<string, JobOutlook>> | undefined,
+  notMade: Readonly<Record<string, number>> | undefined,
+): RunSummary["jobs"] => {
+  if (!totals) return jobs;
+  const out: Record<string, JobCounts> = {};
+  for (const [job, c] of Object.entries(jobs)) {
+    const expected = (totals[job]?.total ?? 0) - (notMade?.[job] ?? 0);
+    out[job] = expected > c.total ? { ...c, total: expected, queued: c.queued + expected - c.total } : c;
+  }
+  return out;
+};
 
 /** `--emulate` timing: tasks finish in roughly 0.2 to 1 s. */
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
@@ -69,11 +109,17 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
   const emulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
   const emulated = emulation !== undefined;
   const manifest = emulated ? emulatedManifest(loaded) : loaded;
-  // Emulated runs say so in their first and last events, for people and for scripts.
-  const onEvent =
-    options.onEvent && emulated
-      ? (event: RunEvent) => options.onEvent!(event.type === "start" ? { ...event, emulated: true } : event)
-      : options.onEvent;
+  // Every event carries its time; the start event what the run found and expects (the
+  // whole plan, downstream tasks included); emulated runs say so in their first and last events.
+  let outlook: StartOutlook | undefined;
+  const onEvent = options.onEvent
+    ? (event: RunEvent) => {
+        const at = new Date().toISOString();
+        options.onEvent!(
+          event.type === "start" ? { ...event, at, ...(emulated ? { emulated: true as const } : {}), ...outlook } : { ...event, at },
+        );
+      }
+    : undefined;
   try {
     const env = options.env ?? process.env;
     let clientLayer: Layer.Layer<OmniClient, unknown>;
@@ -110,6 +156,9 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const store = yield* LockStore;
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, manifest.tasks.map((t) => t.dir), manifest.lockfilePath);
+      const before = yield* store.snapshot;
+      const spentBefore = cashByCurrency(Object.values(before.tasks).map((t) => t.billing), manifest.budget?.currency);
+      outlook = startOutlook(manifest, before, emulated, spentBefore);
       const result = yield* engine.run({
         // A changed task must not download over the files of the task it replaces.
         manifest: ownFolders(manifest, yield* store.all),
@@ -132,7 +181,18 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           onEvent?.({ type: "notice", level: "warn", message: `could not write the reports: ${String(written.left.error)}` });
         }
       }
-      return { ...result, reports, ...(emulated ? { emulated: true as const } : {}) } satisfies RunSummary;
+      const after = yield* store.snapshot;
+      const failureGroups = isLoaded(manifest) ? groupFailures(after, shapeOf(manifest)) : undefined;
+      return {
+        ...result,
+        // Downstream tasks that do not exist yet are still work to do: counted as queued.
+        jobs: withExpected(result.jobs, outlook?.totals, failureGroups?.notMade),
+        reports,
+        spendThisRun: spendSince(result.spend, spentBefore),
+        ...(manifest.budget ? { budget: manifest.budget } : {}),
+        ...(failureGroups ? { failureGroups } : {}),
+        ...(emulated ? { emulated: true as const } : {}),
+      } satisfies RunSummary;
     });
 
     const exit = await Effect.runPromiseExit(Effect.provide(program, engineLayer));
