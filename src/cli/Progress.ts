@@ -94,7 +94,7 @@ export class Progress {
     if (options.mode === "tty") {
       this.timers.push(setInterval(() => this.redraw(), options.redrawMs ?? 150));
     } else if (options.mode === "plain") {
-      this.timers.push(setInterval(() => this.line(this.statusLine()), options.summaryEveryMs ?? 30_000));
+      this.timers.push(setInterval(() => this.intervalLine(), options.summaryEveryMs ?? 30_000));
     }
     for (const t of this.timers) t.unref();
   }
@@ -211,7 +211,8 @@ export class Progress {
       out.set(j, { total, done, inFlight, failed, queued: total - done - failed - inFlight });
       for (const link of links) {
         if (link.upstream !== j) continue;
-        const lost = failed + (notMade.get(j) ?? 0);
+        // The plan already left out what tasks failed before this run would have made.
+        const lost = s.failed + (notMade.get(j) ?? 0);
         notMade.set(link.job, (notMade.get(link.job) ?? 0) + Math.round(lost * link.perUpstreamTask));
       }
     }
@@ -256,6 +257,19 @@ export class Progress {
     const spent = [...this.spend].map(([cur, a]) => `${formatAmount(a)} ${cur}`.trim());
     const left = [...counts.values()].some((c) => c.inFlight + c.queued > 0);
     return `[${seconds(this.now() - this.started)}] ${jobs.join(" · ")} · ${spent.length ? `${spent.join(", ")} this run` : "nothing charged yet"}${left ? ` · ETA ${this.eta(counts)}` : ""}`;
+  }
+
+  private lastLine = "";
+  private repeats = 0;
+
+  /** Plain mode, each interval: the status line, unless it would repeat the last one (then at most every 5th interval). */
+  private intervalLine() {
+    const line = this.statusLine();
+    const body = line.replace(/^\[[^\]]*\] /, "");
+    if (body === this.lastLine && ++this.repeats < 5) return;
+    this.lastLine = body;
+    this.repeats = 0;
+    this.line(line);
   }
 
   /** The terminal block: a row per job, then spend and time. */

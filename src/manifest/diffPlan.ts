@@ -126,7 +126,8 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
     }
     const state = latest.state;
     if (DONE.has(state)) {
-      outputsOf.set(task.id, outputCount(latest));
+      // Succeeded but not downloaded yet: its outputs are not recorded, it still makes what it asked for.
+      if (state === "downloaded" || outputCount(latest) > 0) outputsOf.set(task.id, outputCount(latest));
       finished.set(task.id, [latestId, latest]);
       entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: task.dir, state });
     } else if (IN_FLIGHT.has(state)) {
@@ -149,6 +150,8 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined): 
         });
       } else {
         const note = attempts > 1 ? "failed, no retries left" : "failed";
+        // It makes nothing: no downstream task waits on it.
+        outputsOf.set(task.id, 0);
         entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: task.dir, state, note });
       }
     } else {

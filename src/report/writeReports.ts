@@ -1,7 +1,7 @@
 // Writes the reports of a lockfile into the outputs folder (results.jsonl, billing.csv,
 // billing.json, billing.md, report.html), each atomically, a task.json beside each
 // task's files and a metadata.jsonl in each job's folder, and appends the Markdown
-// summary (with where the report is) to $GITHUB_STEP_SUMMARY when set. The content
+// summary (with where the report is, after the caller's head: a run's outcome) to $GITHUB_STEP_SUMMARY when set. The content
 // comes from the pure formatters beside it; the request behind each task comes from the
 // compiled manifest when the caller passes it.
 
@@ -68,6 +68,8 @@ export interface ReportInput {
    * attempts). Default: the downstream jobs expanded again from the lockfile's upstream files.
    */
   readonly plannedTasks?: readonly PlannedTask[];
+  /** Markdown put first in $GITHUB_STEP_SUMMARY, before the billing tables (a run's outcome). */
+  readonly stepHead?: string;
 }
 
 export interface ReportOutput {
@@ -192,6 +194,8 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     await writeFileAtomic(sourcePath, `${source}\n`);
   }
   const stepSummary = input.env?.GITHUB_STEP_SUMMARY;
-  if (stepSummary) await appendFile(stepSummary, `${markdown}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n`);
+  // A head (the run's outcome) already says whether the run was emulated.
+  const billingPart = input.stepHead !== undefined && input.emulated && markdown.startsWith(EMULATED_BANNER) ? markdown.slice(EMULATED_BANNER.length) : markdown;
+  if (stepSummary) await appendFile(stepSummary, `${input.stepHead ?? ""}${billingPart}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n`);
   return { files, summary, deletions, written: !current, ...(stepSummary ? { stepSummary } : {}) };
 };

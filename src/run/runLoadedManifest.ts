@@ -23,6 +23,7 @@ import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { runTotals } from "../manifest/runTotals.js";
 import { cashByCurrency, spendSince } from "../money/charges.js";
 import { groupFailures } from "../report/failureGroups.js";
+import { formatRunStepSummary } from "../ci/runStepSummary.js";
 import { shapeOf } from "../report/manifestLocations.js";
 import type { LockFile } from "../state/LockFile.js";
 
@@ -58,6 +59,9 @@ export const withExpected = (
   }
   return out;
 };
+
+const notMadeSince = (after: Readonly<Record<string, number>>, before: Readonly<Record<string, number>>): Record<string, number> =>
+  Object.fromEntries(Object.entries(after).map(([job, n]) => [job, Math.max(0, n - (before[job] ?? 0))]));
 
 /** `--emulate` timing: tasks finish in roughly 0.2 to 1 s. */
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
@@ -159,6 +163,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const before = yield* store.snapshot;
       const spentBefore = cashByCurrency(Object.values(before.tasks).map((t) => t.billing), manifest.budget?.currency);
       outlook = startOutlook(manifest, before, emulated, spentBefore);
+      // The plan leaves out what earlier failures will not make; this run's failures are taken out at the end.
+      const notMadeBefore = isLoaded(manifest) ? groupFailures(before, shapeOf(manifest)).notMade : {};
       const result = yield* engine.run({
         // A changed task must not download over the files of the task it replaces.
         manifest: ownFolders(manifest, yield* store.all),
@@ -170,29 +176,32 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(emulated ? { freshService: true } : {}),
         ...(listener ? { callbacks: listener } : {}),
       });
+      const after = yield* store.snapshot;
+      const failureGroups = isLoaded(manifest) ? groupFailures(after, shapeOf(manifest)) : undefined;
+      const told = {
+        ...result,
+        // Downstream tasks that do not exist yet are still work to do: counted as queued.
+        jobs: withExpected(result.jobs, outlook?.totals, failureGroups && notMadeSince(failureGroups.notMade, notMadeBefore)),
+        spendThisRun: spendSince(result.spend, spentBefore),
+        ...(manifest.budget ? { budget: manifest.budget } : {}),
+        ...(failureGroups ? { failureGroups } : {}),
+        ...(emulated ? { emulated: true as const } : {}),
+      };
       let reports: string[] = [];
       if (options.reports !== false) {
-        const lock = yield* store.snapshot;
+        // The CI step summary starts with the outcome; the billing tables follow.
+        const stepHead = formatRunStepSummary({ ...told, name: manifest.name });
         const written = yield* Effect.either(
-          Effect.tryPromise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest })),
+          Effect.tryPromise(() =>
+            writeReports({ lock: after, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead }),
+          ),
         );
         if (written._tag === "Right") reports = written.right.files;
         else {
           onEvent?.({ type: "notice", level: "warn", message: `could not write the reports: ${String(written.left.error)}` });
         }
       }
-      const after = yield* store.snapshot;
-      const failureGroups = isLoaded(manifest) ? groupFailures(after, shapeOf(manifest)) : undefined;
-      return {
-        ...result,
-        // Downstream tasks that do not exist yet are still work to do: counted as queued.
-        jobs: withExpected(result.jobs, outlook?.totals, failureGroups?.notMade),
-        reports,
-        spendThisRun: spendSince(result.spend, spentBefore),
-        ...(manifest.budget ? { budget: manifest.budget } : {}),
-        ...(failureGroups ? { failureGroups } : {}),
-        ...(emulated ? { emulated: true as const } : {}),
-      } satisfies RunSummary;
+      return { ...told, reports } satisfies RunSummary;
     });
 
     const exit = await Effect.runPromiseExit(Effect.provide(program, engineLayer));
