@@ -156,6 +156,8 @@ export class Progress {
         else this.line(`${event.level === "warn" ? "! " : ""}${event.message}`);
         return;
       case "summary":
+        // CI logs end with the totals as they stand at the end, whatever the interval.
+        if (mode === "plain") this.line(this.statusLine());
         this.close();
         this.options.stdout.write(formatSummary(event));
         return;

@@ -1,23 +1,21 @@
 // Keeps every task's results in a folder of its own across manifest changes. A changed
 // task (`~` in plan) has a new id but the same matrix values, so the same default folder
 // as the task it replaces, which stays in the lockfile with its paid, downloaded files:
-// downloading the new one there would overwrite them. Such a task gets a suffixed folder.
+// downloading the new one there would overwrite them. Such a task gets a suffixed folder
+// (the rule is src/manifest/resultFolder.ts, which `plan` shows too).
 
 import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
 import type { LockTask } from "../state/LockFile.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
+import { folderHolders, resultFolder } from "../manifest/resultFolder.js";
 
 /** The manifest with each task's folder made its own, given the lockfile's records. */
 export const ownFolders = (manifest: RunnableManifest, lock: ReadonlyMap<string, LockTask>): RunnableManifest => {
   // Folders holding another task's recorded files.
-  const holder = new Map<string, string>();
-  for (const [id, t] of lock) if (t.outputs.some((o) => o.path !== undefined)) holder.set(t.dir, id);
+  const holder = folderHolders(lock);
   if (holder.size === 0) return manifest;
   const place = (task: PlannedTask): PlannedTask => {
-    // A task already recorded keeps the folder it was given.
-    const recorded = lock.get(task.id)?.dir;
-    const taken = holder.get(task.dir);
-    const dir = recorded ?? (taken !== undefined && taken !== task.id ? `${task.dir}-${task.id.slice(-6)}` : task.dir);
+    const dir = resultFolder(task, lock.get(task.id)?.dir, holder);
     return dir === task.dir ? task : { ...task, dir };
   };
   return {

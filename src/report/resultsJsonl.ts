@@ -8,7 +8,7 @@
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
-import { type FilesByHash, type LinkedFile, downstreamIndex, filesByHash, position, requestView, upstreamFiles } from "./provenance.js";
+import { type FilesByHash, type LinkedFile, type RequestView, downstreamIndex, filesByHash, position, requestView, upstreamFiles } from "./provenance.js";
 
 /** What a record needs beyond its own lockfile entry. */
 export interface Provenance {
@@ -17,11 +17,17 @@ export interface Provenance {
   readonly planned?: ReadonlyMap<string, PlannedTask>;
   readonly files: FilesByHash;
   readonly downstream: ReadonlyMap<string, readonly LinkedFile[]>;
+  /**
+   * Requests the reports recorded before, by id: a task the manifest no longer makes keeps
+   * its request (plan shows what a changed task changed from it).
+   */
+  readonly recorded?: ReadonlyMap<string, RequestView>;
 }
 
-export const provenanceOf = (lock: LockFile, planned?: ReadonlyMap<string, PlannedTask>): Provenance => ({
+export const provenanceOf = (lock: LockFile, planned?: ReadonlyMap<string, PlannedTask>, recorded?: ReadonlyMap<string, RequestView>): Provenance => ({
   lock,
   ...(planned ? { planned } : {}),
+  ...(recorded ? { recorded } : {}),
   files: filesByHash(lock),
   downstream: downstreamIndex(lock),
 });
@@ -36,7 +42,7 @@ export const resultLine = (id: string, task: LockTask, now: number, prov?: Prove
     kind: task.kind,
     vars: task.vars,
     source: planned && position(planned.source),
-    request: planned && requestView(planned, prov?.files),
+    request: planned ? requestView(planned, prov?.files) : prov?.recorded?.get(id),
     estimate: planned?.estimate,
     state: task.state,
     task_id: task.task_id,

@@ -21,6 +21,7 @@ import { datasetMetadata } from "./datasetMetadata.js";
 import { downstreamPlanned } from "./downstreamPlanned.js";
 import { plannedById } from "./provenance.js";
 import { reportData } from "./reportData.js";
+import { recordedRequests } from "./requestChanges.js";
 import { formatReportHtml } from "./reportHtml.js";
 import { formatResultsJsonl, provenanceOf, resultLine } from "./resultsJsonl.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
@@ -160,7 +161,9 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     files.every((file) => existsSync(file)) &&
     (await readFile(sourcePath, "utf8").then((text) => text.trim() === source, () => false));
   if (!current) {
-    const prov = provenanceOf(lock, planned);
+    // A task the manifest no longer makes keeps the request its last report recorded.
+    const before = await readFile(files[REPORT_FILES.indexOf("results.jsonl")]!, "utf8").catch(() => "");
+    const prov = provenanceOf(lock, planned, recordedRequests(before));
     const contents: Record<(typeof REPORT_FILES)[number], string> = {
       "results.jsonl": formatResultsJsonl(lock, now, prov),
       "billing.csv": formatBillingCsv(lock),

@@ -183,6 +183,23 @@ t("a rerun says it resumes and what it found, counted as the lockfile has it", a
   assert.match(second.stdout, /spend:\s+[\d.]+ USD this run, [\d.]+ USD in all, budget 15 USD/);
 });
 
+t("plan: a changed task shows the request fields that changed and the folder the run then really writes to", async () => {
+  const dir = folder();
+  const first = await cli(dir, ["--emulate"]);
+  assert.is(first.exitCode, 1, first.stdout);
+  writeFileSync(join(dir, "cat.yaml"), manifest.replace("{{ style }} light", "{{ style }} lighting"));
+  const plan = await execa("node", [bin, "plan", "cat.yaml", "--emulate"], { cwd: dir, reject: false });
+  assert.is(plan.exitCode, 0, plan.stderr);
+  const m = /~ (cat-stills-\w+)  (stills\/MUG-01_studio-\w+)  \(replaces (cat-stills-\w+)[^\n]*\n\s+prompt: "[^"\n]*studio light" → "[^"\n]*studio lighting"\n\s+results go to (\S+)\n/.exec(plan.stdout);
+  assert.ok(m, plan.stdout);
+  assert.is(m![4], m![2]);
+  await cli(dir, ["--emulate"]);
+  const lock = (await readLockFile(join(dir, "cat.emulate.lock.json")))!;
+  assert.is(lock.tasks[m![1]!]?.dir, m![2], "the run used the folder the plan showed");
+  assert.is(lock.tasks[m![3]!]?.dir, "stills/MUG-01_studio", "the old task keeps its folder");
+  assert.ok(existsSync(join(dir, "out-emulated", ...m![2]!.split("/"))), "the new folder holds the new results");
+});
+
 t("on a terminal: the live block shows per-job totals over the whole plan, spend this run / in all / budget, and the ETA", async () => {
   emu ??= await startEmulator({ timing: { scale: 0.3 } }, { port: 0 });
   const dir = folder();

@@ -13,6 +13,9 @@ import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
+import { planChanges } from "../../report/requestChanges.js";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -58,6 +61,7 @@ export const planCommand = defineCommand({
           lockfile: displayPath(m.lockfilePath, io.cwd),
           all: args.values.all === true,
           ...(outlook ? { outlook } : {}),
+          changes: planChanges(plan, lock, await readFile(join(m.outputsDir, "results.jsonl"), "utf8").catch(() => "")),
         }),
       );
       return ExitCode.Ok;
