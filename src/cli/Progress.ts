@@ -142,7 +142,7 @@ export class Progress {
           this.durations.set(event.job, list);
         }
         if (event.billing) this.addSpend(event.billing);
-        if (mode === "plain" && (event.state === "failed" || event.state === "rejected")) {
+        if (mode !== "quiet" && (event.state === "failed" || event.state === "rejected")) {
           const what = `${event.job} ${event.vars ? describeVars(event.vars) : event.id}`;
           const code = event.error?.code !== undefined ? ` (code ${event.error.code})` : "";
           this.line(`[${seconds(now - this.started)}] ! ${event.state}: ${what}: ${event.error?.message ?? "no reason given"}${code}`);
@@ -157,7 +157,10 @@ export class Progress {
         return;
       case "summary":
         // CI logs end with the totals as they stand at the end, whatever the interval.
-        if (mode === "plain") this.line(this.statusLine());
+        if (mode === "plain") {
+          const last = this.statusLine();
+          if (last.replace(/^\[[^\]]*\] /, "") !== this.lastLine) this.line(last);
+        }
         this.close();
         this.options.stdout.write(formatSummary(event));
         return;
