@@ -181,7 +181,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const told = {
         ...result,
         // Downstream tasks that do not exist yet are still work to do: counted as queued.
-        jobs: withExpected(result.jobs, outlook?.totals, failureGroups && notMadeSince(failureGroups.notMade, notMadeBefore)),
+        // (Only when the run stopped early: a finished run made every downstream task its upstream results allow.)
+        jobs:
+          result.outcome === "done" || result.outcome === "failed"
+            ? result.jobs
+            : withExpected(result.jobs, outlook?.totals, failureGroups && notMadeSince(failureGroups.notMade, notMadeBefore)),
         spendThisRun: spendSince(result.spend, spentBefore),
         ...(manifest.budget ? { budget: manifest.budget } : {}),
         ...(failureGroups ? { failureGroups } : {}),

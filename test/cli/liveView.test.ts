@@ -169,6 +169,10 @@ t("a rerun says it resumes and what it found, counted as the lockfile has it", a
   const done = states.filter((s) => s === "downloaded").length;
   const inFlight = states.filter((s) => s === "submitting" || s === "submitted" || s === "processing" || s === "succeeded").length;
   const failed = states.filter((s) => s === "failed").length;
+  // The stopped run's summary counts the reels not made yet as queued: the whole plan, less what failures removed.
+  const row = /\n  (\w+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)(?=\n)/g;
+  const rows = new Map([...first.stdout.matchAll(row)].map((r) => [r[1]!, Number(r[2])]));
+  assert.is((rows.get("stills") ?? 0) + (rows.get("reels") ?? 0), 18 - 2 * failed, first.stdout);
   const second = await cli(dir, ["--base-url", emu.url, "--no-callbacks"], env);
   const m = /omnibatch: resuming: (\d+) done, (\d+) in flight at the service, (\d+) to create(, (\d+) failed)?\n/.exec(second.stdout);
   assert.ok(m, second.stdout);
