@@ -112,10 +112,16 @@ test("the demo's results.jsonl, task.json and metadata.jsonl say what made every
   const lock = (await readLockFile(join(dir, "manifests", "demo.emulate.lock.json")))!;
   await writeReports({ lock, outputsDir: out, manifestName: "demo", manifest, force: true, emulated: true });
   assert.is(readFileSync(join(out, "results.jsonl"), "utf8"), text);
-  // Without the manifest (old callers): the same lines without request, source and estimate.
+  // Without the manifest (old callers, or tasks the manifest no longer makes): the same lines
+  // without source and estimate; the request recorded before is kept (plan's ~ shows what changed from it).
   await writeReports({ lock, outputsDir: out, manifestName: "demo", force: true, emulated: true });
   const bare = readFileSync(join(out, "results.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
-  assert.equal(bare, lines.map(({ request: _r, source: _s, estimate: _e, ...rest }) => rest));
+  assert.equal(bare, lines.map(({ source: _s, estimate: _e, ...rest }) => rest));
+  // With no earlier record either, no request.
+  rmSync(join(out, "results.jsonl"));
+  await writeReports({ lock, outputsDir: out, manifestName: "demo", force: true, emulated: true });
+  const none = readFileSync(join(out, "results.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.equal(none, lines.map(({ request: _r, source: _s, estimate: _e, ...rest }) => rest));
 });
 
 test("scriptSafeJson: nothing in the data can close the script or open a comment, and it parses back", () => {
