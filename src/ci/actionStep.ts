@@ -5,6 +5,8 @@
 // event, commits the lockfile back, and maps the exit code for a scheduler (stepResult.ts).
 // Tests run it exactly as the runner does: env files, a git checkout with a remote.
 
+import { describeResume } from "../manifest/runTotals.js";
+import { describeVars } from "../manifest/outputFolder.js";
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { appendFileSync } from "node:fs";
@@ -96,11 +98,14 @@ const runOmnibatch = (args: readonly string[], env: NodeJS.ProcessEnv, cwd: stri
       }
       if (event.type === "start") {
         name = event.name;
-        process.stdout.write(`omnibatch: ${event.name}: ${event.tasks} task(s) planned, jobs ${event.jobs.join(", ")}${event.emulated ? " (emulated)" : ""}\n`);
+        const size = event.totals && event.total !== undefined ? `${event.total} task(s): ${Object.entries(event.totals).map(([j, c]) => `${c.total} ${j}`).join(", ")}` : `${event.tasks} task(s), jobs ${event.jobs.join(", ")}`;
+        process.stdout.write(`omnibatch: ${event.name}: ${size}${event.emulated ? " (emulated)" : ""}\n`);
+        if (event.resume) process.stdout.write(`omnibatch: ${describeResume(event.resume)}\n`);
       } else if (event.type === "notice") {
         process.stdout.write(`omnibatch: ${event.level === "warn" ? "warning: " : ""}${event.message}\n`);
       } else if (event.type === "task" && (event.state === "failed" || event.state === "rejected")) {
-        process.stdout.write(`  ${event.state} ${event.id}${event.error ? `: ${event.error.message}` : ""}\n`);
+        const what = event.vars ? `${event.job} ${describeVars(event.vars)}` : event.id;
+        process.stdout.write(`  ${event.state}: ${what}${event.error ? `: ${event.error.message}${event.error.code !== undefined ? ` (code ${event.error.code})` : ""}` : ""}\n`);
       } else if (event.type === "summary") {
         const { type: _type, ...rest } = event;
         summary = rest;

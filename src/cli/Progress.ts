@@ -1,8 +1,10 @@
 // What a person sees while a run works, from the engine's events: on a terminal one
-// status block redrawn in place; without one (CI) a plain line per batch of changes and
-// a summary every 30 s; with --json one NDJSON line per event and nothing else; with
-// --quiet nothing until the end. The final summary table is printed in every mode
-// (as the `summary` event with --json).
+// status block redrawn in place; without one (CI) one line per interval with the totals
+// per job (the whole plan, expected downstream tasks included), spend and ETA, plus a
+// line of its own for each notable event (a failure, a lowered slot limit, a budget
+// stop); with --json one NDJSON line per event and nothing else; with --quiet nothing
+// until the end. The final summary is printed in every mode (the `summary` event with --json).
+// The per-job counts are one list (COUNTS): a new kind of count is one entry there.
 
 import { reviewText } from "../engine/Summary.js";
 import { BigDecimal } from "effect";
@@ -10,8 +12,12 @@ import { formatAmount, parseAmount, plus, ZERO } from "../money/Money.js";
 import { neutralise } from "../api/neutralise.js";
 import type { BillingEntry } from "../api/wire.js";
 import type { TaskState } from "../state/LockFile.js";
-import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
+import type { DownstreamLink, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
 import { resultName } from "../outputs/scanResults.js";
+import { describeVars } from "../manifest/outputFolder.js";
+import { describeResume } from "../manifest/runTotals.js";
+import { formatFailures } from "../report/failureGroups.js";
+import { estimateEta, formatEta, type JobWork } from "./eta.js";
 
 export type ProgressMode = "tty" | "plain" | "json" | "quiet";
 
@@ -19,14 +25,15 @@ export interface ProgressOptions {
   readonly mode: ProgressMode;
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
-  /** Plain mode: a summary line at least this often. Default 30 s. */
+  /** Plain mode: a status line this often. Default 30 s. */
   readonly summaryEveryMs?: number;
-  /** Plain mode: state changes are gathered for this long into one line. Default 1 s. */
-  readonly batchMs?: number;
   /** TTY redraw interval. Default 150 ms. */
   readonly redrawMs?: number;
+  /** The clock (tests). Default Date.now. */
+  readonly now?: () => number;
 }
 
+/** Where a task stands for the view. */
 type Bucket = "done" | "inFlight" | "queued" | "failed";
 
 const bucketOf = (state: TaskState): Bucket =>
@@ -37,6 +44,16 @@ const bucketOf = (state: TaskState): Bucket =>
       : state === "planned"
         ? "queued"
         : "inFlight";
+
+/** One job's counts; `total` is every task the job is expected to have. */
+export type JobCountsView = Record<Bucket, number> & { total: number };
+
+/** The counts shown after `done/total`, in this order, when not zero (a new count is a new entry). */
+const COUNTS: ReadonlyArray<readonly [Exclude<Bucket, "done">, string]> = [
+  ["inFlight", "in flight"],
+  ["queued", "queued"],
+  ["failed", "failed"],
+];
 
 const seconds = (ms: number): string => {
   const s = Math.round(ms / 1000);
@@ -49,23 +66,37 @@ const seconds = (ms: number): string => {
 const pad = (text: string, width: number) => text.padEnd(width);
 const padLeft = (text: string | number, width: number) => String(text).padStart(width);
 
+/** One matrix position of a job, as the view follows it across attempts. */
+interface Slot {
+  readonly job: string;
+  state: TaskState;
+  /** This run saw it go out (its create); undefined for a task already in flight at the start. */
+  startedAt?: number;
+  /** Its first event this run was not a create: it was recorded before (counted in the start's figures). */
+  readonly fromBefore: boolean;
+}
+
+const zeroCounts = (): JobCountsView => ({ total: 0, done: 0, inFlight: 0, queued: 0, failed: 0 });
+
 export class Progress {
-  private readonly states = new Map<string, { job: string; state: TaskState }>();
+  private readonly slots = new Map<string, Slot>();
   private readonly jobs: string[] = [];
+  /** Cash charged by this run, per currency. */
   private readonly spend = new Map<string, BigDecimal.BigDecimal>();
-  private readonly started = Date.now();
-  private pending: Array<{ job: string; state: TaskState }> = [];
+  private readonly now: () => number;
+  private readonly started: number;
+  private readonly durations = new Map<string, number[]>();
+  private start: Extract<RunEvent, { type: "start" }> | undefined;
   private drawnLines = 0;
   private timers: NodeJS.Timeout[] = [];
-  private doneAtStart = 0;
-  private sawStart = false;
 
   constructor(private readonly options: ProgressOptions) {
+    this.now = options.now ?? Date.now;
+    this.started = this.now();
     if (options.mode === "tty") {
       this.timers.push(setInterval(() => this.redraw(), options.redrawMs ?? 150));
     } else if (options.mode === "plain") {
-      this.timers.push(setInterval(() => this.flushBatch(), options.batchMs ?? 1000));
-      this.timers.push(setInterval(() => this.line(this.statusLine()), options.summaryEveryMs ?? 30_000));
+      this.timers.push(setInterval(() => this.intervalLine(), options.summaryEveryMs ?? 30_000));
     }
     for (const t of this.timers) t.unref();
   }
@@ -78,33 +109,60 @@ export class Progress {
       return;
     }
     switch (event.type) {
-      case "start":
-        for (const j of event.jobs) if (!this.jobs.includes(j)) this.jobs.push(j);
-        if (mode !== "quiet") {
-          this.line(`omnibatch: running ${event.name} (${event.tasks} task(s) planned, concurrency ${event.concurrency})${event.emulated ? " on the in-process emulator" : ""}`);
-          if (event.emulated) {
-            this.line(`omnibatch: emulated run: nothing is sent to the service or charged; lockfile ${event.lockfile}, results ${event.outputs}`);
-          }
+      case "start": {
+        this.start = event;
+        for (const j of [...Object.keys(event.totals ?? {}), ...event.jobs]) if (!this.jobs.includes(j)) this.jobs.push(j);
+        if (mode === "quiet") return;
+        const totals = event.totals;
+        const size =
+          totals && event.total !== undefined
+            ? `${event.total} task${event.total === 1 ? "" : "s"}${this.jobs.length > 1 ? `: ${this.jobs.map((j) => `${totals[j]?.total ?? 0} ${j}`).join(", ")}` : ""}`
+            : `${event.tasks} task(s) planned`;
+        this.line(`omnibatch: running ${event.name} (${size}; concurrency ${event.concurrency})${event.emulated ? " on the in-process emulator" : ""}`);
+        if (event.resume) this.line(`omnibatch: ${describeResume(event.resume)}`);
+        if (event.emulated) {
+          this.line(`omnibatch: emulated run: nothing is sent to the service or charged; lockfile ${event.lockfile}, results ${event.outputs}`);
+        } else if (event.budget) {
+          this.line(`omnibatch: budget ${event.budget.max} ${event.budget.currency}; it counts every charge in the lockfile (earlier runs included)`);
         }
         return;
+      }
       case "task": {
         if (!this.jobs.includes(event.job)) this.jobs.push(event.job);
-        const before = this.states.get(event.id);
-        if (!before && event.state === "downloaded" && !this.sawStart) this.doneAtStart++;
-        this.states.set(event.id, { job: event.job, state: event.state });
+        const key = event.dir !== undefined ? `${event.job}\u0000${event.dir}` : event.id;
+        const now = this.now();
+        let slot = this.slots.get(key);
+        if (!slot) {
+          slot = { job: event.job, state: event.state, fromBefore: event.state !== "submitting" && event.state !== "planned" };
+          this.slots.set(key, slot);
+        }
+        slot.state = event.state;
+        if (event.state === "submitting") slot.startedAt = now;
+        if (event.state === "downloaded" && slot.startedAt !== undefined) {
+          const list = this.durations.get(event.job) ?? [];
+          list.push(now - slot.startedAt);
+          this.durations.set(event.job, list);
+        }
         if (event.billing) this.addSpend(event.billing);
-        if (mode === "plain" && event.state !== "planned") {
-          this.pending.push({ job: event.job, state: event.state });
-          if (event.error) this.line(`${event.job}: ${event.id} ${event.state}: ${event.error.message}`);
+        if (mode !== "quiet" && (event.state === "failed" || event.state === "rejected")) {
+          const what = `${event.job} ${event.vars ? describeVars(event.vars) : event.id}`;
+          const code = event.error?.code !== undefined ? ` (code ${event.error.code})` : "";
+          this.line(`[${seconds(now - this.started)}] ! ${event.state}: ${what}: ${event.error?.message ?? "no reason given"}${code}`);
         }
         return;
       }
       case "notice":
         if (mode === "quiet") {
           if (event.level === "warn") this.options.stderr.write(`omnibatch: ${neutralise(event.message)}\n`);
-        } else this.line(`${event.level === "warn" ? "! " : ""}${event.message}`);
+        } else if (mode === "plain") this.line(`[${seconds(this.now() - this.started)}] ${event.level === "warn" ? "! " : ""}${event.message}`);
+        else this.line(`${event.level === "warn" ? "! " : ""}${event.message}`);
         return;
       case "summary":
+        // CI logs end with the totals as they stand at the end, whatever the interval.
+        if (mode === "plain") {
+          const last = this.statusLine();
+          if (last.replace(/^\[[^\]]*\] /, "") !== this.lastLine) this.line(last);
+        }
         this.close();
         this.options.stdout.write(formatSummary(event));
         return;
@@ -115,83 +173,122 @@ export class Progress {
   close(): void {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
-    if (this.options.mode === "plain") this.flushBatch();
     this.clearBlock();
+  }
+
+  /** The image charges name no currency: they are in the account's (the budget's, or the one spent in before). */
+  private defaultCurrency(): string {
+    return this.start?.budget?.currency ?? Object.keys(this.start?.spentBefore ?? {})[0] ?? "";
   }
 
   private addSpend(billing: readonly BillingEntry[]) {
     for (const b of billing) {
       if (b.charge_type !== "cash") continue;
-      const cur = b.currency ?? "";
+      const cur = b.currency ?? this.defaultCurrency();
       const amount = parseAmount(b.amount);
       if (amount === undefined || BigDecimal.isNegative(amount)) continue;
       this.spend.set(cur, plus(this.spend.get(cur) ?? ZERO, amount));
     }
   }
 
-  private counts() {
-    const perJob = new Map<string, Record<Bucket, number>>();
-    for (const j of this.jobs) perJob.set(j, { done: 0, inFlight: 0, queued: 0, failed: 0 });
-    for (const { job, state } of this.states.values()) {
-      const c = perJob.get(job) ?? { done: 0, inFlight: 0, queued: 0, failed: 0 };
-      c[bucketOf(state)]++;
-      perJob.set(job, c);
+  /** Per job: the start's figures (the whole plan) brought up to date by the events since. */
+  counts(): Map<string, JobCountsView> {
+    const outlook: Readonly<Record<string, JobOutlook>> = this.start?.totals ?? {};
+    const seen = new Map<string, JobCountsView & { fromBefore: number }>();
+    for (const j of this.jobs) seen.set(j, { ...zeroCounts(), fromBefore: 0 });
+    for (const slot of this.slots.values()) {
+      const c = seen.get(slot.job) ?? { ...zeroCounts(), fromBefore: 0 };
+      c[bucketOf(slot.state)]++;
+      if (slot.fromBefore) c.fromBefore++;
+      seen.set(slot.job, c);
     }
-    return perJob;
-  }
-
-  private spendText(): string {
-    if (this.spend.size === 0) return "nothing charged yet";
-    return [...this.spend].map(([cur, amount]) => `${formatAmount(amount)} ${cur}`.trim()).join(", ");
-  }
-
-  private eta(done: number, total: number): string {
-    const elapsed = Date.now() - this.started;
-    const doneHere = done - this.doneAtStart;
-    if (doneHere <= 0 || total <= done) return "";
-    const rate = doneHere / elapsed;
-    return `, ETA ~${seconds((total - done) / rate)}`;
-  }
-
-  private statusLine(): string {
-    let done = 0;
-    let total = 0;
-    const parts: string[] = [];
-    for (const [job, c] of this.counts()) {
-      const all = c.done + c.inFlight + c.queued + c.failed;
-      done += c.done;
-      total += all;
-      parts.push(`${job} ${c.done}/${all}${c.inFlight ? ` (${c.inFlight} in flight)` : ""}${c.failed ? ` ${c.failed} failed` : ""}`);
+    const out = new Map<string, JobCountsView>();
+    // Downstream work an upstream failure removes (upstream jobs come first in the links).
+    const notMade = new Map<string, number>();
+    const links: readonly DownstreamLink[] = this.start?.downstream ?? [];
+    for (const j of this.jobs) {
+      const o = outlook[j];
+      const s = seen.get(j)!;
+      const done = (o?.done ?? 0) + s.done;
+      const failed = (o?.failed ?? 0) + s.failed;
+      // Tasks in flight at the start that have not been heard of yet are still in flight.
+      const inFlight = s.inFlight + Math.max(0, (o?.inFlight ?? 0) - s.fromBefore);
+      const expected = Math.max(0, (o?.total ?? 0) - (notMade.get(j) ?? 0));
+      const total = Math.max(expected, done + failed + inFlight + s.queued);
+      out.set(j, { total, done, inFlight, failed, queued: total - done - failed - inFlight });
+      for (const link of links) {
+        if (link.upstream !== j) continue;
+        // The plan already left out what tasks failed before this run would have made.
+        const lost = s.failed + (notMade.get(j) ?? 0);
+        notMade.set(link.job, (notMade.get(link.job) ?? 0) + Math.round(lost * link.perUpstreamTask));
+      }
     }
-    return `[${seconds(Date.now() - this.started)}] ${parts.join("; ")}; spend ${this.spendText()}${this.eta(done, total)}`;
+    return out;
   }
 
-  /** One line for the changes since the last: per job, how many tasks reached which state. */
-  private flushBatch() {
-    if (this.pending.length === 0) return;
-    const perJob = new Map<string, Map<TaskState, number>>();
-    for (const { job, state } of this.pending) {
-      const m = perJob.get(job) ?? new Map<TaskState, number>();
-      m.set(state, (m.get(state) ?? 0) + 1);
-      perJob.set(job, m);
+  /** The ETA from the work left: not started × typical duration ÷ slots, plus what is in flight. */
+  eta(counts = this.counts()): string {
+    const now = this.now();
+    const work: JobWork[] = [];
+    for (const [job, c] of counts) {
+      const ages: number[] = [];
+      for (const slot of this.slots.values()) {
+        if (slot.job === job && bucketOf(slot.state) === "inFlight") ages.push(slot.startedAt === undefined ? 0 : now - slot.startedAt);
+      }
+      while (ages.length < c.inFlight) ages.push(0);
+      work.push({ notStarted: c.queued, inFlightAges: ages, durations: this.durations.get(job) ?? [] });
     }
-    this.pending = [];
-    const parts = [...perJob].map(([job, m]) => `${job}: ${[...m].map(([state, n]) => `${n} ${state}`).join(", ")}`);
-    this.line(`[${seconds(Date.now() - this.started)}] ${parts.join("; ")}`);
+    return formatEta(estimateEta(work, this.start?.concurrency ?? 1));
   }
 
-  private block(): string[] {
+  /** `1.12 USD this run, 7.68 USD in all, budget 15 USD`. */
+  spendText(): string {
+    const before = this.start?.spentBefore ?? {};
+    const currencies = [...new Set([...Object.keys(before), ...this.spend.keys(), ...(this.start?.budget ? [this.start.budget.currency] : [])])];
+    const parts = currencies.map((c) => {
+      const now = this.spend.get(c) ?? ZERO;
+      const all = plus(now, parseAmount(before[c] ?? "0") ?? ZERO);
+      return `${formatAmount(now)} ${c} this run, ${formatAmount(all)} ${c} in all`.replace(/  +/g, " ");
+    });
+    const budget = this.start?.budget ? `, budget ${this.start.budget.max} ${this.start.budget.currency}` : "";
+    return `${parts.length ? parts.join("; ") : "nothing charged yet"}${budget}`;
+  }
+
+  /** The CI line: `[1m30s] stills 12/12 done · reels 10/24 done, 4 in flight, 10 queued · 3.76 USD this run · ETA 2m`. */
+  statusLine(): string {
+    const counts = this.counts();
+    const jobs = [...counts].map(([job, c]) => {
+      const more = COUNTS.filter(([k]) => c[k] > 0).map(([k, label]) => `${c[k]} ${label}`);
+      return `${job} ${c.done}/${c.total} done${more.length ? `, ${more.join(", ")}` : ""}`;
+    });
+    const spent = [...this.spend].map(([cur, a]) => `${formatAmount(a)} ${cur}`.trim());
+    const left = [...counts.values()].some((c) => c.inFlight + c.queued > 0);
+    return `[${seconds(this.now() - this.started)}] ${jobs.join(" · ")} · ${spent.length ? `${spent.join(", ")} this run` : "nothing charged yet"}${left ? ` · ETA ${this.eta(counts)}` : ""}`;
+  }
+
+  private lastLine = "";
+  private repeats = 0;
+
+  /** Plain mode, each interval: the status line, unless it would repeat the last one (then at most every 5th interval). */
+  private intervalLine() {
+    const line = this.statusLine();
+    const body = line.replace(/^\[[^\]]*\] /, "");
+    if (body === this.lastLine && ++this.repeats < 5) return;
+    this.lastLine = body;
+    this.repeats = 0;
+    this.line(line);
+  }
+
+  /** The terminal block: a row per job, then spend and time. */
+  block(): string[] {
     const counts = this.counts();
     const width = Math.max(4, ...this.jobs.map((j) => j.length));
-    let done = 0;
-    let total = 0;
     const rows = [...counts].map(([job, c]) => {
-      const all = c.done + c.inFlight + c.queued + c.failed;
-      done += c.done;
-      total += all;
-      return `  ${pad(job, width)}  ${padLeft(`${c.done}/${all}`, 9)} done  ${padLeft(c.inFlight, 4)} in flight  ${padLeft(c.queued, 4)} queued  ${padLeft(c.failed, 4)} failed`;
+      const cells = COUNTS.map(([k, label]) => `${padLeft(c[k], 4)} ${label}`).join("  ");
+      return `  ${pad(job, width)}  ${padLeft(`${c.done}/${c.total}`, 9)} done  ${cells}`;
     });
-    return [...rows, `  elapsed ${seconds(Date.now() - this.started)}, spend ${this.spendText()}${this.eta(done, total)}`];
+    const left = [...counts.values()].some((c) => c.inFlight + c.queued > 0);
+    return [...rows, `  spend ${this.spendText()}`, `  elapsed ${seconds(this.now() - this.started)}${left ? `, ETA ${this.eta(counts)}` : ""}`];
   }
 
   private clearBlock() {
@@ -241,6 +338,10 @@ export const formatSummary = (s: RunSummary): string => {
     refused: "the account refused; nothing more was submitted",
     lost: "results are lost (see above): their records stay in the lockfile; 'run --recreate-lost' makes them again, at a cost",
   };
+  const thisRun = s.spendThisRun;
+  const spendLine = spend.length
+    ? spend.map(([c, a]) => (thisRun ? `${thisRun[c] ?? "0"} ${c} this run, ${a} ${c} in all` : `${a} ${c}`)).join("; ")
+    : "nothing charged";
   const lines = [
     "",
     ...(s.emulated
@@ -253,16 +354,23 @@ export const formatSummary = (s: RunSummary): string => {
     header,
     ...rows,
     "",
-    `  spend:     ${spend.length ? spend.map(([c, a]) => `${a} ${c}`).join(", ") : "nothing charged"}${s.emulated && spend.length ? " (emulated, not real)" : ""}`,
+    `  spend:     ${spendLine}${s.budget ? `, budget ${s.budget.max} ${s.budget.currency}` : ""}${s.emulated && spend.length ? " (emulated, not real)" : ""}`,
     `  this run:  ${s.created} created, ${s.adopted} found already at the service, ${s.downloaded} file(s) downloaded, ${seconds(s.elapsedMs)}`,
     `  results:   ${s.outputs}`,
     ...(s.reports.length ? [`  reports:   ${s.reports.join(", ")}`] : []),
     `  lockfile:  ${s.lockfile}`,
     ...reviewLines(s),
   ];
-  if (s.failures.length > 0) {
+  const groups = s.failureGroups;
+  if (groups && groups.groups.length > 0) {
+    const n = groups.groups.reduce((k, g) => k + g.tasks.length, 0);
+    lines.push("", `  failed / rejected (${n}), by reason:`, ...formatFailures(groups).map((l) => `  ${l}`));
+  } else if (s.failures.length > 0) {
     lines.push("", "  failed / rejected:");
-    for (const f of s.failures.slice(0, 20)) lines.push(`    ${f.id} (${f.job}): ${f.state}${f.code !== undefined ? ` ${f.code}` : ""}: ${f.message}`);
+    for (const f of s.failures.slice(0, 20)) {
+      const what = f.vars ? `${f.job} ${describeVars(f.vars)}` : f.job;
+      lines.push(`    ${what}  ${f.id}: ${f.state}${f.code !== undefined ? ` (code ${f.code})` : ""}: ${f.message}`);
+    }
     if (s.failures.length > 20) lines.push(`    ... and ${s.failures.length - 20} more (see results.jsonl)`);
   }
   const lost = s.lost ?? [];

@@ -3,6 +3,7 @@
 // the one place that announces a task's change of state. It keeps the run's view of the
 // records (the LockStore's, read once at start) and the running sum of cash charged.
 
+import { join } from "node:path";
 import { BigDecimal, Effect } from "effect";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockTask, TaskState } from "../state/LockFile.js";
@@ -41,15 +42,20 @@ export const freshRecord = (identity: Identity, state: TaskState, now: number): 
   ...(identity.upstream ? { upstream: identity.upstream } : {}),
 });
 
-/** The task event for a record that just changed state. */
-const taskEvent = (id: string, next: LockTask): RunEvent => ({
+/** The task event for a record that just changed state: what made it (job, matrix values, folder) and, once downloaded, its files. */
+const taskEvent = (id: string, next: LockTask, outputsDir: string | undefined): RunEvent => ({
   type: "task",
   id,
   job: next.job,
   state: next.state,
+  vars: next.vars,
+  dir: next.dir,
   ...(next.task_id ? { task_id: next.task_id } : {}),
   ...(next.error ? { error: { ...(next.error.code !== undefined ? { code: next.error.code } : {}), message: next.error.message } } : {}),
   ...(next.state === "downloaded" ? { files: next.outputs.filter((o) => o.path && o.deleted_at === undefined).length } : {}),
+  ...(next.state === "downloaded" && outputsDir !== undefined
+    ? { paths: next.outputs.flatMap((o) => (o.path ? [join(outputsDir, ...o.path.split("/"))] : [])) }
+    : {}),
   ...((next.state === "succeeded" || next.state === "failed") && next.billing.length > 0 ? { billing: next.billing } : {}),
 });
 
@@ -64,6 +70,8 @@ export class Recorder {
     private readonly emit: (event: RunEvent) => void,
     private readonly budgetCurrency: string,
     readonly records: Map<string, LockTask>,
+    /** The outputs folder: task events name downloaded files by absolute path. */
+    private readonly outputsDir?: string,
   ) {}
 
   get(id: string): LockTask | undefined {
@@ -89,7 +97,7 @@ export class Recorder {
       const current = this.records.get(task.id) ?? freshRecord(identityOf(task), "planned", now);
       const next: LockTask = { ...current, ...patch, updated_at: now };
       const changed = current.state !== next.state;
-      return Effect.tap(this.put(task.id, next), () => Effect.sync(() => changed && this.emit(taskEvent(task.id, next))));
+      return Effect.tap(this.put(task.id, next), () => Effect.sync(() => changed && this.emit(taskEvent(task.id, next, this.outputsDir))));
     });
   }
 

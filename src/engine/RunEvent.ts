@@ -5,9 +5,31 @@
 import type { BillingEntry } from "../api/wire.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import type { TaskState } from "../state/LockFile.js";
+import type { Failures } from "../report/failureGroups.js";
 
 /** `review`: everything that could be done is done, and outputs await a person's review (exit 3). lost: every task ended, but results the lockfile records are neither here nor at the service (exit 6). */
 export type RunOutcome = "done" | "failed" | "pending" | "review" | "budget" | "refused" | "lost";
+
+/** What the run found and expects, per job, from the plan (src/manifest/runTotals.ts). */
+export interface JobOutlook {
+  /** Every task the job is expected to have: recorded, to create, and expected downstream ones. */
+  readonly total: number;
+  /** Results on disk already. */
+  readonly done: number;
+  /** Created (or finished) at the service, results not on disk yet. */
+  readonly inFlight: number;
+  /** Failed with no attempt left. */
+  readonly failed: number;
+  /** To create now, plus expected downstream tasks that wait on their upstream job. */
+  readonly toCreate: number;
+}
+
+/** A for_each job and about how many of its tasks one upstream task gives. */
+export interface DownstreamLink {
+  readonly job: string;
+  readonly upstream: string;
+  readonly perUpstreamTask: number;
+}
 
 export type RunEvent =
   | {
@@ -21,6 +43,19 @@ export type RunEvent =
       readonly concurrency: number;
       /** Against an in-process emulator, with the emulated lockfile and outputs. */
       readonly emulated?: true;
+      /** When it happened (ISO 8601); every event of `omnibatch run` carries it. */
+      readonly at?: string;
+      /** Every task of the run, expected downstream ones included (`tasks` counts only the jobs without for_each). */
+      readonly total?: number;
+      /** Per job, in the jobs' order: the whole plan (see JobOutlook). */
+      readonly totals?: Readonly<Record<string, JobOutlook>>;
+      /** Set when the lockfile already recorded tasks of this manifest: the run resumes. */
+      readonly resume?: { readonly done: number; readonly inFlight: number; readonly failed: number; readonly toCreate: number };
+      /** Cash the lockfile recorded before this run, per currency (decimal strings). */
+      readonly spentBefore?: Readonly<Record<string, string>>;
+      readonly budget?: { readonly max: string; readonly currency: string };
+      /** The for_each links, so a view can drop downstream work an upstream failure removes. */
+      readonly downstream?: readonly DownstreamLink[];
     }
   | {
       /** One task changed state. */
@@ -33,12 +68,20 @@ export type RunEvent =
       readonly files?: number;
       /** What the service charged, on the step where the task finished. */
       readonly billing?: readonly BillingEntry[];
+      readonly at?: string;
+      /** The task's matrix values (and, downstream, `item`). */
+      readonly vars?: Readonly<Record<string, unknown>>;
+      /** Its results folder, relative to the outputs folder (one per matrix position). */
+      readonly dir?: string;
+      /** On `downloaded`: the files written, absolute paths. */
+      readonly paths?: readonly string[];
     }
   | {
       /** Something worth a line: a lowered slot limit, a stop reason, a recovered create. */
       readonly type: "notice";
       readonly level: "info" | "warn";
       readonly message: string;
+      readonly at?: string;
     }
   | ({ readonly type: "summary" } & RunSummary);
 
@@ -74,7 +117,21 @@ export interface RunSummary {
   readonly adopted: number;
   /** Files written by this run. */
   readonly downloaded: number;
-  readonly failures: ReadonlyArray<{ readonly id: string; readonly job: string; readonly state: TaskState; readonly code?: number; readonly message: string }>;
+  readonly failures: ReadonlyArray<{
+    readonly id: string;
+    readonly job: string;
+    readonly state: TaskState;
+    readonly code?: number;
+    readonly message: string;
+    /** Its matrix values. */
+    readonly vars?: Readonly<Record<string, unknown>>;
+  }>;
+  /** The lockfile's failures grouped by reason, named by job and matrix values, with what they leave unmade downstream. */
+  readonly failureGroups?: Failures;
+  /** Cash charged by this run, per currency (the rest of `spend` was spent before). */
+  readonly spendThisRun?: Readonly<Record<string, string>>;
+  readonly budget?: { readonly max: string; readonly currency: string };
+  readonly at?: string;
   readonly elapsedMs: number;
   /** Answers 1303 seen (each cost a request, nothing else). */
   readonly noSlotAnswers: number;

@@ -63,6 +63,7 @@ export const summarize = (
           state: e.phase,
           ...(rec?.error?.code !== undefined ? { code: rec.error.code } : {}),
           message: rec?.error?.message ?? "",
+          vars: e.task.vars,
         });
         break;
       case "waiting":

@@ -1,7 +1,8 @@
 // Keeps every task's results in a folder of its own across manifest changes. A changed
 // task (`~` in plan) has a new id but the same matrix values, so the same default folder
 // as the task it replaces, which stays in the lockfile with its paid, downloaded files:
-// downloading the new one there would overwrite them. Such a task gets a suffixed folder.
+// downloading the new one there would overwrite them. Such a task gets a suffixed folder
+// (the rule is src/manifest/resultFolder.ts, which `plan` shows too).
 
 import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
 import { folderHolders, placedFolder } from "../manifest/taskFiles.js";

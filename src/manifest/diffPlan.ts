@@ -9,9 +9,10 @@ import type { LoadedManifest } from "./LoadedManifest.js";
 import { type Amount, amountOf, formatAmount, plus, times } from "../money/Money.js";
 import { join } from "node:path";
 import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
-import { folderHolders, placedFolder, plannedFiles, type FolderHolders } from "./taskFiles.js";
+import { plannedFiles } from "./taskFiles.js";
 import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
+import { folderHolders, resultFolder } from "./resultFolder.js";
 
 export type PlanMark = "+" | "=" | "~" | "-" | "…";
 
@@ -154,31 +155,32 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   /** Tasks with no attempt in the lockfile: `+` or `~`, decided once every match is known. */
   const unmatched: { task: PlannedTask; at: number }[] = [];
   const anyLocked = Object.keys(lockTasks).length > 0;
+  const holders = anyLocked ? folderHolders(Object.entries(lockTasks)) : new Map<string, string>();
 
-  let holders: FolderHolders | undefined;
-  /** `{ placed }` when the run's own rule puts the task's files elsewhere than its folder. */
+  /** `{ placed }` when the run's own rule puts the task's files elsewhere than its default folder. */
   const placedOf = (task: PlannedTask): { placed?: string } => {
     if (!anyLocked) return {};
-    holders ??= folderHolders(Object.entries(lockTasks));
-    const placed = placedFolder(task, lockTasks[task.id]?.dir, holders);
+    const placed = resultFolder(task, lockTasks[task.id]?.dir, holders);
     return placed === task.dir ? {} : { placed };
   };
 
-  const create = (task: PlannedTask): PlanEntry =>
+  const create = (task: PlannedTask, dir: string): PlanEntry =>
     task.estimate
-      ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, estimate: task.estimate, ...placedOf(task) }
-      : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir: task.dir, task, ...placedOf(task) };
+      ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task, estimate: task.estimate }
+      : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task };
 
   const classify = (task: PlannedTask): void => {
     if (!anyLocked) {
       // Nothing recorded at all: the common case of a first run.
-      entries.push(create(task));
+      entries.push(create(task, task.dir));
       return;
     }
+    // Where its results really go (the run's rule): its own record's folder, or a folder of its own.
+    const folder = resultFolder(task, lockTasks[task.id]?.dir, holders);
     const chain: [string, LockTask][] = [];
     const direct = lockTasks[task.id];
     if (direct) chain.push([task.id, direct]);
-    const later = retries.size ? retries.get(slotKey(task.job, task.dir)) : undefined;
+    const later = retries.size ? retries.get(slotKey(task.job, folder)) : undefined;
     if (later) {
       for (const [id, t] of later) {
         if (id !== task.id && manifest.withAttempt(task, t.attempt).requestHash === t.request_hash) chain.push([id, t]);
@@ -186,7 +188,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     }
     if (chain.length === 0) {
       unmatched.push({ task, at: entries.length });
-      entries.push(create(task));
+      entries.push(create(task, folder));
       return;
     }
     let latestId = chain[0]![0];
@@ -200,11 +202,12 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     }
     const state = latest.state;
     if (DONE.has(state)) {
-      outputsOf.set(task.id, outputCount(latest));
+      // Succeeded but not downloaded yet: its outputs are not recorded, it still makes what it asked for.
+      if (state === "downloaded" || outputCount(latest) > 0) outputsOf.set(task.id, outputCount(latest));
       finished.set(task.id, [latestId, latest]);
-      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: task.dir, state });
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state });
     } else if (IN_FLIGHT.has(state)) {
-      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: task.dir, state, inFlight: true });
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, inFlight: true });
     } else if (state === "failed") {
       const attempts = 1 + task.retryFailed;
       const renew = latest.attempt >= attempts && options.renewFailed?.(task) === true;
@@ -215,7 +218,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
           id: next.id,
           job: task.job,
           vars: task.vars,
-          dir: task.dir,
+          dir: folder,
           state,
           attempt: next.attempt,
           task: next,
@@ -225,7 +228,9 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         });
       } else {
         const note = attempts > 1 ? "failed, no retries left" : "failed";
-        entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: task.dir, state, note });
+        // It makes nothing: no downstream task waits on it.
+        outputsOf.set(task.id, 0);
+        entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note });
       }
     } else {
       // planned (never sent) or rejected (the service refused it): create it (again).
@@ -235,7 +240,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         id: again.id,
         job: task.job,
         vars: task.vars,
-        dir: task.dir,
+        dir: folder,
         state,
         task: again,
         ...(again.estimate ? { estimate: again.estimate } : {}),

@@ -40,6 +40,19 @@ const line = (e: PlanEntry): string => {
   return `  ${e.mark} ${e.id}  ${where}${extra.length ? `  (${extra.join("; ")})` : ""}`;
 };
 
+/** Under a `~` task: the request fields that changed, and that its results go to a folder of their own. */
+const changeLines = (e: PlanEntry, changes: ReadonlyMap<string, readonly string[] | undefined>): string[] => {
+  const what = changes.get(e.id);
+  const out =
+    what === undefined
+      ? [`      (what changed is not known: no report recorded the request of ${e.replaces?.join(", ")}; 'omnibatch report' keeps it from now on)`]
+      : what.length === 0
+        ? ["      (prompt, settings and inputs as shown are the same: the take or an input's content changed)"]
+        : what.map((w) => `      ${w}`);
+  if (e.dir) out.push(`      results go to ${e.dir}`);
+  return out;
+};
+
 const countRow = (name: string, c: PlanCounts, width: number): string =>
   `  ${name.padEnd(width)}  ${MARKS.map((m) => String(c[m]).padStart(6)).join("")}${c.inFlight ? `   (${c.inFlight} in flight)` : ""}`;
 
@@ -49,6 +62,8 @@ export interface PlanDisplay {
   /** List unchanged (`=`) tasks one per line too. */
   readonly all?: boolean;
   readonly outlook?: BudgetOutlook;
+  /** `~` tasks: what changed from the request of the task replaced (undefined: not recorded). */
+  readonly changes?: ReadonlyMap<string, readonly string[] | undefined>;
 }
 
 /** `stills: 12 awaiting review (3 approved, 1 rejected); reels: 12 waiting on review`. */
@@ -93,7 +108,10 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
         }
         continue;
       }
-      for (const e of ofMark.slice(0, LIST_LIMIT)) shown.push(line(e));
+      for (const e of ofMark.slice(0, LIST_LIMIT)) {
+        shown.push(line(e));
+        if (e.mark === "~" && display.changes) shown.push(...changeLines(e, display.changes));
+      }
       if (ofMark.length > LIST_LIMIT) shown.push(`  ${mark} ... and ${ofMark.length - LIST_LIMIT} more (see --json)`);
     }
     if (changes === 0 && !display.all) continue;

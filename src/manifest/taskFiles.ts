@@ -3,30 +3,12 @@
 // the run (engine/ownFolders.ts) and for plan, so plan shows the names a run will use.
 // Pure: the lockfile's records come in as data.
 
-import type { LockTask } from "../state/LockFile.js";
 import { fileNameFor, usualExtension, type OutputRef } from "../outputs/OutputPaths.js";
 import { imageOutputs } from "../rules/outputCount.js";
 import type { PlannedTask } from "./PlannedTask.js";
 
-/** Folder -> the task whose recorded files it holds. */
-export type FolderHolders = ReadonlyMap<string, string>;
-
-/** The folders the lockfile's tasks hold files in. */
-export const folderHolders = (lock: Iterable<readonly [string, LockTask]>): Map<string, string> => {
-  const holder = new Map<string, string>();
-  for (const [id, t] of lock) if (t.outputs.some((o) => o.path !== undefined)) holder.set(t.dir, id);
-  return holder;
-};
-
-/**
- * The folder a task's results go to: the one the lockfile recorded for it, else its own
- * unless another task's files are there (a changed task, `~`): then `<folder>-<last 6 of its id>`.
- */
-export const placedFolder = (task: PlannedTask, recordedDir: string | undefined, holders: FolderHolders): string => {
-  if (recordedDir !== undefined) return recordedDir;
-  const taken = holders.get(task.dir);
-  return taken !== undefined && taken !== task.id ? `${task.dir}-${task.id.slice(-6)}` : task.dir;
-};
+// The folder rule itself lives in resultFolder.ts (one rule for the run and for plan).
+export { folderHolders, resultFolder as placedFolder, type FolderHolders } from "./resultFolder.js";
 
 /**
  * The files a task is expected to make, relative to the outputs folder, named as the

@@ -38,6 +38,8 @@ export const times = (a: Amount, k: number | bigint): Amount => BigDecimal.multi
 
 export const plus = (a: Amount, b: Amount): Amount => BigDecimal.sum(a, b);
 
+export const minus = (a: Amount, b: Amount): Amount => BigDecimal.subtract(a, b);
+
 export const sum = (amounts: Iterable<Amount>): Amount => BigDecimal.sumAll(amounts);
 
 /** Plain text, trailing zeros dropped, at least `minScale` digits after the point (2 for money in reports). */

@@ -5,7 +5,7 @@
 // anomaly). Pure.
 
 import type { BillingEntry } from "../api/wire.js";
-import { type Amount, amountOf, max, sum, ZERO } from "./Money.js";
+import { type Amount, amountOf, formatAmount, max, minus, sum, ZERO } from "./Money.js";
 
 export const cashCharged = (billing: readonly BillingEntry[], currency: string): Amount =>
   sum(
@@ -13,3 +13,21 @@ export const cashCharged = (billing: readonly BillingEntry[], currency: string):
       .filter((b) => b.charge_type === "cash" && (b.currency === undefined || b.currency === currency))
       .map((b) => max(amountOf(b.amount), ZERO)),
   );
+
+/** Cash charged per currency over many tasks' billing (decimal strings); `also` is listed at 0 when nothing was charged in it. */
+export const cashByCurrency = (billings: Iterable<readonly BillingEntry[]>, also?: string): Record<string, string> => {
+  const all = [...billings].flat();
+  const currencies = new Set<string>();
+  for (const b of all) if (b.charge_type === "cash" && b.currency) currencies.add(b.currency);
+  if (also) currencies.add(also);
+  const out: Record<string, string> = {};
+  for (const c of [...currencies].sort()) out[c] = formatAmount(cashCharged(all, c));
+  return out;
+};
+
+/** `after − before`, per currency of `after`, never below 0 (decimal strings). */
+export const spendSince = (after: Readonly<Record<string, string>>, before: Readonly<Record<string, string>>): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const [c, a] of Object.entries(after)) out[c] = formatAmount(max(minus(amountOf(a), amountOf(before[c])), ZERO));
+  return out;
+};

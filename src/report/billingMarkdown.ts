@@ -44,7 +44,8 @@ export const formatBillingMarkdown = (summary: BillingSummary, deletions: readon
   const lines: string[] = [`# omnibatch billing: ${summary.name}`, ""];
   const stateCounts = Object.entries(summary.states)
     .filter(([, n]) => n > 0)
-    .map(([s, n]) => `${n} ${s}`)
+    // A task not started yet is queued (the lockfile's state name `planned` is not for people).
+    .map(([s, n]) => `${n} ${s === "planned" ? "queued" : s}`)
     .join(", ");
   lines.push(`${summary.tasks} tasks${stateCounts ? `: ${stateCounts}` : ""}.`, "");
 

@@ -89,6 +89,6 @@ export const formatFailures = (f: Failures, limit = 10): string[] => {
     if (g.tasks.length > limit) out.push(`    ... and ${g.tasks.length - limit} more (--json lists all)`);
   }
   const cut = Object.entries(f.notMade);
-  if (cut.length) out.push(`  therefore not made: ${cut.map(([job, n]) => `${n} ${job} task(s)`).join(", ")}`);
+  for (const [job, n] of cut) out.push(`  ${n} ${job} task(s) will not be made (their upstream task failed)`);
   return out;
 };

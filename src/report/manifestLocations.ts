@@ -26,7 +26,7 @@ export interface ManifestLocations {
 }
 
 /** For each for_each job, about how many of its tasks one upstream task gives; each job's retry_failed. */
-const shapeOf = (m: LoadedManifest): ManifestShape => {
+export const shapeOf = (m: Pick<LoadedManifest, "jobs" | "tasks" | "expectedDownstreamCount">): ManifestShape => {
   const expected = new Map<string, number>();
   for (const job of m.jobs) {
     expected.set(job.id, job.upstream ? m.expectedDownstreamCount(job.id) : m.tasks.filter((t) => t.job === job.id).length);

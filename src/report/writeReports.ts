@@ -1,7 +1,7 @@
 // Writes the reports of a lockfile into the outputs folder (results.jsonl, billing.csv,
 // billing.json, billing.md, report.html), each atomically, a task.json beside each
 // task's files and a metadata.jsonl in each job's folder, and appends the Markdown
-// summary (with where the report is) to $GITHUB_STEP_SUMMARY when set. The content
+// summary (with where the report is, after the caller's head: a run's outcome) to $GITHUB_STEP_SUMMARY when set. The content
 // comes from the pure formatters beside it; the request behind each task comes from the
 // compiled manifest when the caller passes it.
 
@@ -78,6 +78,8 @@ export interface ReportInput {
   readonly scanResults?: boolean;
   /** A line the step summary adds (outputs awaiting review: `stills: 12 awaiting review; ...`). */
   readonly stepSummaryNote?: string;
+  /** Markdown put first in $GITHUB_STEP_SUMMARY, before the billing tables (a run's outcome). */
+  readonly stepHead?: string;
 }
 
 export interface ReportOutput {
@@ -235,8 +237,11 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   }
   const stepSummary = input.env?.GITHUB_STEP_SUMMARY;
   if (stepSummary) {
+    const markdown = markdownOf();
+    // A head (the run's outcome) already says whether the run was emulated.
+    const billingPart = input.stepHead !== undefined && input.emulated && markdown.startsWith(EMULATED_BANNER) ? markdown.slice(EMULATED_BANNER.length) : markdown;
     const note = input.stepSummaryNote ? `\n**${input.stepSummaryNote}**\n` : "";
-    await appendFile(stepSummary, `${markdownOf()}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n${note}`);
+    await appendFile(stepSummary, `${input.stepHead ?? ""}${billingPart}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n${note}`);
   }
   return {
     files,

@@ -27,18 +27,56 @@ import { Engine } from "../engine/Engine.js";
 import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
 import { ownFolders } from "../engine/ownFolders.js";
 import { reviewText } from "../engine/Summary.js";
-import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
-import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import type { RunSelection } from "../engine/RunSelection.js";
 import { lockDigest, PlanStale } from "../manifest/savedPlan.js";
 import type { LockTask } from "../state/LockFile.js";
 import { checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
-import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import type { JobCounts, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
+import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import { diffPlan, supersessions } from "../manifest/diffPlan.js";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
+import { runTotals } from "../manifest/runTotals.js";
+import { cashByCurrency, spendSince } from "../money/charges.js";
+import { groupFailures } from "../report/failureGroups.js";
+import { formatRunStepSummary } from "../ci/runStepSummary.js";
+import { shapeOf } from "../report/manifestLocations.js";
 import type { LockFile } from "../state/LockFile.js";
 
-/** A whole compiled manifest (the CLI's), not only what the engine needs: plan can be made of it. */
-const isLoaded = (m: RunnableManifest): m is LoadedManifest => "expectedDownstreamCount" in m && "downstreamEstimate" in m;
+/** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
+type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream">;
+
+const isLoaded = (m: RunnableManifest): m is RunnableManifest & LoadedManifest => "expectedDownstreamCount" in m && "downstreamEstimate" in m;
+
+const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: boolean, spentBefore: Record<string, string>): StartOutlook => {
+  const base: StartOutlook = { spentBefore, ...(manifest.budget ? { budget: manifest.budget } : {}) };
+  if (!isLoaded(manifest)) return base;
+  const totals = runTotals(diffPlan(manifest, Object.keys(lock.tasks).length ? lock : undefined), emulated);
+  return {
+    ...base,
+    total: totals.total,
+    totals: totals.jobs,
+    ...(totals.resume ? { resume: totals.resume } : {}),
+    downstream: shapeOf(manifest).downstream,
+  };
+};
+
+/** The run's counts per job with the tasks expected but not made yet (downstream of unfinished work) as queued. */
+export const withExpected = (
+  jobs: RunSummary["jobs"],
+  totals: Readonly<Record<string, JobOutlook>> | undefined,
+  notMade: Readonly<Record<string, number>> | undefined,
+): RunSummary["jobs"] => {
+  if (!totals) return jobs;
+  const out: Record<string, JobCounts> = {};
+  for (const [job, c] of Object.entries(jobs)) {
+    const expected = (totals[job]?.total ?? 0) - (notMade?.[job] ?? 0);
+    out[job] = expected > c.total ? { ...c, total: expected, queued: c.queued + expected - c.total } : c;
+  }
+  return out;
+};
+
+const notMadeSince = (after: Readonly<Record<string, number>>, before: Readonly<Record<string, number>>): Record<string, number> =>
+  Object.fromEntries(Object.entries(after).map(([job, n]) => [job, Math.max(0, n - (before[job] ?? 0))]));
 
 /** `--emulate` timing: tasks finish in roughly 0.2 to 1 s. */
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
@@ -132,11 +170,17 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
   const emulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
   const emulated = emulation !== undefined;
   const manifest = emulated ? emulatedManifest(loaded) : loaded;
-  // Emulated runs say so in their first and last events, for people and for scripts.
-  const onEvent =
-    options.onEvent && emulated
-      ? (event: RunEvent) => options.onEvent!(event.type === "start" ? { ...event, emulated: true } : event)
-      : options.onEvent;
+  // Every event carries its time; the start event what the run found and expects (the
+  // whole plan, downstream tasks included); emulated runs say so in their first and last events.
+  let outlook: StartOutlook | undefined;
+  const onEvent = options.onEvent
+    ? (event: RunEvent) => {
+        const at = new Date().toISOString();
+        options.onEvent!(
+          event.type === "start" ? { ...event, at, ...(emulated ? { emulated: true as const } : {}), ...outlook } : { ...event, at },
+        );
+      }
+    : undefined;
   // Review decisions, read before anything is touched (an invalid file: exit 2, nothing sent).
   const reviews: DecisionIndex | undefined = loaded.jobs.some((j) => j.review)
     ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated)))
@@ -222,6 +266,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         const warning = runnerOnlyWarning(scanResults(Object.fromEntries(yield* store.all), manifest.outputsDir, yield* Clock.currentTimeMillis), { ci: env["CI"] === "true", store: outputStore !== undefined });
         if (warning) onEvent?.({ type: "notice", level: "warn", message: warning });
       }
+      const before = yield* store.snapshot;
+      const spentBefore = cashByCurrency(Object.values(before.tasks).map((t) => t.billing), manifest.budget?.currency);
+      outlook = startOutlook(manifest, before, emulated, spentBefore);
+      // The plan leaves out what earlier failures will not make; this run's failures are taken out at the end.
+      const notMadeBefore = isLoaded(manifest) ? groupFailures(before, shapeOf(manifest)).notMade : {};
       const result = yield* engine.run({
         manifest: placed,
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
@@ -243,14 +292,30 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         for (const [old, by] of replaced) yield* store.put(old, { ...before.tasks[old]!, superseded_by: by, updated_at: now });
         if (replaced.length) yield* store.flush;
       }
+      const after = yield* store.snapshot;
+      const failureGroups = isLoaded(manifest) ? groupFailures(after, shapeOf(manifest)) : undefined;
+      const told = {
+        ...result,
+        // Downstream tasks that do not exist yet are still work to do: counted as queued.
+        // (Only when the run stopped early: a finished run made every downstream task its upstream results allow.)
+        jobs:
+          result.outcome === "done" || result.outcome === "failed"
+            ? result.jobs
+            : withExpected(result.jobs, outlook?.totals, failureGroups && notMadeSince(failureGroups.notMade, notMadeBefore)),
+        spendThisRun: spendSince(result.spend, spentBefore),
+        ...(manifest.budget ? { budget: manifest.budget } : {}),
+        ...(failureGroups ? { failureGroups } : {}),
+        ...(emulated ? { emulated: true as const } : {}),
+      };
       let reports: string[] = [];
       if (options.reports !== false) {
-        const lock = yield* store.snapshot;
+        // The CI step summary starts with the outcome; the billing tables follow.
+        const stepHead = formatRunStepSummary({ ...told, name: manifest.name });
         const written = yield* Effect.either(
           Effect.tryPromise(() =>
             outputStore
-              ? writeReportsToStore({ lock, manifestName: manifest.name, env: { ...env }, emulated, manifest, ...reviewNote(result.jobs) }, outputStore)
-              : writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, ...reviewNote(result.jobs) }),
+              ? writeReportsToStore({ lock: after, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, ...reviewNote(result.jobs) }, outputStore)
+              : writeReports({ lock: after, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, ...reviewNote(result.jobs) }),
           ),
         );
         if (written._tag === "Right") reports = written.right.files;
@@ -258,7 +323,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           onEvent?.({ type: "notice", level: "warn", message: `could not write the reports: ${String(written.left.error)}` });
         }
       }
-      return { ...result, reports, ...(emulated ? { emulated: true as const } : {}) } satisfies RunSummary;
+      return { ...told, reports } satisfies RunSummary;
     });
 
     const exit = await Effect.runPromiseExit(Effect.provide(program, engineLayer));

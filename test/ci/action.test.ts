@@ -132,7 +132,8 @@ t("exit 3 (max-wait reached with work pending) is a green step with pending=true
     assert.match(first.stdout, /^::notice title=omnibatch%3A pending::omnibatch: work pending/m);
     assert.is(first.uploads.length, 0, "upload: false uploads nothing");
     assert.match(first.outputs["committed"]!, /^[0-9a-f]{40}$/);
-    assert.match(await g.git(["log", "-1", "--format=%s", "main"], g.remote), "(pending: 3 created");
+    const subject = await g.git(["log", "-1", "--format=%s", "main"], g.remote);
+    assert.match(subject, "(pending: 3 created", `${subject}\n${first.stdout}`);
     // Like the next scheduled run: it resumes from the pushed lockfile, creating nothing again.
     const second = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "m.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
     assert.is(second.exitCode, 0, second.stdout + second.stderr);

@@ -8,6 +8,7 @@ import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
 import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
 import type { LockFile, LockTask, TaskState } from "../../src/state/LockFile.js";
 import { tempManifest } from "./tempManifest.js";
+import { ownFolders } from "../../src/engine/ownFolders.js";
 
 const manifest = (prompt = "a {{ c }} mug") => `version: 1
 name: p
@@ -126,6 +127,28 @@ test("totals add up over jobs", async () => {
   const plan = diffPlan(m, undefined);
   assert.is(plan.total["+"], 3);
   assert.is(plan.total["…"], 3);
+});
+
+test("a changed task's folder in the plan is the one the run writes to (one rule: resultFolder), not the old task's", async () => {
+  const before = await load(manifest());
+  const after = await load(manifest("a {{ c }} cup"));
+  const old = before.tasks[0]!;
+  const file = { type: "image" as const, index: 0, variant: "main" as const, path: `${old.dir}/0.png`, sha256: "a".repeat(64) };
+  const records = { [old.id]: lockTask(old, "downloaded", { outputs: [file] }) };
+  const plan = diffPlan(after, lockOf(records));
+  const changed = plan.entries.find((e) => e.mark === "~")!;
+  assert.ok(changed, "the changed task is ~");
+  assert.is.not(changed.dir, old.dir, "not the old task's folder, which keeps its paid files");
+  const run = ownFolders(after, new Map(Object.entries(records)));
+  assert.is(changed.dir, run.tasks.find((t) => t.id === changed.id)!.dir);
+});
+
+test("a still succeeded but not downloaded still makes its downstream tasks; one failed for good makes none", async () => {
+  const m = await load(manifest().replace("retry_failed: 1", "retry_failed: 0"));
+  const [a, b] = m.tasks;
+  const plan = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, "succeeded"), [b!.id]: lockTask(b!, "failed") }));
+  // 3 stills of 1 image each: a's clip is still expected, b's is not, c's waits.
+  assert.is(plan.jobs.clips!["…"], 2);
 });
 
 test.run();

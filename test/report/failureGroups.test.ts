@@ -65,7 +65,7 @@ test("downstream work that will not be made: 2 stills each per failed still, the
   const text = formatFailures(f).join("\n");
   assert.match(text, "  content risk prompt (code 1301): 2 task(s)\n    stills product=BTL-STL style=studio  cat-stills-a\n");
   assert.match(text, "reels product=MUG-01 style=studio  cat-reels-e  (rejected, nothing was created; the next run sends it again)");
-  assert.match(text, "  therefore not made: 6 clips task(s), 6 reels task(s)");
+  assert.match(text, "  6 clips task(s) will not be made (their upstream task failed)\n  6 reels task(s) will not be made (their upstream task failed)");
 });
 
 test.run();

@@ -120,7 +120,12 @@ test("the demo's results.jsonl, task.json and metadata.jsonl say what made every
   rmSync(join(out, "results.jsonl"));
   await writeReports({ lock, outputsDir: out, manifestName: "demo", force: true, emulated: true });
   const bare = readFileSync(join(out, "results.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
-  assert.equal(bare, lines.map(({ request: _r, source: _s, estimate: _e, ...rest }) => rest));
+  assert.equal(bare, lines.map(({ source: _s, estimate: _e, ...rest }) => rest));
+  // With no earlier record either, no request.
+  rmSync(join(out, "results.jsonl"));
+  await writeReports({ lock, outputsDir: out, manifestName: "demo", force: true, emulated: true });
+  const none = readFileSync(join(out, "results.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.equal(none, lines.map(({ request: _r, source: _s, estimate: _e, ...rest }) => rest));
 });
 
 test("scriptSafeJson: nothing in the data can close the script or open a comment, and it parses back", () => {

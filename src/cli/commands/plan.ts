@@ -25,6 +25,9 @@ import { indexDecisions } from "../../review/reviewDecision.js";
 import { scanResults } from "../../outputs/scanResults.js";
 import { neutralise } from "../../api/neutralise.js";
 import { formatResults, resultsPart } from "../../report/statusView.js";
+import { planChanges } from "../../report/requestChanges.js";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -95,6 +98,7 @@ export const planCommand = defineCommand({
           lockfile: displayPath(m.lockfilePath, io.cwd),
           all: args.values.all === true,
           ...(outlook ? { outlook } : {}),
+          changes: planChanges(plan, lock, await readFile(join(m.outputsDir, "results.jsonl"), "utf8").catch(() => "")),
         }),
       );
       const lines = results ? formatResults(results) : [];

@@ -225,7 +225,9 @@ export const runCommand = defineCommand({
     }
 
     const mode: ProgressMode = v.json ? "json" : v.quiet ? "quiet" : io.stdout.isTTY ? "tty" : "plain";
-    const progress = new Progress({ mode, stdout: io.stdout, stderr: io.stderr });
+    // Without a terminal (CI): a status line this often (OMNIBATCH_PROGRESS_EVERY, e.g. 10s; default 30 s).
+    const every = io.env["OMNIBATCH_PROGRESS_EVERY"] ? parseDuration(io.env["OMNIBATCH_PROGRESS_EVERY"]) : undefined;
+    const progress = new Progress({ mode, stdout: io.stdout, stderr: io.stderr, ...(every !== undefined && every > 0 ? { summaryEveryMs: every } : {}) });
 
     // First signal: stop cleanly (exit 3, lockfile written). Second: leave at once; the
     // lockfile is still valid because every write is atomic or journaled.

@@ -1,0 +1,60 @@
+// What a run starts from, per job, read off the plan: every task the job is expected to
+// have (recorded ones, ones to create, and the downstream ones that wait on their
+// upstream job), and of those how many are done, in flight at the service, failed for
+// good, or still to create. The live view's totals and the "resuming: ..." line come from
+// here, so a run and `plan` count the same way. Pure.
+
+import type { JobOutlook } from "../engine/RunEvent.js";
+import type { PlanResult } from "./diffPlan.js";
+
+export interface RunTotals {
+  readonly total: number;
+  /** Per job, in the plan's job order. */
+  readonly jobs: Readonly<Record<string, JobOutlook>>;
+  /** Set when the lockfile recorded any task the manifest still makes: the run resumes. */
+  readonly resume?: { readonly done: number; readonly inFlight: number; readonly failed: number; readonly toCreate: number };
+}
+
+/**
+ * `freshService`: the service knows none of the recorded tasks (an emulated run starts a
+ * new emulator), so tasks in flight there are created again: they count as to create.
+ */
+export const runTotals = (plan: PlanResult, freshService = false): RunTotals => {
+  const jobs: Record<string, { total: number; done: number; inFlight: number; failed: number; toCreate: number }> = {};
+  const zero = () => ({ total: 0, done: 0, inFlight: 0, failed: 0, toCreate: 0 });
+  for (const job of Object.keys(plan.jobs)) jobs[job] = zero();
+  let recorded = 0;
+  for (const e of plan.entries) {
+    if (e.mark === "-") continue;
+    const c = (jobs[e.job] ??= zero());
+    const n = e.mark === "…" ? (e.count ?? 0) : 1;
+    c.total += n;
+    if (e.mark === "=") {
+      recorded++;
+      if (e.state === "downloaded") c.done++;
+      else if (e.state === "failed" || e.state === "rejected") c.failed++;
+      else if (freshService) c.toCreate++;
+      else c.inFlight++;
+    } else {
+      if (e.mark !== "…" && (e.state !== undefined || e.replaces !== undefined)) recorded++;
+      c.toCreate += n;
+    }
+  }
+  const all = Object.values(jobs);
+  const sum = (k: "total" | "done" | "inFlight" | "failed" | "toCreate") => all.reduce((n, c) => n + c[k], 0);
+  return {
+    total: sum("total"),
+    jobs,
+    ...(recorded > 0 ? { resume: { done: sum("done"), inFlight: sum("inFlight"), failed: sum("failed"), toCreate: sum("toCreate") } } : {}),
+  };
+};
+
+/** `36 tasks: 12 stills, 24 reels`. */
+export const describeTotals = (t: Pick<RunTotals, "total" | "jobs">): string => {
+  const parts = Object.entries(t.jobs).map(([job, c]) => `${c.total} ${job}`);
+  return `${t.total} task${t.total === 1 ? "" : "s"}${parts.length > 1 ? `: ${parts.join(", ")}` : ""}`;
+};
+
+/** `resuming: 22 done, 4 in flight at the service, 10 to create`. */
+export const describeResume = (r: NonNullable<RunTotals["resume"]>): string =>
+  `resuming: ${r.done} done, ${r.inFlight} in flight at the service, ${r.toCreate} to create${r.failed ? `, ${r.failed} failed` : ""}`;
