@@ -17,7 +17,7 @@ const t = suite("orphaned paid task");
 let emu: RunningEmulator;
 
 t.before(async () => {
-  // Videos take 0.8 to 3 s: the first run stops (max-wait) while its task is in flight.
+  // Videos take 0.8 to 3 s: the first run stops while its task is in flight.
   emu = await startEmulator({ timing: { scale: 1 } }, { port: 0 });
 });
 t.after(async () => {
@@ -28,7 +28,19 @@ t("a paid task in flight that a changed manifest no longer lists is named by the
   const tmp = tempDir();
   try {
     const first = testManifest(tmp.dir, { name: "orph", tasks: [{ job: "v", kind: "video", prompt: "first" }] });
-    await runLoadedManifest(first, { baseUrl: emu.url, env: { OMNIBATCH_API_KEY: emu.apiKey }, policy, maxWaitMs: 300 });
+    // Stopped the moment its create is confirmed (as Ctrl-C would): in flight, whatever the machine's load.
+    // (A fixed --max-wait raced the start-up: under load the create had not gone out yet.)
+    const stop = new AbortController();
+    await runLoadedManifest(first, {
+      baseUrl: emu.url,
+      env: { OMNIBATCH_API_KEY: emu.apiKey },
+      policy,
+      maxWaitMs: 60_000,
+      signal: stop.signal,
+      onEvent: (e: RunEvent) => {
+        if (e.type === "task" && e.state === "submitted") stop.abort();
+      },
+    });
     const paid = first.tasks[0]!.id;
     const lock = (await readLockFile(first.lockfilePath))!;
     assert.ok(["submitted", "processing"].includes(lock.tasks[paid]!.state), `in flight after the first run: ${lock.tasks[paid]!.state}`);
