@@ -194,7 +194,7 @@ t("plan: a changed task shows the request fields that changed and the folder the
   writeFileSync(join(dir, "cat.yaml"), manifest.replace("{{ style }} light", "{{ style }} lighting"));
   const plan = await execa("node", [bin, "plan", "cat.yaml", "--emulate"], { cwd: dir, reject: false });
   assert.is(plan.exitCode, 0, plan.stderr);
-  const m = /~ (cat-stills-\w+)  (stills\/MUG-01_studio-\w+)  \(replaces (cat-stills-\w+)[^\n]*\n\s+prompt: "[^"\n]*studio light" → "[^"\n]*studio lighting"\n\s+results go to (\S+)\n/.exec(plan.stdout);
+  const m = /~ (cat-stills-\w+)  (stills\/MUG-01_studio-\w+)(?:\/\{[^}\n]*\}|\/[^\s/]+)?  \(replaces (cat-stills-\w+)[^\n]*\n\s+prompt: "[^"\n]*studio light" → "[^"\n]*studio lighting"\n\s+results go to (\S+)\n/.exec(plan.stdout);
   assert.ok(m, plan.stdout);
   assert.is(m![4], m![2]);
   await cli(dir, ["--emulate"]);
