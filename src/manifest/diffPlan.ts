@@ -12,7 +12,7 @@ import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
 import { plannedFiles } from "./taskFiles.js";
 import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
-import { folderHolders, resultFolder } from "./resultFolder.js";
+import { defaultFolderOf, folderHolders, resultFolder } from "./resultFolder.js";
 
 export type PlanMark = "+" | "=" | "~" | "-" | "…";
 
@@ -378,7 +378,12 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     if (t.pruned_at !== undefined) continue;
     if (!current) {
       current = new Map();
-      for (const e of entries) if (e.mark !== "-" && e.mark !== "…" && e.dir !== undefined) current.set(slotKey(e.job, e.dir), e.id);
+      for (const e of entries) {
+        if (e.mark === "-" || e.mark === "…" || e.dir === undefined) continue;
+        // By its default folder (the position in the matrix), also when it was placed in a folder of its own.
+        current.set(slotKey(e.job, e.task?.dir ?? defaultFolderOf(e.dir, e.id)), e.id);
+        current.set(slotKey(e.job, e.dir), e.id);
+      }
     }
     const by = t.superseded_by ?? slotDirs(id, t).map((d) => current!.get(slotKey(t.job, d))).find((c) => c !== undefined && c !== id);
     entries.push({ mark: "-", id, job: t.job, vars: t.vars, dir: t.dir, state: t.state, ...(by !== undefined ? { supersededBy: by } : {}) });

@@ -22,3 +22,9 @@ export const resultFolder = (task: { readonly id: string; readonly dir: string }
   const taken = holders.get(task.dir);
   return taken !== undefined && taken !== task.id ? `${task.dir}-${task.id.slice(-6)}` : task.dir;
 };
+
+/** The default folder of a task placed by `resultFolder` (the suffix of its own taken off), for matching by position. */
+export const defaultFolderOf = (dir: string, id: string): string => {
+  const suffix = `-${id.slice(-6)}`;
+  return dir.endsWith(suffix) ? dir.slice(0, -suffix.length) : dir;
+};
