@@ -389,8 +389,27 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     entries.push({ mark: "-", id, job: t.job, vars: t.vars, dir: t.dir, state: t.state, ...(by !== undefined ? { supersededBy: by } : {}) });
   }
 
+  const { jobs, total, estimate, waitingEstimate } = countEntries(entries, manifest.jobs.map((j) => j.id));
+  return {
+    manifest: manifest.file,
+    lockfile: manifest.lockfilePath,
+    lockfileFound: lock !== undefined,
+    entries,
+    jobs,
+    total,
+    estimate,
+    waitingEstimate,
+    ...(reviewed.size > 0 ? { review } : {}),
+  };
+};
+
+/** Counts per job and in total, and the estimates, of these entries (as diffPlan makes them). */
+export const countEntries = (
+  entries: readonly PlanEntry[],
+  jobIds: readonly string[],
+): Pick<PlanResult, "jobs" | "total" | "estimate" | "waitingEstimate"> => {
   const jobs: Record<string, PlanCounts> = {};
-  for (const j of manifest.jobs) jobs[j.id] = emptyCounts();
+  for (const j of jobIds) jobs[j] = emptyCounts();
   const total = emptyCounts();
   const costs = new Map<string, Amount>();
   const waitingCosts = new Map<string, Amount>();
@@ -414,15 +433,5 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   for (const [currency, m] of costs) estimate[currency] = formatAmount(m);
   const waitingEstimate: Record<string, string> = {};
   for (const [currency, m] of waitingCosts) waitingEstimate[currency] = formatAmount(m);
-  return {
-    manifest: manifest.file,
-    lockfile: manifest.lockfilePath,
-    lockfileFound: lock !== undefined,
-    entries,
-    jobs,
-    total,
-    estimate,
-    waitingEstimate,
-    ...(reviewed.size > 0 ? { review } : {}),
-  };
+  return { jobs, total, estimate, waitingEstimate };
 };

@@ -6,8 +6,10 @@
 // keeps them exactly as they were.
 
 import * as BigDecimal from "effect/BigDecimal";
-import { type Amount, amountOf, formatAmount, plus, times } from "../money/Money.js";
-import type { PlanCounts, PlanEntry, PlanResult } from "./diffPlan.js";
+import { amountOf, formatAmount, times } from "../money/Money.js";
+import { countEntries, type PlanEntry, type PlanResult } from "./diffPlan.js";
+
+export { countEntries };
 
 /** One `--where key=value`: a dotted path into a task's matrix values. */
 export interface WhereClause {
@@ -161,40 +163,6 @@ export const describeSelection = (s: Selection): string =>
     ...(s.failed ? ["--failed"] : []),
   ].join(" ");
 
-const emptyCounts = (): PlanCounts => ({ "+": 0, "=": 0, "~": 0, "-": 0, "…": 0, inFlight: 0 });
-
-/** Counts per job and in total, and the estimates, of these entries (as diffPlan makes them). */
-export const countEntries = (
-  entries: readonly PlanEntry[],
-  jobIds: readonly string[],
-): Pick<PlanResult, "jobs" | "total" | "estimate" | "waitingEstimate"> => {
-  const jobs: Record<string, PlanCounts> = {};
-  for (const j of jobIds) jobs[j] = emptyCounts();
-  const total = emptyCounts();
-  const costs = new Map<string, Amount>();
-  const waitingCosts = new Map<string, Amount>();
-  for (const e of entries) {
-    const c = (jobs[e.job] ??= emptyCounts());
-    const n = e.mark === "…" ? (e.count ?? 0) : 1;
-    c[e.mark] += n;
-    total[e.mark] += n;
-    if (e.inFlight) {
-      c.inFlight++;
-      total.inFlight++;
-    }
-    if (e.estimate && e.mark !== "=" && e.mark !== "-") {
-      const into = e.mark === "…" ? waitingCosts : costs;
-      const before = into.get(e.estimate.currency);
-      const cost = amountOf(e.estimate.amount);
-      into.set(e.estimate.currency, before === undefined ? cost : plus(before, cost));
-    }
-  }
-  const estimate: Record<string, string> = {};
-  for (const [currency, m] of costs) estimate[currency] = formatAmount(m);
-  const waitingEstimate: Record<string, string> = {};
-  for (const [currency, m] of waitingCosts) waitingEstimate[currency] = formatAmount(m);
-  return { jobs, total, estimate, waitingEstimate };
-};
 
 export interface SelectedPlan extends PlanResult {
   /** The selection it was cut down to. */
