@@ -262,8 +262,9 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
       // In CI without a store, results absent at start live only on this runner: said once.
-      if (!emulated && !outputStore) {
-        const warning = runnerOnlyWarning(scanResults(Object.fromEntries(yield* store.all), manifest.outputsDir, yield* Clock.currentTimeMillis), { ci: env["CI"] === "true", store: outputStore !== undefined });
+      // (The folder is looked at only then: a local run's start pays no stat per recorded file.)
+      if (!emulated && !outputStore && env["CI"] === "true") {
+        const warning = runnerOnlyWarning(scanResults(Object.fromEntries(yield* store.all), manifest.outputsDir, yield* Clock.currentTimeMillis), { ci: true, store: false });
         if (warning) onEvent?.({ type: "notice", level: "warn", message: warning });
       }
       const before = yield* store.snapshot;
