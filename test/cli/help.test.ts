@@ -2,7 +2,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execa } from "execa";
-import { readFileSync } from "node:fs";
+import { accessSync, constants, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const bin = fileURLToPath(new URL("../../dist/cli/bin.js", import.meta.url));
@@ -11,6 +11,13 @@ const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.ur
 test("--version prints the package version and exits 0", async () => {
   const r = await execa("node", [bin, "--version"], { reject: false });
   assert.is(r.exitCode, 0);
+  assert.is(r.stdout.trim(), pkg.version);
+});
+
+test("the built binary is executable and runs by itself (npx reuses a cached link to it without setting its mode)", async () => {
+  accessSync(bin, constants.X_OK);
+  const r = await execa(bin, ["--version"], { reject: false });
+  assert.is(r.exitCode, 0, r.stderr);
   assert.is(r.stdout.trim(), pkg.version);
 });
 
