@@ -2,27 +2,33 @@
 // approve/reject on each output of a reviewed job, bulk actions on the filtered
 // selection and the count left. Everything lives under a random token in the path
 // (`http://127.0.0.1:PORT/<token>/`): the page, its media (only files the lockfile
-// records, from the outputs folder) and the decision endpoint; any other request gets
-// 404. Loopback only unless --host asks; a Host header that is not ours is refused (DNS
-// rebinding). Each decision is written to the review file at once. Ctrl-C stops it.
+// records, streamed from the outputs folder or store through this server, in ranges for
+// a seeking video) and the decision endpoint; any other request gets 404. Loopback only
+// unless --host asks; a Host header that is not ours is refused (DNS rebinding). Each
+// decision is written to the review file at once. Ctrl-C stops it.
 
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { lstat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { extname, join } from "node:path";
+import { extname } from "node:path";
+import { pipeline } from "node:stream/promises";
 import type { CommandIO } from "../cli/Command.js";
 import { ExitCode } from "../cli/ExitCode.js";
 import { UsageError } from "../cli/UsageError.js";
 import { reportPage } from "../report/writeReports.js";
 import { scriptSafeJson } from "../report/reportHtml.js";
+import type { LockFile } from "../state/LockFile.js";
 import { readLockFile } from "../state/readLockFile.js";
+import { parseRange } from "./byteRange.js";
+import type { ReviewMedia } from "./ReviewMedia.js";
 import type { ReviewSession } from "./reviewSession.js";
 import { countStates } from "./reviewItems.js";
 import { REVIEW_CSS, REVIEW_JS } from "./reviewPageScript.js";
 
 export interface ServeOptions {
   readonly io: CommandIO;
+  /** Where the media are: the outputs folder or store (src/review/ReviewMedia.ts). */
+  readonly media: ReviewMedia;
   readonly port?: string;
   readonly host?: string;
   /** Stops the server (tests); SIGINT/SIGTERM do too. */
@@ -75,8 +81,17 @@ const reviewPageHtml = (report: string, data: unknown): string =>
       `<script type="application/json" id="review-data">${scriptSafeJson(data)}</script>\n<script>${REVIEW_JS}</script>\n</body>`,
     );
 
+/** The media files the lockfile records (path -> recorded size): the only ones served. */
+export const recordedMedia = (lock: LockFile | undefined): Map<string, number> => {
+  const files = new Map<string, number>();
+  for (const t of Object.values(lock?.tasks ?? {})) {
+    for (const o of t.outputs) if (o.path !== undefined && o.size !== undefined && TYPES[extname(o.path).toLowerCase()]) files.set(o.path, o.size);
+  }
+  return files;
+};
+
 export const serveReview = async (session: ReviewSession, options: ServeOptions): Promise<ExitCode> => {
-  const { io } = options;
+  const { io, media } = options;
   const host = options.host ?? "127.0.0.1";
   let port = 0;
   if (options.port !== undefined) {
@@ -97,20 +112,72 @@ export const serveReview = async (session: ReviewSession, options: ServeOptions)
     return LOOPBACK.has(name);
   };
 
+  // The lockfile is read again only when it changed (a run may be going on meanwhile):
+  // a page of thumbnails is one read, not one per image.
+  let cached: { key: string; lock: LockFile | undefined; files: Map<string, number> } | undefined;
+  const current = async () => {
+    const st = await stat(session.lockfilePath).catch(() => undefined);
+    const key = st ? `${st.mtimeMs}:${st.size}:${st.ino}` : "none";
+    if (cached?.key !== key) {
+      const lock = await readLockFile(session.lockfilePath);
+      cached = { key, lock, files: recordedMedia(lock) };
+    }
+    return cached;
+  };
+  // Recorded media not in the folder or store with their recorded size, as of the last
+  // page load or state request (a decision does not list the store again).
+  let absent = new Set<string>();
+  const lookAgain = async () => {
+    absent = await media.absent((await current()).files);
+  };
+
   const statePayload = async () => {
     const items = await session.items();
     return {
       jobs: [...session.jobs],
       reviewFile: session.reviewFile,
-      items: items.map((i) => ({ task: i.task, output: i.output, job: i.job, state: i.state })),
+      where: media.where,
+      missing: [...absent].sort(),
+      items: items.map((i) => ({ task: i.task, output: i.output, job: i.job, state: i.state, ...(absent.has(i.path) ? { missing: true } : {}) })),
       counts: countStates(items),
     };
+  };
+
+  const serveMedia = async (req: IncomingMessage, res: ServerResponse, rest: string): Promise<void> => {
+    const size = (await current()).files.get(rest);
+    const type = TYPES[extname(rest).toLowerCase()];
+    if (size === undefined || !type) return send(res, 404, "text/plain", "not found\n");
+    const range = parseRange(typeof req.headers.range === "string" ? req.headers.range : undefined, size);
+    const headers = { "content-type": type, "cache-control": "no-store", "x-content-type-options": "nosniff", "accept-ranges": "bytes" };
+    if (range === "unsatisfiable") {
+      res.writeHead(416, { ...headers, "content-range": `bytes */${size}` });
+      return void res.end();
+    }
+    // The browser going away (a video seeking elsewhere) ends the read from the store too.
+    const gone = new AbortController();
+    res.once("close", () => gone.abort());
+    const head = req.method === "HEAD";
+    const opened = await media.open({ path: rest, size, ...(range ? { range } : {}), head, signal: gone.signal });
+    if (!opened) {
+      absent.add(rest);
+      return send(res, 404, "text/plain", "not found\n");
+    }
+    if (range) res.writeHead(206, { ...headers, "content-length": range.end - range.start + 1, "content-range": `bytes ${range.start}-${range.end}/${size}` });
+    else res.writeHead(200, { ...headers, "content-length": size });
+    if (head || !opened.body) return void res.end();
+    // pipeline destroys the source when the browser goes away, and the response when the source fails.
+    await pipeline(opened.body, res).catch(() => undefined);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://x");
     if (!hostOk(req) || !tokenOk(url.pathname)) return send(res, 404, "text/plain", "not found\n");
-    const rest = decodeURIComponent(url.pathname.slice(prefix.length));
+    let rest: string;
+    try {
+      rest = decodeURIComponent(url.pathname.slice(prefix.length));
+    } catch {
+      return send(res, 404, "text/plain", "not found\n"); // malformed %-escapes name nothing we have
+    }
     if (req.method === "POST" && rest === "api/decide") {
       // A form or script of another site cannot know the token; a cross-origin request is refused all the same.
       if (req.headers.origin !== undefined && req.headers.origin !== origin) return send(res, 403, "text/plain", "forbidden\n");
@@ -130,23 +197,20 @@ export const serveReview = async (session: ReviewSession, options: ServeOptions)
       return send(res, 200, "application/json", JSON.stringify(await statePayload()));
     }
     if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain", "method not allowed\n");
-    if (rest === "api/state") return send(res, 200, "application/json", JSON.stringify(await statePayload()));
-    const lock = await readLockFile(session.lockfilePath);
+    if (rest === "api/state") {
+      await lookAgain();
+      return send(res, 200, "application/json", JSON.stringify(await statePayload()));
+    }
     if (rest === "" || rest === "index.html") {
+      const { lock } = await current();
       if (!lock) return send(res, 404, "text/plain", "no lockfile\n");
+      await lookAgain();
       const page = reportPage(lock, session.manifest, session.outputsDir, session.emulated);
       return send(res, 200, "text/html; charset=utf-8", reviewPageHtml(page, await statePayload()));
     }
-    // Media: only a file the lockfile records, from the outputs folder, never through a link.
-    const recorded = lock !== undefined && Object.values(lock.tasks).some((t) => t.outputs.some((o) => o.path === rest));
-    const type = TYPES[extname(rest).toLowerCase()];
-    if (!recorded || !type || rest.split("/").some((p) => p === ".." || p === "")) return send(res, 404, "text/plain", "not found\n");
-    const path = join(session.outputsDir, ...rest.split("/"));
-    const st = await lstat(path).catch(() => undefined);
-    if (!st?.isFile()) return send(res, 404, "text/plain", "not found\n");
-    res.writeHead(200, { "content-type": type, "content-length": st.size, "cache-control": "no-store", "x-content-type-options": "nosniff" });
-    if (req.method === "HEAD") return void res.end();
-    createReadStream(path).on("error", () => res.destroy()).pipe(res);
+    // Media: only a file the lockfile records (the exact recorded path, with its recorded
+    // size), from the outputs folder (never through a link) or store.
+    return serveMedia(req, res, rest);
   };
 
   const server = createServer((req, res) => {
@@ -167,10 +231,15 @@ export const serveReview = async (session: ReviewSession, options: ServeOptions)
   const shownHost = host.includes(":") ? `[${host}]` : host;
   origin = `http://${shownHost}:${bound}`;
   const url = `${origin}${prefix}`;
-  const first = countStates(await session.items());
+  const firstItems = await session.items();
+  const first = countStates(firstItems);
+  await lookAgain();
+  const missing = firstItems.filter((i) => absent.has(i.path)).length;
   io.stdout.write(
     `omnibatch: review page for ${session.manifest.name}${session.emulated ? " (emulated)" : ""}: ${url}\n` +
       `  ${first.awaiting} awaiting review, ${first.approved} approved, ${first.rejected} rejected; decisions go to ${session.reviewFile}\n` +
+      `  media from ${media.where}${media.kind === "store" ? " (through this page's server)" : ""}` +
+      `${missing > 0 ? `; ${missing} output(s) under review are missing there (shown as missing)` : ""}\n` +
       `  open the address above (it holds the access token); Ctrl-C stops\n`,
   );
   options.onListening?.(url);

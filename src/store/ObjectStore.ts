@@ -62,8 +62,17 @@ export interface ObjectStore {
   readonly head: (key: string) => Promise<StoredObject | undefined>;
   /** Streams `body` into `key` (in parts when large); resolves once the object is complete. */
   readonly put: (key: string, body: Readable, options?: PutOptions) => Promise<PutAnswer>;
-  /** The object's content as a stream, or undefined when there is none. */
-  readonly get: (key: string, signal?: AbortSignal) => Promise<{ readonly body: Readable; readonly size?: number } | undefined>;
+  /**
+   * The object's content as a stream, or undefined when there is none. With `range`
+   * (inclusive offsets), only those bytes: `size` is then the part's length and `total`
+   * the object's, as the store's Content-Range says (undefined when the object ends
+   * before the range starts).
+   */
+  readonly get: (
+    key: string,
+    signal?: AbortSignal,
+    range?: { readonly start: number; readonly end: number },
+  ) => Promise<{ readonly body: Readable; readonly size?: number; readonly total?: number } | undefined>;
   readonly remove: (key: string) => Promise<void>;
   readonly counts: StoreCounts;
   readonly close: () => void;

@@ -170,13 +170,22 @@ export const openS3Store = async (location: StoreLocation, options: S3StoreOptio
     }
   };
 
-  const get = async (rel: string, signal?: AbortSignal) => {
+  const get = async (rel: string, signal?: AbortSignal, range?: { readonly start: number; readonly end: number }) => {
     counts.get++;
     try {
-      const answer = await client.send(new sdk.GetObjectCommand({ Bucket, Key: keyOf(rel) }), signal ? { abortSignal: signal } : {});
-      return { body: answer.Body as Readable, ...(answer.ContentLength !== undefined ? { size: answer.ContentLength } : {}) };
+      const answer = await client.send(
+        new sdk.GetObjectCommand({ Bucket, Key: keyOf(rel), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+        signal ? { abortSignal: signal } : {},
+      );
+      const total = /\/(\d+)\s*$/.exec(answer.ContentRange ?? "")?.[1];
+      return {
+        body: answer.Body as Readable,
+        ...(answer.ContentLength !== undefined ? { size: answer.ContentLength } : {}),
+        ...(total !== undefined ? { total: Number(total) } : {}),
+      };
     } catch (error) {
-      if (statusOf(error) === 404 || nameOf(error) === "NoSuchKey") return undefined;
+      // 416: the object is shorter than the range asked for: not the object the caller knows.
+      if (statusOf(error) === 404 || nameOf(error) === "NoSuchKey" || (range && statusOf(error) === 416)) return undefined;
       return fail(`reading ${location.url}/${rel}`)(error);
     }
   };

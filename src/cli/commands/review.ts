@@ -1,12 +1,15 @@
 // `omnibatch review M.yaml`: decide on the outputs of the jobs marked `review`. With
 // --approve/--reject/--list (a filter each) it works without a browser, for scripts and
-// CI; with no flag it serves the review page on 127.0.0.1 (src/review/ReviewServer.ts).
-// Decisions go to M.review.yaml (M.emulate.review.yaml with --emulate) at once.
+// CI; with no flag it serves the review page on 127.0.0.1 (src/review/ReviewServer.ts),
+// its media from the outputs folder or store (`--outputs` overrides the manifest's; the
+// flags read only the lockfile and the review file, never the outputs). Decisions go to
+// M.review.yaml (M.emulate.review.yaml with --emulate) at once.
 
 import { relative } from "node:path";
 import { defineCommand } from "../Command.js";
 import { ExitCode } from "../ExitCode.js";
 import { UsageError } from "../UsageError.js";
+import { outputsOption, withOutputs } from "../outputsOption.js";
 import { loadManifest } from "../../manifest/loadManifest.js";
 import { openReviewSession, selectItems } from "../../review/reviewSession.js";
 import { countStates, describeItemVars, parseFilter, type ReviewFilter, type ReviewItem } from "../../review/reviewItems.js";
@@ -22,7 +25,7 @@ const shown = (path: string, cwd: string): string => {
 export const reviewCommand = defineCommand({
   name: "review",
   summary: "Approve or reject the outputs of jobs marked review: a local page, or --approve/--reject/--list.",
-  usage: "omnibatch review <manifest.yaml> [--approve FILTER | --reject FILTER | --list [FILTER]] [--emulate] [--port N] [--host H]",
+  usage: "omnibatch review <manifest.yaml> [--approve FILTER | --reject FILTER | --list [FILTER]] [--emulate] [--outputs DIR|URL] [--port N] [--host H]",
   description:
     "Outputs of a job with `review: true` reach its for_each jobs only once approved; a rejected\n" +
     "output is never used. Decisions are written at once to M.review.yaml beside the manifest\n" +
@@ -30,9 +33,12 @@ export const reviewCommand = defineCommand({
     "the file's sha256: a changed file awaits review again.\n" +
     "Without a flag: serves the review page on http://127.0.0.1 (a random port and a random token in\n" +
     "the address, printed); approve/reject each output with buttons or keys, or a filtered\n" +
-    "selection at once. Ctrl-C stops it.\n" +
+    "selection at once. Ctrl-C stops it. With outputs in a store (s3://...), the page's images and\n" +
+    "videos are streamed from the store through that local server: the browser never talks to the\n" +
+    "store and never sees its credentials; a result the store lacks shows as missing.\n" +
     `A FILTER is ${FILTER_HELP}.\n` +
-    "Exit 0; 2 when the manifest, the review file or a filter is invalid, or nothing has run yet.",
+    "Exit 0; 2 when the manifest, the review file or a filter is invalid, nothing has run yet, or the\n" +
+    "outputs store cannot be read.",
   options: {
     approve: { type: "string", value: "FILTER", description: "Approve every output the filter matches." },
     reject: { type: "string", value: "FILTER", description: "Reject every output the filter matches." },
@@ -41,6 +47,7 @@ export const reviewCommand = defineCommand({
     json: { type: "boolean", description: "With --list: one JSON object on stdout." },
     port: { type: "string", value: "N", description: "The page's port (default: a free one)." },
     host: { type: "string", value: "HOST", description: "Listen on this address instead of 127.0.0.1 (anyone who can reach it and has the token can decide)." },
+    outputs: { ...outputsOption, description: "The page's media from here instead of the manifest's outputs: a folder, or s3://bucket/prefix." },
   },
   positionals: { min: 1, max: 2, name: "manifest" },
   run: async (args, io) => {
@@ -51,7 +58,7 @@ export const reviewCommand = defineCommand({
     if (listFilter !== undefined && v.list !== true) {
       throw new UsageError({ command: "review", message: `unexpected '${listFilter}': a filter goes after --approve or --reject, or after the manifest with --list` });
     }
-    const loaded = await loadManifest(file, { cwd: io.cwd });
+    const loaded = withOutputs(await loadManifest(file, { cwd: io.cwd }), v, io.cwd, "review");
     const session = await openReviewSession(loaded, v.emulate === true);
     if (session.jobs.size === 0) {
       throw new UsageError({ command: "review", message: `no job in ${file} has 'review: true': nothing to review (see the README, "Review before you animate")` });
@@ -104,10 +111,17 @@ export const reviewCommand = defineCommand({
     }
 
     const { serveReview } = await import("../../review/ReviewServer.js");
-    return serveReview(session, {
-      io,
-      ...(typeof v.port === "string" ? { port: v.port } : {}),
-      ...(typeof v.host === "string" ? { host: v.host } : {}),
-    });
+    const { openReviewMedia } = await import("../../review/ReviewMedia.js");
+    const media = await openReviewMedia(session.outputsDir, io.env);
+    try {
+      return await serveReview(session, {
+        io,
+        media,
+        ...(typeof v.port === "string" ? { port: v.port } : {}),
+        ...(typeof v.host === "string" ? { host: v.host } : {}),
+      });
+    } finally {
+      await media.close();
+    }
   },
 });
