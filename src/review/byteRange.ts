@@ -27,8 +27,8 @@ export const parseRange = (header: string | undefined, size: number): ByteRange 
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(from);
-  const end = to === "" ? size - 1 : Number(to);
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return undefined;
+  const last = to === "" ? Infinity : Number(to);
+  if (!Number.isSafeInteger(start) || (to !== "" && !Number.isSafeInteger(last)) || last < start) return undefined;
   if (start >= size) return "unsatisfiable";
-  return { start, end: Math.min(end, size - 1) };
+  return { start, end: Math.min(last, size - 1) };
 };

@@ -58,3 +58,47 @@ export const startEmulatorProcess = async (): Promise<EmulatorProcess> => {
     },
   };
 };
+
+export interface ReviewPage {
+  /** The printed address, with its token. */
+  readonly url: string;
+  /** What the server printed so far. */
+  readonly output: () => string;
+  /** Ctrl-C; resolves with the exit code and what it printed. */
+  readonly stop: () => Promise<{ exitCode: number | undefined; stdout: string; stderr: string }>;
+  readonly kill: () => void;
+}
+
+/** `omnibatch review <args>` (the built CLI) serving its page; resolves once it prints its address. */
+export const startReviewPage = async (cwd: string, args: string[], env: Record<string, string> = {}): Promise<ReviewPage> => {
+  const child = execa("node", [bin, "review", ...args], { cwd, reject: false, buffer: true, timeout: 300_000, env: { ...env, GITHUB_STEP_SUMMARY: "" } });
+  let text = "";
+  let errText = "";
+  child.stdout!.on("data", (c: Buffer) => void (text += c.toString("utf8")));
+  child.stderr!.on("data", (c: Buffer) => void (errText += c.toString("utf8")));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no address printed: ${text}${errText}`)), 60_000);
+    const look = () => {
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+\/)/.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on("data", look);
+    void child.then((r) => {
+      clearTimeout(timer);
+      reject(new Error(`review exited ${r.exitCode} before serving: ${text}${errText}`));
+    });
+  });
+  return {
+    url,
+    output: () => text,
+    stop: async () => {
+      child.kill("SIGINT");
+      const r = await child;
+      return { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
+    },
+    kill: () => void child.kill("SIGKILL"),
+  };
+};
