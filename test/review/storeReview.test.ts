@@ -120,20 +120,23 @@ t("without the token, or with another one, nothing is served", async ({ w, page 
   assert.is((await fetch(href(page!, still))).status, 200, "the token's own address still serves");
 });
 
-t("a still missing from the store is shown missing; the page and the other stills still load", async ({ w, page }) => {
-  const [gone, kept] = [...w.stills.values()];
+t("a still missing from the store, or there with other bytes, is shown missing and not served; the page and the other stills still load", async ({ w, page }) => {
+  const [gone, kept, other] = [...w.stills.values()];
   const store = await openS3Store(parseStoreUrl(w.url) as StoreLocation, { env: w.s3.env });
   try {
     await store.remove(gone!.path);
+    await store.put(other!.path, Readable.from([Buffer.from("not the recorded still")]), { contentType: "image/png" });
   } finally {
     store.close();
   }
   const html = await fetch(page!.url);
   assert.is(html.status, 200);
   const data = JSON.parse(/<script type="application\/json" id="review-data">(.*?)<\/script>/s.exec(await html.text())![1]!);
-  assert.equal(data.missing, [gone!.path]);
-  assert.equal(data.items.filter((i: { missing?: boolean }) => i.missing).map((i: { task: string }) => i.task), [gone!.id]);
+  assert.equal(data.missing, [gone!.path, other!.path].sort());
+  assert.equal(data.items.filter((i: { missing?: boolean }) => i.missing).map((i: { task: string }) => i.task).sort(), [gone!.id, other!.id].sort());
   assert.is((await fetch(href(page!, gone!.path))).status, 404);
+  assert.is((await fetch(href(page!, other!.path))).status, 404);
+  assert.is((await fetch(href(page!, other!.path), { headers: { range: "bytes=0-3" } })).status, 404, "nor a part of it");
   assert.is((await fetch(href(page!, kept!.path))).status, 200);
   const state = JSON.parse(await (await fetch(`${page!.url}api/state`)).text());
   assert.is(state.counts.awaiting, 5, "a missing still still awaits review (it can be rejected)");
