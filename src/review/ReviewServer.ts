@@ -18,6 +18,7 @@ import { UsageError } from "../cli/UsageError.js";
 import { reportPage } from "../report/writeReports.js";
 import { scriptSafeJson } from "../report/reportHtml.js";
 import type { LockFile } from "../state/LockFile.js";
+import { journalPathOf } from "../state/LockJournal.js";
 import { readLockFile } from "../state/readLockFile.js";
 import { parseRange } from "./byteRange.js";
 import type { ReviewMedia } from "./ReviewMedia.js";
@@ -112,12 +113,15 @@ export const serveReview = async (session: ReviewSession, options: ServeOptions)
     return LOOPBACK.has(name);
   };
 
-  // The lockfile is read again only when it changed (a run may be going on meanwhile):
-  // a page of thumbnails is one read, not one per image.
+  // The lockfile (and its journal) is read again only when either changed (a run may be
+  // going on meanwhile): a page of thumbnails is one read, not one per image.
   let cached: { key: string; lock: LockFile | undefined; files: Map<string, number> } | undefined;
+  const stamp = async (path: string) => {
+    const st = await stat(path).catch(() => undefined);
+    return st ? `${st.mtimeMs}:${st.size}:${st.ino}` : "none";
+  };
   const current = async () => {
-    const st = await stat(session.lockfilePath).catch(() => undefined);
-    const key = st ? `${st.mtimeMs}:${st.size}:${st.ino}` : "none";
+    const key = `${await stamp(session.lockfilePath)}|${await stamp(journalPathOf(session.lockfilePath))}`;
     if (cached?.key !== key) {
       const lock = await readLockFile(session.lockfilePath);
       cached = { key, lock, files: recordedMedia(lock) };
