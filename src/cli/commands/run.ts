@@ -244,6 +244,10 @@ export const runCommand = defineCommand({
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
+    // Nobody reads the output any more (`| head`): stop cleanly as on the first signal, silently.
+    const onClosed = () => abort.abort();
+    io.outputClosed?.addEventListener("abort", onClosed, { once: true });
+    if (io.outputClosed?.aborted) abort.abort();
     try {
       const summary = await runLoadedManifest(loaded, {
         env: io.env,
@@ -266,6 +270,7 @@ export const runCommand = defineCommand({
       progress.close();
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
+      io.outputClosed?.removeEventListener("abort", onClosed);
     }
   },
 });
