@@ -93,8 +93,15 @@ export interface RunManifestOptions {
   readonly emulate?: boolean | DeepPartial<EmulatorConfig>;
   /** Overrides the manifest's concurrency. */
   readonly concurrency?: number;
-  /** Stop after this long (exit 3); the next run continues. */
+  /** Stop after this long (exit 3); the next run continues. Counted from `maxWaitSince`. */
   readonly maxWaitMs?: number;
+  /**
+   * When the `maxWaitMs` clock started (Unix ms). Default: when this call began. The CLI
+   * passes the process's start: loading the manifest (probing media), the lockfile and
+   * the start checks count against the limit too, so a slow start-up (a loaded machine)
+   * never makes the run outlive it.
+   */
+  readonly maxWaitSince?: number;
   /** Aborting stops the run at once (exit 3), as SIGINT does. */
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: RunEvent) => void;
@@ -159,6 +166,7 @@ const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
 
 /** Runs an already loaded manifest. Rejects with a tagged error (LockfileBusy, MissingApiKey...) when it cannot start. */
 export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
+  const maxWaitSince = options.maxWaitSince ?? Date.now();
   let emulator: RunningEmulator | undefined;
   let listener: CallbackListener | undefined;
   let outputStore: StoreSink | undefined;
@@ -271,7 +279,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const result = yield* engine.run({
         manifest: placed,
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-        ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
+        // What start-up took is already spent of the limit.
+        ...(options.maxWaitMs !== undefined ? { maxWaitMs: Math.max(0, options.maxWaitMs - Math.max(0, Date.now() - maxWaitSince)) } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(onEvent ? { onEvent } : {}),
         // Every emulated run starts a new emulator, which knows none of the old tasks.

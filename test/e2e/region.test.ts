@@ -30,6 +30,21 @@ t.after(async () => {
   await west.close();
 });
 
+/**
+ * Runs the CLI and interrupts it (the first SIGINT: a clean stop, exit 3) as soon as
+ * `ready` holds: a stop after a given amount of work, whatever the machine's load (a
+ * fixed --max-wait raced the start-up). Bounded: 60 s of polling at most.
+ */
+const runUntil = async (ws: ReturnType<typeof workspace>, args: readonly string[], env: Record<string, string>, ready: () => boolean) => {
+  const run = runCli(ws, args, env);
+  const until = Date.now() + 60_000;
+  let exited = false;
+  void run.finally(() => (exited = true));
+  while (!ready() && !exited && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  run.kill("SIGINT");
+  return run;
+};
+
 const header = (path: string) => JSON.parse(readFileSync(path, "utf8").split("\n")[0]!) as { service?: string };
 const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
 /** Cash charged over every record, in micro-units (amounts are short decimal strings). */
@@ -63,7 +78,9 @@ const assertSwitched = async (ws: ReturnType<typeof workspace>, from: RunningEmu
   const current = { ...lock!, tasks: Object.fromEntries(Object.entries(lock!.tasks).filter(([, t]) => t.abandoned === undefined)) };
   for (const [id, t] of abandoned) {
     assert.is(t.abandoned!.service, fromUrl, id);
-    assert.is(from.stats().creates[id], 1, `${id} was created at the old service`);
+    // `submitting`: stopped while its create was under way (outcome unknown): at most once there.
+    if (t.state === "submitting") assert.ok((from.stats().creates[id] ?? 0) <= 1, id);
+    else assert.is(from.stats().creates[id], 1, `${id} was created at the old service`);
     assert.is(at.stats().creates[id], undefined, `${id} is never sent to the new service`);
     const next = t.superseded_by;
     assert.ok(next !== undefined && next !== id, `${id} names the attempt that replaced it`);
@@ -83,7 +100,8 @@ t("refused against another service while tasks are unfinished at the first; --sw
   const ws = workspace(manifestYaml("region", { subjects: 2, moods: 2 }));
   try {
     assert.is.not(east.url, west.url);
-    const first = await runCli(ws, ["--base-url", east.url, "--max-wait", "1s", "--no-callbacks"], { OMNIBATCH_API_KEY: east.apiKey });
+    // Stopped once the four tasks of the first level (2 stills, 2 clips) are created there.
+    const first = await runUntil(ws, ["--base-url", east.url, "--no-callbacks"], { OMNIBATCH_API_KEY: east.apiKey }, () => sum(east.stats().creates) >= 4);
     assert.is(first.exitCode, 3, first.all);
     assert.is(header(ws.lockfile).service, east.url.replace(/\/+$/, ""));
     assert.not.ok(readFileSync(ws.lockfile, "utf8").includes(east.apiKey), "the key is never recorded");
@@ -125,7 +143,8 @@ t("--switch-service erases nothing: what was made and charged at the first servi
   const ws = workspace(manifestYaml("regionpaid", { subjects: 2, moods: 2 }));
   try {
     const northUrl = north.url.replace(/\/+$/, "");
-    const first = await runCli(ws, ["--base-url", north.url, "--max-wait", "4s", "--no-callbacks"], { OMNIBATCH_API_KEY: north.apiKey });
+    // Stopped once two tasks finished there and their downloads were tried (and cut off).
+    const first = await runUntil(ws, ["--base-url", north.url, "--no-callbacks"], { OMNIBATCH_API_KEY: north.apiKey }, () => north.stats().tasks.byStatus.succeeded >= 2 && north.stats().downloads >= 2);
     assert.is.not(first.exitCode, 0, first.all);
     const before = (await readLockFile(ws.lockfile))!;
     const paidWaiting = Object.entries(before.tasks).filter(([, t]) => t.state === "succeeded" && t.billing.length > 0);
