@@ -20,6 +20,11 @@ export interface CommandIO {
   readonly stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
+  /**
+   * Aborted when stdout or stderr can no longer be written to (the reader went away:
+   * `| head`); set by the executable (bin.ts). A long command stops as on Ctrl-C.
+   */
+  readonly outputClosed?: AbortSignal;
 }
 
 export interface ParsedArgs {

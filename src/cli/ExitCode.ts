@@ -19,6 +19,8 @@ export const ExitCode = {
   ResultsLost: 6,
   /** A bug in omnibatch itself (EX_SOFTWARE); reported with a stack trace. */
   Internal: 70,
+  /** Nobody reads the output any more (a closed pipe: `| head`): 128 + SIGPIPE, as a shell reports it (closedOutput.ts). */
+  ClosedPipe: 141,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

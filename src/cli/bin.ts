@@ -1,11 +1,16 @@
 #!/usr/bin/env node
-// The `omnibatch` executable.
+// The `omnibatch` executable. Its output may be read by a process that stops reading
+// (`| head`): that is handled here, once, for every command (closedOutput.ts).
+import { CLOSED_PIPE_EXIT, guardClosedOutput } from "./closedOutput.js";
 import { main } from "./main.js";
 
-process.exitCode = await main(process.argv.slice(2), {
+const output = guardClosedOutput([process.stdout, process.stderr]);
+const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   stdin: process.stdin,
   env: process.env,
   cwd: process.cwd(),
+  outputClosed: output.signal,
 });
+process.exitCode = output.closed() ? CLOSED_PIPE_EXIT : code;

@@ -1,6 +1,7 @@
 // Tasks entering the run: the manifest's at start-up, downstream ones when an upstream
 // task's files are on disk, and the next attempt of a failed one. Reads the lockfile
-// (following a retry chain, checking recorded files) and hands each task to the state
+// (following a chain of attempts: retried, made again, abandoned at another service;
+// checking recorded files) and hands each task to the state
 // machine as an Admit event; keeps the fresh result links downstream requests carry.
 
 import { Effect } from "effect";
@@ -149,7 +150,8 @@ export const makePlanning = (deps: PlanningDeps) => {
   const admit = (planned: PlannedTask, front: boolean, parentCreatedHere = false): Effect.Effect<void> =>
     Effect.gen(function* () {
       let task = planned;
-      const firstAttempt = planned.attempt;
+      // Attempts abandoned at another service (--switch-service) failed nothing: they use up no retry.
+      let firstAttempt = planned.attempt;
       const taken = selection === undefined || selection.selects(planned);
       // --failed gives a selected task whose attempts all failed one new attempt now.
       const renew = taken && selection?.failed === true;
@@ -158,6 +160,13 @@ export const makePlanning = (deps: PlanningDeps) => {
       // next; so does a downloaded one that was made again (its results lost), or is to be.
       for (;;) {
         const rec = recorder.get(task.id);
+        // Abandoned at the service the lockfile named before (--switch-service): its record
+        // is history; the task is made here as its next attempt (a new id).
+        if (rec?.abandoned !== undefined) {
+          task = manifest.withAttempt(task, task.attempt + 1);
+          firstAttempt++;
+          continue;
+        }
         if (rec?.state === "downloaded" && !table.config.freshService) {
           const next = manifest.withAttempt(task, task.attempt + 1);
           const decision = nextAfterDownloaded(recorder.get(next.id) !== undefined, deps.recreateLost === true, yield* lostCount(rec));

@@ -32,7 +32,8 @@ export const forgetOldService = (recorder: Recorder): Effect.Effect<void> =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis;
     for (const [id, rec] of [...recorder.records]) {
-      if (FINISHED_LOCALLY.has(rec.state) || (rec.state === "planned" && rec.task_id === undefined)) continue;
+      // An abandoned record is history (its next attempt is the task now): never rewritten.
+      if (FINISHED_LOCALLY.has(rec.state) || (rec.state === "planned" && rec.task_id === undefined) || rec.abandoned !== undefined) continue;
       yield* recorder.put(id, freshRecord(rec, "planned", now));
     }
   });

@@ -201,7 +201,26 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       }
     }
     const state = latest.state;
-    if (DONE.has(state)) {
+    // Attempts abandoned at another service (--switch-service) failed nothing: they use up no retry.
+    let abandoned = 0;
+    for (const [, t] of chain) if (t.abandoned !== undefined) abandoned++;
+    if (latest.abandoned !== undefined) {
+      // Abandoned there: made again here as its next attempt (a new id); its record stays as history.
+      const next = manifest.withAttempt(task, latest.attempt + 1);
+      entries.push({
+        mark: "+",
+        id: next.id,
+        job: task.job,
+        vars: task.vars,
+        dir: folder,
+        state,
+        attempt: next.attempt,
+        task: next,
+        ...(next.estimate ? { estimate: next.estimate } : {}),
+        note: `abandoned at ${latest.abandoned.service}: new attempt ${next.attempt} here`,
+        ...placedOf(task),
+      });
+    } else if (DONE.has(state)) {
       // Succeeded but not downloaded yet: its outputs are not recorded, it still makes what it asked for.
       if (state === "downloaded" || outputCount(latest) > 0) outputsOf.set(task.id, outputCount(latest));
       finished.set(task.id, [latestId, latest]);
@@ -209,7 +228,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     } else if (IN_FLIGHT.has(state)) {
       entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, inFlight: true });
     } else if (state === "failed") {
-      const attempts = 1 + task.retryFailed;
+      const attempts = 1 + task.retryFailed + abandoned;
       const renew = latest.attempt >= attempts && options.renewFailed?.(task) === true;
       if (latest.attempt < attempts || renew) {
         const next = manifest.withAttempt(task, latest.attempt + 1);

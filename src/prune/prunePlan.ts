@@ -38,7 +38,8 @@ export const prunePlan = (lock: LockFile, standings: Standings, sidecar = "task.
   for (const id of Object.keys(lock.tasks).sort()) {
     const t = lock.tasks[id]!;
     const s = standingOf(standings, id);
-    if ((s === "superseded" || s === "orphaned") && !IN_FLIGHT.has(t.state)) chosen.push(id);
+    // An abandoned record's state is the last one seen at its old service: nothing is in flight here.
+    if ((s === "superseded" || s === "orphaned") && (!IN_FLIGHT.has(t.state) || t.abandoned !== undefined)) chosen.push(id);
     else {
       if (s === "superseded" || s === "orphaned") waiting.push({ id, state: t.state });
       if (s === "pruned") continue;

@@ -16,7 +16,7 @@ export const datasetMetadata = (lock: LockFile, prov?: Provenance): Map<string, 
     const task = lock.tasks[id]!;
     // Superseded and pruned files are left out, as everywhere (orphaned ones stay, as in status).
     const standing = prov?.standing?.of.get(id);
-    if (task.pruned_at !== undefined || task.superseded_by !== undefined || standing === "superseded" || standing === "pruned") continue;
+    if (task.pruned_at !== undefined || task.superseded_by !== undefined || task.abandoned !== undefined || standing === "superseded" || standing === "pruned") continue;
     const folder = task.dir.split("/")[0]!;
     const planned = prov?.planned?.get(id);
     const prompt = planned

@@ -47,9 +47,12 @@ export interface ManifestShape {
 export const groupFailures = (lock: LockFile, shape: ManifestShape = { downstream: [], retryFailed: {} }): Failures => {
   // A failed attempt followed by a later attempt of the same slot (job and folder) is history.
   const latestAttempt = new Map<string, number>();
+  // Attempts abandoned at another service (--switch-service) per slot: they use up no retry.
+  const abandoned = new Map<string, number>();
   for (const id in lock.tasks) {
     const t = lock.tasks[id]!;
     latestAttempt.set(slotOf(t), Math.max(latestAttempt.get(slotOf(t)) ?? -Infinity, t.attempt));
+    if (t.abandoned !== undefined) abandoned.set(slotOf(t), (abandoned.get(slotOf(t)) ?? 0) + 1);
   }
   const current = Object.entries(lock.tasks)
     .filter(([, t]) => t.attempt >= latestAttempt.get(slotOf(t))!)
@@ -62,7 +65,7 @@ export const groupFailures = (lock: LockFile, shape: ManifestShape = { downstrea
     const code = t.error?.code;
     const key = `${code ?? ""}\u0000${reason}`;
     const group = groups.get(key) ?? { reason, ...(code !== undefined ? { code } : {}), tasks: [] };
-    const again = t.state === "rejected" || t.attempt < 1 + (shape.retryFailed[t.job] ?? 0);
+    const again = t.state === "rejected" || t.attempt < 1 + (shape.retryFailed[t.job] ?? 0) + (abandoned.get(slotOf(t)) ?? 0);
     group.tasks.push({ id, job: t.job, what: `${t.job} ${describeVars(t.vars)}`, state: t.state, again });
     groups.set(key, group);
     if (!again) failedPerJob.set(t.job, (failedPerJob.get(t.job) ?? 0) + 1);

@@ -9,7 +9,7 @@ import { costLabel } from "./provenance.js";
 import { type Provenance, resultLine } from "./resultsJsonl.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import type { BillingSummary } from "./summarizeBilling.js";
-import { standingOf } from "./standing.js";
+import { recordedStanding, standingOf } from "./standing.js";
 
 export interface ReportJob {
   readonly id: string;
@@ -117,7 +117,7 @@ export const reportData = (input: {
       jobs.set(task.job, job);
     }
     const standing = (
-      prov.standing ? standingOf(prov.standing, id) : task.superseded_by !== undefined ? "superseded" : "current"
+      prov.standing ? standingOf(prov.standing, id) : recordedStanding(task) === "superseded" ? "superseded" : "current"
     ) as ReportTask["standing"];
     if (standing !== "superseded") {
       job.tasks += 1;

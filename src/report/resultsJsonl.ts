@@ -11,7 +11,7 @@ import type { ResultState } from "../outputs/resultState.js";
 import { resultKey } from "../outputs/scanResults.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type FilesByHash, type LinkedFile, type RequestView, downstreamIndex, filesByHash, position, requestView, upstreamFiles } from "./provenance.js";
-import { type Standings, standingOf } from "./standing.js";
+import { recordedStanding, type Standings, standingOf } from "./standing.js";
 
 /** What an earlier results.jsonl said made a task: kept for tasks the manifest no longer makes. */
 export interface EarlierRecord {
@@ -83,7 +83,7 @@ const iso = (ms: number | undefined): string | undefined => (ms === undefined ? 
 export const resultLine = (id: string, task: LockTask, now: number, prov?: Provenance, states?: ReadonlyMap<string, ResultState>) => {
   const planned = prov?.planned?.get(id);
   const earlier = planned ? undefined : prov?.earlier?.get(id);
-  const standing = prov?.standing ? standingOf(prov.standing, id) : task.superseded_by !== undefined ? "superseded" : "current";
+  const standing = prov?.standing ? standingOf(prov.standing, id) : recordedStanding(task) === "superseded" ? "superseded" : "current";
   return {
     id,
     job: task.job,
@@ -94,7 +94,8 @@ export const resultLine = (id: string, task: LockTask, now: number, prov?: Prove
     estimate: planned?.estimate ?? earlier?.estimate,
     state: task.state,
     standing,
-    superseded_by: prov?.standing?.supersededBy.get(id) ?? task.superseded_by,
+    superseded_by: prov?.standing?.supersededBy.get(id) || task.superseded_by,
+    abandoned: task.abandoned ? { service: task.abandoned.service, at: new Date(task.abandoned.at).toISOString() } : undefined,
     task_id: task.task_id,
     attempt: task.attempt,
     take: task.take,

@@ -1,12 +1,12 @@
-// Which of a lockfile's tasks are current: a task replaced by a changed one (`~` in plan)
-// is superseded, one whose matrix position the manifest no longer has (`-`) is orphaned,
+// Which of a lockfile's tasks are current: a task replaced by a changed one (`~` in plan),
+// or abandoned at another service by `run --switch-service` (made again there), is superseded, one whose matrix position the manifest no longer has (`-`) is orphaned,
 // one `omnibatch prune` removed is pruned. Reports, results.jsonl and status count the
 // current ones and show the others apart; prune removes superseded and orphaned ones.
 // Pure: the lockfile and, when the manifest is at hand, the plan against it.
 
 import { diffPlan, type PlanResult } from "../manifest/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
-import type { LockFile } from "../state/LockFile.js";
+import type { LockFile, LockTask } from "../state/LockFile.js";
 
 export type Standing = "current" | "superseded" | "orphaned" | "pruned";
 
@@ -24,7 +24,15 @@ export const plannable = (m: unknown): m is LoadedManifest =>
   typeof m === "object" && m !== null && "expectedDownstreamCount" in m && "withAttempt" in m && "tasks" in m;
 
 /**
- * From the lockfile alone, superseded is what it records (`superseded_by`). With the
+ * A record's standing from the lockfile alone: pruned, superseded (it names the task
+ * that replaced it, or was abandoned at another service: its next attempt is the task
+ * now, created or not yet), or current.
+ */
+export const recordedStanding = (t: Pick<LockTask, "pruned_at" | "superseded_by" | "abandoned">): "pruned" | "superseded" | "current" =>
+  t.pruned_at !== undefined ? "pruned" : t.superseded_by !== undefined || t.abandoned !== undefined ? "superseded" : "current";
+
+/**
+ * From the lockfile alone, superseded is what it records (`superseded_by`, `abandoned`). With the
  * plan, also what the plan finds at the same position, and orphans.
  */
 export const standings = (lock: LockFile, plan?: PlanResult): Standings => {
@@ -32,9 +40,10 @@ export const standings = (lock: LockFile, plan?: PlanResult): Standings => {
   const supersededBy = new Map<string, string>();
   for (const [id, t] of Object.entries(lock.tasks)) {
     if (t.pruned_at !== undefined) of.set(id, "pruned");
-    else if (t.superseded_by !== undefined) {
+    else if (t.superseded_by !== undefined || t.abandoned !== undefined) {
       of.set(id, "superseded");
-      supersededBy.set(id, t.superseded_by);
+      // Abandoned, its next attempt not created yet: superseded by nothing named so far.
+      supersededBy.set(id, t.superseded_by ?? "");
     }
   }
   if (plan) {

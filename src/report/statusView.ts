@@ -9,7 +9,7 @@ import { type Failures, formatFailures, groupFailures, type ManifestShape } from
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type Charges, summarizeBilling, TASK_STATES } from "./summarizeBilling.js";
 import { neutralise } from "../api/neutralise.js";
-import { standingOf, type Standings } from "./standing.js";
+import { recordedStanding, standingOf, type Standings } from "./standing.js";
 import { countResults, lostResults, resultName, type LostResult, type ResultCounts, type ScannedResult } from "../outputs/scanResults.js";
 
 export interface StatusView {
@@ -29,8 +29,12 @@ export interface StatusView {
   readonly spent: Charges;
   /** Whether the counts include superseded tasks (`--all`); by default current and orphaned ones. */
   readonly all: boolean;
-  /** Tasks replaced by a changed task (`~`) that was created: not counted above unless `all`. */
-  readonly superseded: readonly { id: string; job: string; state: TaskState; superseded_by: string }[];
+  /**
+   * Tasks replaced by a changed task (`~`) that was created, or abandoned at another
+   * service (`run --switch-service`; `superseded_by` empty until the new attempt is
+   * created): not counted above unless `all`; their spend always is.
+   */
+  readonly superseded: readonly { id: string; job: string; state: TaskState; superseded_by: string; abandoned?: { service: string; at: string } }[];
   /** Tasks whose matrix position the manifest no longer has (`-` in plan); known only with a valid manifest. */
   readonly orphaned: readonly { id: string; job: string; state: TaskState }[];
   /** Tasks whose files `omnibatch prune` removed: only their spend counts. */
@@ -75,7 +79,7 @@ export const statusView = (
   results?: readonly ScannedResult[],
 ): StatusView => {
   const standingOfId = (id: string) =>
-    standing ? standingOf(standing, id) : all_.tasks[id]!.pruned_at !== undefined ? "pruned" : all_.tasks[id]!.superseded_by !== undefined ? "superseded" : "current";
+    standing ? standingOf(standing, id) : recordedStanding(all_.tasks[id]!);
   // Counted: current and orphaned tasks (with --all, superseded ones too); never pruned ones.
   const countedIds = Object.keys(all_.tasks).filter((id) => {
     const s = standingOfId(id);
@@ -117,7 +121,13 @@ export const statusView = (
     all,
     superseded: ofStanding("superseded").map((id) => {
       const t = all_.tasks[id]!;
-      return { id, job: t.job, state: t.state, superseded_by: standing?.supersededBy.get(id) ?? t.superseded_by ?? "" };
+      return {
+        id,
+        job: t.job,
+        state: t.state,
+        superseded_by: standing?.supersededBy.get(id) || t.superseded_by || "",
+        ...(t.abandoned ? { abandoned: { service: t.abandoned.service, at: new Date(t.abandoned.at).toISOString() } } : {}),
+      };
     }),
     orphaned: ofStanding("orphaned").map((id) => ({ id, job: all_.tasks[id]!.job, state: all_.tasks[id]!.state })),
     pruned: ofStanding("pruned").length,
@@ -200,8 +210,14 @@ export const formatStatus = (view: StatusView, manifest: string, now: number): s
     for (const d of view.nearing_deletion.slice(0, LIST_LIMIT)) out.push(`  ${d.id}  deleted at ${d.deletes_at}`);
     if (view.nearing_deletion.length > LIST_LIMIT) out.push(`  ... and ${view.nearing_deletion.length - LIST_LIMIT} more`);
   }
+  const abandoned = view.superseded.filter((t) => t.abandoned !== undefined).length;
   const apart = [
-    ["Superseded", view.superseded, "replaced by a changed task (~)", view.all ? "counted above" : "not counted above ('status --all' counts and lists them)"],
+    [
+      "Superseded",
+      view.superseded,
+      `replaced by a changed task (~)${abandoned > 0 ? `, or abandoned at another service and made again here (${abandoned}, run --switch-service)` : ""}`,
+      view.all ? "counted above" : "not counted above ('status --all' counts and lists them)",
+    ],
     ["Orphaned", view.orphaned, "no longer in the manifest (-)", "counted above"],
   ] as const;
   for (const [title, list, why, counted] of apart) {
@@ -209,7 +225,10 @@ export const formatStatus = (view: StatusView, manifest: string, now: number): s
     out.push("", `${title} (${list.length}): ${why}; ${counted}; 'omnibatch prune ${manifest}' removes their files.`);
     if (view.all || title === "Orphaned") {
       for (const t of list.slice(0, LIST_LIMIT)) {
-        out.push(`  ${t.id}  ${t.state}${"superseded_by" in t ? `  superseded by ${t.superseded_by}` : ""}`);
+        const gone = (t as { abandoned?: { service: string; at: string } }).abandoned;
+        const abandonedAt = gone ? `  abandoned at ${gone.service} ${gone.at.slice(0, 10)}` : "";
+        const by = "superseded_by" in t ? (t.superseded_by ? `  superseded by ${t.superseded_by}` : "  its new attempt not created yet") : "";
+        out.push(`  ${t.id}  ${t.state}${abandonedAt}${by}`);
       }
       if (list.length > LIST_LIMIT) out.push(`  ... and ${list.length - LIST_LIMIT} more (--json lists all)`);
     }

@@ -30,7 +30,7 @@ import { reviewText } from "../engine/Summary.js";
 import type { RunSelection } from "../engine/RunSelection.js";
 import { lockDigest, PlanStale } from "../manifest/savedPlan.js";
 import type { LockTask } from "../state/LockFile.js";
-import { checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
+import { abandonedSuccessors, abandonRecord, checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
 import type { JobCounts, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import { diffPlan, supersessions } from "../manifest/diffPlan.js";
@@ -93,8 +93,15 @@ export interface RunManifestOptions {
   readonly emulate?: boolean | DeepPartial<EmulatorConfig>;
   /** Overrides the manifest's concurrency. */
   readonly concurrency?: number;
-  /** Stop after this long (exit 3); the next run continues. */
+  /** Stop after this long (exit 3); the next run continues. Counted from `maxWaitSince`. */
   readonly maxWaitMs?: number;
+  /**
+   * When the `maxWaitMs` clock started (Unix ms). Default: when this call began. The CLI
+   * passes the process's start: loading the manifest (probing media), the lockfile and
+   * the start checks count against the limit too, so a slow start-up (a loaded machine)
+   * never makes the run outlive it.
+   */
+  readonly maxWaitSince?: number;
   /** Aborting stops the run at once (exit 3), as SIGINT does. */
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: RunEvent) => void;
@@ -123,7 +130,8 @@ export interface RunManifestOptions {
   readonly expectLockfile?: string;
   /**
    * The lockfile names another service (region) than this run's: abandon its unfinished
-   * tasks there and create them again here (--switch-service). Without it such a run is
+   * tasks there (their records kept, marked `abandoned`) and create them again here as
+   * new attempts with new ids (--switch-service). Without it such a run is
    * refused (ServiceChanged, exit 2) before anything is sent.
    */
   readonly switchService?: boolean;
@@ -132,12 +140,6 @@ export interface RunManifestOptions {
   /** Make tasks whose results are lost again, as new attempts (`run --recreate-lost`). */
   readonly recreateLost?: boolean;
 }
-
-/** A record whose task is abandoned at the old service: planned again, its charges kept. */
-const abandoned = (rec: LockTask, now: number): LockTask => {
-  const { task_id: _id, created_at: _c, submitted_at: _s, finished_at: _f, error: _e, ...rest } = rec;
-  return { ...rest, state: "planned", outputs: [], updated_at: now };
-};
 
 /** The step summary's line about outputs awaiting review, when any. */
 const reviewNote = (jobs: RunSummary["jobs"]): { stepSummaryNote?: string } => {
@@ -164,6 +166,7 @@ const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
 
 /** Runs an already loaded manifest. Rejects with a tagged error (LockfileBusy, MissingApiKey...) when it cannot start. */
 export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
+  const maxWaitSince = options.maxWaitSince ?? Date.now();
   let emulator: RunningEmulator | undefined;
   let listener: CallbackListener | undefined;
   let outputStore: StoreSink | undefined;
@@ -243,10 +246,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
             new ServiceChanged({ lockfile: manifest.lockfilePath, recorded: store.recordedService ?? "", current, message: decision.message }),
           );
         case "Switch": {
+          // Marked, never erased: the engine follows each to its next attempt (a new id) here.
           const now = Date.now();
           for (const id of decision.abandon) {
             const rec = yield* store.get(id);
-            if (rec) yield* store.put(id, abandoned(rec, now));
+            if (rec) yield* store.put(id, abandonRecord(rec, decision.from, now));
           }
           onEvent?.({ type: "notice", level: "warn", message: decision.message });
           break;
@@ -275,7 +279,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const result = yield* engine.run({
         manifest: placed,
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-        ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
+        // What start-up took is already spent of the limit.
+        ...(options.maxWaitMs !== undefined ? { maxWaitMs: Math.max(0, options.maxWaitMs - Math.max(0, Date.now() - maxWaitSince)) } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(onEvent ? { onEvent } : {}),
         // Every emulated run starts a new emulator, which knows none of the old tasks.
@@ -285,10 +290,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(reviews ? { reviews } : {}),
         ...(options.recreateLost ? { recreateLost: true } : {}),
       });
-      // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile.
-      if (isLoaded(manifest)) {
+      // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile;
+      // so do tasks abandoned at another service, once their next attempt here was created.
+      {
         const before: LockFile = yield* store.snapshot;
-        const replaced = supersessions(diffPlan(manifest, before), before);
+        const replaced = [...(isLoaded(manifest) ? supersessions(diffPlan(manifest, before), before) : []), ...abandonedSuccessors(before.tasks)];
         const now = Date.now();
         for (const [old, by] of replaced) yield* store.put(old, { ...before.tasks[old]!, superseded_by: by, updated_at: now });
         if (replaced.length) yield* store.flush;

@@ -80,8 +80,18 @@ export interface LockTask {
   readonly error?: LockError;
   /** For downstream tasks: the upstream task and output they were made from. */
   readonly upstream?: { readonly job: string; readonly task: string; readonly output: number };
-  /** The task that replaced this one (`~`: its request changed) once that one was created. */
+  /**
+   * The task that replaced this one once that one was created: a changed request (`~`),
+   * or the new attempt made at another service after this one was `abandoned`.
+   */
   readonly superseded_by?: string;
+  /**
+   * `run --switch-service`: the task was unfinished at `service` (the lockfile's service
+   * until then) when a run moved to another one, at `at` (Unix ms). Nothing else of the
+   * record changes (its outputs, billing and ids are history; its billing counts in spend
+   * to date); the task is made again there as its next attempt, a new external id.
+   */
+  readonly abandoned?: { readonly service: string; readonly at: number };
   /**
    * When `omnibatch prune` removed the task's files and report records (superseded or
    * orphaned). The record stays: its billing counts in spend to date, and a manifest that

@@ -29,6 +29,7 @@ export interface TaskLine {
   readonly error?: LockTask["error"];
   readonly upstream?: LockTask["upstream"];
   readonly superseded_by?: string;
+  readonly abandoned?: LockTask["abandoned"];
   readonly pruned_at?: number;
 }
 
@@ -127,6 +128,7 @@ export const encodeTaskLine = (name: string, id: string, task: LockTask): string
   if (task.error !== undefined) line.error = sortKeys(task.error);
   if (task.upstream !== undefined) line.upstream = sortKeys(task.upstream);
   if (task.superseded_by !== undefined) line.superseded_by = task.superseded_by;
+  if (task.abandoned !== undefined) line.abandoned = { service: task.abandoned.service, at: task.abandoned.at };
   if (task.pruned_at !== undefined) line.pruned_at = task.pruned_at;
   return JSON.stringify(line);
 };
@@ -187,6 +189,7 @@ export const decodeTaskLine = (name: string, line: TaskLine): { id: string; task
   if (line.error !== undefined) task.error = line.error;
   if (line.upstream !== undefined) task.upstream = line.upstream;
   if (line.superseded_by !== undefined) task.superseded_by = line.superseded_by;
+  if (line.abandoned !== undefined) task.abandoned = line.abandoned;
   if (line.pruned_at !== undefined) task.pruned_at = line.pruned_at;
   return { id, task };
 };

@@ -206,7 +206,18 @@ t("an interrupted run --failed leaves its new attempts in flight; the next run -
     assert.is((await cli(ws, ["run", ws.manifest, "--only", "posters"], e)).exitCode, 1);
     // New attempts succeed, slowly (3 to 10 s): the next run stops while they are in flight.
     failing.configure({ failure: { rate: 0 }, timing: { scale: 6 } });
-    const cut = await cli(ws, ["run", ws.manifest, "--failed", "--max-wait", "2s", "--json"], e);
+    // Stopped (the first SIGINT) once the lockfile records a new attempt as created: a fixed
+    // --max-wait raced the start-up, which counts against it (on a loaded machine nothing
+    // was created in time). Bounded: 60 s of polling.
+    const running = cli(ws, ["run", ws.manifest, "--failed", "--json"], e);
+    const until = Date.now() + 60_000;
+    let exited = false;
+    void running.finally(() => (exited = true));
+    const createdAttempt2 = async () =>
+      Object.values((await readLockFile(ws.lockfile).catch(() => undefined))?.tasks ?? {}).some((x) => x.attempt === 2 && x.task_id !== undefined);
+    while (!exited && Date.now() < until && !(await createdAttempt2())) await new Promise((r) => setTimeout(r, 50));
+    running.kill("SIGINT");
+    const cut = await running;
     assert.is(cut.exitCode, 3, cut.stdout + cut.stderr);
     const mid = await lockOf(ws);
     const inFlight = Object.values(mid.tasks).filter((x) => x.attempt === 2 && x.task_id !== undefined && x.state !== "downloaded");

@@ -109,6 +109,27 @@ test("a failed task with retries left is + as the next attempt; with none left i
   assert.is(after.jobs.pics!["-"], 0, "earlier attempts are not orphans");
 });
 
+test("a task abandoned at another service (--switch-service) is + as its next attempt, and the abandoned attempt uses up no retry", async () => {
+  const m = await load(manifest());
+  const [a] = m.tasks;
+  const gone = { service: "https://api-east.example.com", at: 5 };
+  const plan = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, "processing", { task_id: "t1", abandoned: gone }) }));
+  const e = plan.entries[0]!;
+  assert.is(e.mark, "+");
+  assert.is(e.id, m.withAttempt(a!, 2).id);
+  assert.match(e.note!, "abandoned at https://api-east.example.com");
+  assert.is(plan.jobs.pics!["-"], 0, "the abandoned attempt is no orphan");
+  // Attempt 2 (made here) failed: retry_failed 1 still allows attempt 3, as if the abandoned one never was.
+  const second = m.withAttempt(a!, 2);
+  const failed = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, "processing", { abandoned: gone }), [second.id]: lockTask(second, "failed") }));
+  assert.is(failed.entries[0]!.mark, "+");
+  assert.is(failed.entries[0]!.id, m.withAttempt(a!, 3).id);
+  // Downloaded there after the switch: = as that attempt.
+  const done = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, "succeeded", { abandoned: gone }), [second.id]: lockTask(second, "downloaded") }));
+  assert.is(done.entries[0]!.mark, "=");
+  assert.is(done.entries[0]!.id, second.id);
+});
+
 test("downstream tasks recorded for current upstream tasks are =; the rest still wait", async () => {
   const m = await load(manifest());
   const up = m.tasks[0]!;

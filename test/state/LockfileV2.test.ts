@@ -92,6 +92,8 @@ const randomTask = (r: () => number, name: string, n: number): { id: string; tas
   for (const key of ["planned_at", "submitted_at", "created_at", "finished_at"]) if (r() < 0.7) t[key] = time();
   if (r() < 0.2) t.error = { message: "busy \"quoted\"\nnew line", at: time(), ...(r() < 0.5 ? { code: 1302 } : {}) };
   if (r() < 0.2) t.upstream = { job: "stills", task: `${name}-stills-${head}`, output: n % 3 };
+  if (r() < 0.1) t.abandoned = { service: pick(["https://api-east.example.com/v1", "emulator"]), at: time() };
+  if (r() < 0.1) t.superseded_by = `${name}-${job}-${head.split("").reverse().join("")}`;
   return { id, task: t as unknown as LockTask };
 };
 

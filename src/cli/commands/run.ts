@@ -196,6 +196,9 @@ export const runCommand = defineCommand({
         else if (!v.quiet) io.stderr.write(`${message}\n`);
       }
     }
+    // --max-wait counts from the process's start (loading the manifest and the lockfile is
+    // part of the run), except the time a person takes to answer a question below.
+    let maxWaitSince = Math.round(performance.timeOrigin);
     // Ask before spending: only a person at a terminal, only when money can go out.
     // Without a service address or key the run stops before sending anything: no question.
     const configured = (typeof v["base-url"] === "string" || !!io.env["OMNIBATCH_BASE_URL"]) && !!io.env["OMNIBATCH_API_KEY"];
@@ -208,6 +211,7 @@ export const runCommand = defineCommand({
         io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
         return ExitCode.Pending;
       }
+      if (question !== undefined) maxWaitSince = Date.now();
     }
 
     // Paying again for lost results: only when asked, shown first, confirmed on a terminal.
@@ -220,6 +224,7 @@ export const runCommand = defineCommand({
             io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
             return ExitCode.Pending;
           }
+          maxWaitSince = Date.now();
         } else io.stdout.write(question);
       }
     }
@@ -244,6 +249,10 @@ export const runCommand = defineCommand({
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
+    // Nobody reads the output any more (`| head`): stop cleanly as on the first signal, silently.
+    const onClosed = () => abort.abort();
+    io.outputClosed?.addEventListener("abort", onClosed, { once: true });
+    if (io.outputClosed?.aborted) abort.abort();
     try {
       const summary = await runLoadedManifest(loaded, {
         env: io.env,
@@ -251,7 +260,7 @@ export const runCommand = defineCommand({
         ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
         ...(v.emulate ? { emulate: true } : {}),
         ...(concurrency !== undefined ? { concurrency } : {}),
-        ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
+        ...(maxWaitMs !== undefined ? { maxWaitMs, maxWaitSince } : {}),
         ...(callbacks !== undefined ? { callbacks } : {}),
         ...(runSelection ? { selection: runSelection } : {}),
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
@@ -266,6 +275,7 @@ export const runCommand = defineCommand({
       progress.close();
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
+      io.outputClosed?.removeEventListener("abort", onClosed);
     }
   },
 });
