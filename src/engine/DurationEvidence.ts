@@ -25,10 +25,13 @@ export const durationKey = (task: PlannedTask): string => {
   return `image|${r.model_name ?? ""}|${r.resolution ?? "1k"}|${r.result_type ?? "single"}|${r.n ?? 1}|${r.series_amount ?? ""}|${r.image_list?.length ?? 0}`;
 };
 
-export class DurationEvidence {
-  private readonly samples = new Map<string, number[]>();
-  private readonly cache = new Map<string, readonly number[]>();
+/** The most recent this many durations per setting are kept (a long run's service may change speed). */
+const MAX_SAMPLES = 1_000;
 
+export class DurationEvidence {
+  /** Per key: the most recent durations, a ring once full. */
+  private readonly samples = new Map<string, { list: number[]; next: number; total: number }>();
+  private readonly cache = new Map<string, readonly number[]>();
   /** Bumped with every sample (keys the polling cache). */
   version = 0;
 
@@ -37,36 +40,34 @@ export class DurationEvidence {
   /** A task of this key took `ms` (service clock, create to end). */
   note(key: string, ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) return;
-    let list = this.samples.get(key);
-    if (!list) this.samples.set(key, (list = []));
-    // Kept sorted: binary search for the place.
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (list[mid]! <= ms) lo = mid + 1;
-      else hi = mid;
-    }
-    list.splice(lo, 0, ms);
+    let s = this.samples.get(key);
+    if (!s) this.samples.set(key, (s = { list: [], next: 0, total: 0 }));
+    if (s.list.length < MAX_SAMPLES) s.list.push(ms);
+    else s.list[s.next] = ms;
+    s.next = (s.next + 1) % MAX_SAMPLES;
+    s.total++;
     this.cache.delete(key);
     this.version++;
   }
 
+  /** Durations noted for a key (all of them, also those no longer kept). */
   count(key: string): number {
-    return this.samples.get(key)?.length ?? 0;
+    return this.samples.get(key)?.total ?? 0;
   }
 
   /** The durations of a key as at most 32 ascending points (quantiles), or undefined with too few seen. */
   points(key: string): readonly number[] | undefined {
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const list = this.samples.get(key);
-    if (!list || list.length < Math.max(1, this.minSamples)) return undefined;
-    const points = list.length <= MAX_POINTS ? [...list] : Array.from({ length: MAX_POINTS }, (_, i) => list[Math.min(list.length - 1, Math.floor(((i + 0.5) / MAX_POINTS) * list.length))]!);
+    const s = this.samples.get(key);
+    if (!s || s.list.length < Math.max(1, this.minSamples)) return undefined;
+    const list = [...s.list].sort((a, b) => a - b);
+    const n = list.length;
+    const points = n <= MAX_POINTS ? list : Array.from({ length: MAX_POINTS }, (_, i) => list[Math.min(n - 1, Math.floor(((i + 0.5) / MAX_POINTS) * n))]!);
     // The extremes stay: the shortest and longest seen bound where a task is expected to end.
-    if (list.length > MAX_POINTS) {
+    if (n > MAX_POINTS) {
       points[0] = list[0]!;
-      points[MAX_POINTS - 1] = list[list.length - 1]!;
+      points[MAX_POINTS - 1] = list[n - 1]!;
     }
     this.cache.set(key, points);
     return points;

@@ -145,6 +145,10 @@ test("evidence: none until the minimum of samples; then ascending points, at mos
   e.note("k", -1);
   e.note("k", Number.NaN);
   assert.is(e.count("k"), 506, "negative or non-finite durations (odd service times) are not evidence");
+  // Only the most recent 1,000 are kept: a service that got slower is seen as slower.
+  for (let i = 0; i < 1_000; i++) e.note("k", 100_000 + i);
+  assert.is(e.points("k")![0], 100_000);
+  assert.is(e.count("k"), 1_506);
 });
 
 test("evidence is kept per kind and settings: video resolution and clip length, image count", () => {
