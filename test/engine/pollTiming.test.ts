@@ -199,6 +199,20 @@ test("the engine: with 5 durations of ~100 s seen, a young video is not polled o
   }
 });
 
+test("a task's age counts from when its create left, not from when a busy loop took in the answer", () => {
+  const m = new Machine(makeTable({ callbacks: false, concurrency: 1 }, makePolicy(1)));
+  m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false });
+  m.feed({ _tag: "Tick", now: 0 });
+  m.feed({ _tag: "Created", now: 9_000, id: "a", taskId: "s", createdAt: 1_000, sentAt: 1_000 });
+  assert.is(m.table.entries.get("a")!.sentAt, 1_000);
+  // A send time after the answer (clock oddities) never makes a task younger than its answer says.
+  const n = new Machine(makeTable({ callbacks: false, concurrency: 1 }, makePolicy(1)));
+  n.feed({ _tag: "Admit", now: 0, task: task("b"), firstAttempt: 1, front: false });
+  n.feed({ _tag: "Tick", now: 0 });
+  n.feed({ _tag: "Created", now: 5_000, id: "b", taskId: "s", createdAt: 1_000, sentAt: 7_000 });
+  assert.is(n.table.entries.get("b")!.sentAt, 5_000);
+});
+
 // ---- the policy alone, simulated at real speed ----
 
 test("simulated: tasks of tight durations are polled far less than on the rhythm and their ends are seen no later", () => {
