@@ -192,8 +192,10 @@ test("the engine: with 5 durations of ~100 s seen, a young video is not polled o
       assert.ok(polls.length > 10, `task ${i}: ${polls.length} polls on the rhythm`);
     } else {
       // Evidence: nothing early in its life (the ceiling, 60 s after the last poll, which
-      // was 1 ms before this create, bounds the first wait), then just after the likely end.
-      assert.equal(polls, [59_999, 103_000], `task ${i}: polls at ${polls.join(", ")}`);
+      // was 1 ms before this create, bounds the first wait), then the idle budget (3.2 s)
+      // after the likely end.
+      const budget = Duration.toMillis(makePolicy(1).pollIdleBudget("video"));
+      assert.equal(polls, [59_999, 100_000 + budget], `task ${i}: polls at ${polls.join(", ")}`);
     }
     now = t + 1;
   }
