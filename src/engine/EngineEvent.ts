@@ -25,7 +25,14 @@ export interface KnownRecord {
 
 /** The answers a create worker reports. `intentRecorded`: it wrote `submitting` before sending. */
 export type CreateOutcome =
-  | { readonly _tag: "Created"; readonly id: string; readonly taskId: string; readonly createdAt: number }
+  | {
+      readonly _tag: "Created";
+      readonly id: string;
+      readonly taskId: string;
+      readonly createdAt: number;
+      /** When the create request left (our clock): the task's age counts from here, not from the answer's arrival, which a busy machine delays. */
+      readonly sentAt?: number;
+    }
   | { readonly _tag: "Adopted"; readonly id: string; readonly view: TaskView; readonly intentRecorded: boolean }
   | { readonly _tag: "NoSlot"; readonly id: string }
   | { readonly _tag: "Rejected"; readonly id: string; readonly code?: number; readonly message: string; readonly intentRecorded: boolean }

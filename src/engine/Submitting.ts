@@ -100,7 +100,7 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
         }
         const sentAt = yield* Clock.currentTimeMillis;
         const result = yield* Effect.either(adapters[task.kind].create(task, deps.callbackUrl));
-        if (result._tag === "Right") return { _tag: "Created", id, ...result.right } as const;
+        if (result._tag === "Right") return { _tag: "Created", id, ...result.right, sentAt } as const;
         const error = result.left;
         const code = errorCode(error);
         let next: CreateErrorStep = afterCreateError(

@@ -10,6 +10,8 @@ import type { TaskState } from "../state/LockFile.js";
 import type { BudgetLimit } from "./Budget.js";
 import type { StopReason } from "./EngineEvent.js";
 import { CallbackWatch } from "./CallbackWatch.js";
+import { DurationEvidence } from "./DurationEvidence.js";
+import type { EvidenceDue } from "./pollTiming.js";
 import { SlotLimiter } from "./SlotLimiter.js";
 
 export type Phase = "waiting" | "creating" | "inflight" | "fetching" | "done" | "failed" | "rejected" | "stuck";
@@ -101,6 +103,12 @@ export class TaskTable {
 
   readonly limiters: Record<ProductKind, SlotLimiter>;
   readonly watch: CallbackWatch | undefined;
+  /** How long finished tasks took, per kind and settings (adaptive polling). */
+  readonly evidence: DurationEvidence;
+  /** Bumped whenever a kind's set of tasks in flight changes (keys `pollCache`). */
+  readonly inflightVersion: Record<ProductKind, number> = { video: 0, image: 0 };
+  /** The last adaptive polling answer per kind, valid while its keys are unchanged (tick.ts). */
+  readonly pollCache: Record<ProductKind, { lastPoll: number; version: number; evidence: number; value: EvidenceDue } | undefined> = { video: undefined, image: undefined };
   readonly counters = { creating: 0, created: 0, adopted: 0, downloaded: 0, noSlotAnswers: 0 };
   readonly lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
   /** When cued tasks of a kind were last queried (cue queries are spaced, see Policy.cueQuerySpacing). */
@@ -125,6 +133,7 @@ export class TaskTable {
       image: new SlotLimiter(concurrency, policy.slotDecrease, policy.slotIncreaseAfter),
     };
     this.watch = config.callbacks ? new CallbackWatch(policy) : undefined;
+    this.evidence = new DurationEvidence(policy.durationSamples);
     this.currency = currency;
   }
 
@@ -194,6 +203,7 @@ export class TaskTable {
         return;
       case "inflight":
         this.inflightOf[kind].add(entry);
+        this.inflightVersion[kind]++;
         this.activeCount++;
         return;
       case "creating":
@@ -214,6 +224,7 @@ export class TaskTable {
         return;
       case "inflight":
         this.inflightOf[kind].delete(entry);
+        this.inflightVersion[kind]++;
         this.activeCount--;
         return;
       case "creating":

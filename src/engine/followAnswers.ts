@@ -7,6 +7,7 @@ import type { CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { BillingEntry } from "../api/wire.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
 import { settleUnknown } from "./createRules.js";
+import { durationKey } from "./DurationEvidence.js";
 import type { Asked, LookedUpUnknown, OddTask } from "./EngineEvent.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
 import { notice, record, retryAllowed, watermarkOf, type Out } from "./taskRules.js";
@@ -26,7 +27,11 @@ export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
     if (entry.recorded !== view.status || entry.recordedTaskId !== view.taskId) record(out, entry, { state: view.status, ...base });
     return;
   }
-  if (entry.holding > 0) table.limiters[task.kind].onFinished();
+  if (entry.holding > 0) {
+    table.limiters[task.kind].onFinished();
+    // Its first end seen (a refetch after a failed download is not a second sample).
+    table.evidence.note(durationKey(task), view.updatedAt - view.createdAt);
+  }
   table.release(entry);
   entry.cued = false;
   table.watch?.noteFinished(task.kind, view.createdAt, view.updatedAt);

@@ -6,7 +6,9 @@ import { BigDecimal, Duration } from "effect";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { ProductKind } from "../policy/Policy.js";
 import { formatMoney, isExhausted, spending, wouldExceed } from "./Budget.js";
+import { durationKey } from "./DurationEvidence.js";
 import type { EngineEffect, EngineEvent } from "./EngineEvent.js";
+import { evidenceDue, withRhythm } from "./pollTiming.js";
 import { notice, watermarkOf, type Out } from "./taskRules.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
 
@@ -78,6 +80,9 @@ const pollOf = (
   at,
 });
 
+/** Above this many tasks of a kind in flight, the fixed rhythm applies (a poll is many requests then, and weighing each task would cost more than it saves). */
+const ADAPTIVE_MAX = 64;
+
 const pollDueAt = (table: TaskTable, kind: ProductKind, now: number): number | undefined => {
   const inflight = table.inflightOf[kind];
   if (inflight.size === 0) return undefined;
@@ -85,9 +90,33 @@ const pollDueAt = (table: TaskTable, kind: ProductKind, now: number): number | u
   let newest = Number.NEGATIVE_INFINITY;
   for (const e of inflight) newest = Math.max(newest, e.sentAt);
   const normal = policy.pollInterval(kind, now - newest);
+  const last = table.lastPoll[kind];
   const watch = table.watch;
-  const interval = watch ? watch.pollInterval(kind, normal, [...inflight].map((e) => ({ taskId: e.taskId, ageMs: now - e.sentAt }))) : normal;
-  return table.lastPoll[kind] + Duration.toMillis(interval);
+  if (watch) {
+    // While callbacks flow, they say when tasks end: polling only guards against lost ones.
+    const stretched = watch.pollInterval(kind, normal, [...inflight].map((e) => ({ taskId: e.taskId, ageMs: now - e.sentAt })));
+    if (Duration.greaterThan(stretched, normal)) return last + Duration.toMillis(stretched);
+  }
+  if (inflight.size > ADAPTIVE_MAX) return last + Duration.toMillis(normal);
+  // Adaptive: when the durations seen say tasks are likely to have ended (pollTiming.ts).
+  const bounds = {
+    lastPoll: last,
+    rhythmMs: Duration.toMillis(normal),
+    floorMs: Duration.toMillis(policy.pollFloor(kind)),
+    ceilingMs: Duration.toMillis(policy.pollCeiling(kind)),
+  };
+  const cached = table.pollCache[kind];
+  const version = table.inflightVersion[kind];
+  const evidence = table.evidence.version;
+  if (cached && cached.lastPoll === last && cached.version === version && cached.evidence === evidence) return withRhythm(cached.value, bounds);
+  const value = evidenceDue({
+    ...bounds,
+    idleBudgetMs: Duration.toMillis(policy.pollIdleBudget(kind)),
+    // Tasks without a task id ("outcome unknown", looked up with every poll) have no evidence.
+    tasks: [...inflight].map((e) => ({ startedAt: e.sentAt, durations: e.taskId === undefined ? undefined : table.evidence.points(durationKey(e.task)) })),
+  });
+  table.pollCache[kind] = { lastPoll: last, version, evidence, value };
+  return withRhythm(value, bounds);
 };
 
 /** Starts every waiting task that fits; returns the earliest time a waiting task may become sendable. */

@@ -85,7 +85,7 @@ const step = (out: Out, event: EngineEvent): void => {
       table.setPhase(entry, "inflight");
       entry.taskId = event.taskId;
       entry.createdAt = event.createdAt;
-      entry.sentAt = now;
+      entry.sentAt = Math.min(now, event.sentAt ?? now);
       entry.lookupFirst = false;
       entry.createdHere = true;
       delete entry.unknownSince;

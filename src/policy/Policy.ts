@@ -25,6 +25,17 @@ export interface Policy {
   readonly noSlotWait: Duration.Duration;
   /** Polling interval for in-flight tasks of a kind, from the age of the youngest one. */
   readonly pollInterval: (kind: ProductKind, youngestAgeMs: number) => Duration.Duration;
+  /**
+   * Adaptive polling (src/engine/pollTiming.ts): once `durationSamples` tasks of a kind and
+   * settings have finished, that kind is polled when the slot-time expected to have idled
+   * since its last poll (tasks ended unseen) reaches `pollIdleBudget`, never sooner than
+   * `pollFloor` after the last poll and never later than `pollCeiling`; tasks without
+   * evidence keep `pollInterval`.
+   */
+  readonly pollIdleBudget: (kind: ProductKind) => Duration.Duration;
+  readonly pollFloor: (kind: ProductKind) => Duration.Duration;
+  readonly pollCeiling: (kind: ProductKind) => Duration.Duration;
+  readonly durationSamples: number;
   /** A task in flight that no answer has shown for this long is left for a later run. */
   readonly missingAfter: Duration.Duration;
   /** A result URL older than this is refreshed by querying its task before it is used. */
@@ -101,6 +112,21 @@ const pollRhythm = {
 } as const;
 
 /**
+ * Adaptive polling, once durations have been seen. The idle budget is what one query is
+ * worth in idle slot-time: with 8 video slots of 1-to-8-minute tasks, 3.2 s gives about
+ * 2.46 queries per task and leaves about 3 % of slot-time idle (simulated, README
+ * "Performance"). The floor keeps a kind from being asked more often than every 2 s
+ * (videos) or 1 s (images); the ceiling (1 minute, 20 s) bounds how late a slow or stuck
+ * task is noticed. The floor is at most the rhythm's start and the ceiling at least its
+ * cap, so without evidence the rhythm holds.
+ */
+const adaptiveRhythm = {
+  image: { idleBudgetMs: 1_000, floorMs: 1_000, ceilingMs: 20_000 },
+  video: { idleBudgetMs: 3_200, floorMs: 2_000, ceilingMs: 60_000 },
+  samples: 5,
+} as const;
+
+/**
  * With callbacks arriving, polling only guards against lost ones: ten times the longest
  * normal interval. A task unheard past the grace, or running past 1.5 times the longest
  * duration seen (10 min video / 3 min image until 5 have finished), brings polling back.
@@ -124,6 +150,10 @@ export const makePolicy = (scale = 1): Policy => ({
     const r = pollRhythm[kind];
     return ms(Math.min(r.capMs, r.startMs + (ageMs / scale) * r.growth) * scale);
   },
+  pollIdleBudget: (kind) => ms(adaptiveRhythm[kind].idleBudgetMs * scale),
+  pollFloor: (kind) => ms(adaptiveRhythm[kind].floorMs * scale),
+  pollCeiling: (kind) => ms(adaptiveRhythm[kind].ceilingMs * scale),
+  durationSamples: adaptiveRhythm.samples,
   urlFreshFor: ms(5 * 60_000 * scale),
   missingAfter: ms(10 * 60_000 * scale),
   createConcurrency: 4,
