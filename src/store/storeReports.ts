@@ -32,7 +32,8 @@ export const writeReportsToStore = async (input: Omit<ReportInput, "outputsDir">
     const folders = new Set<string>();
     for (const task of Object.values(input.lock.tasks)) for (const o of task.outputs) if (o.path) folders.add(dirname(join(stage, ...o.path.split("/"))));
     for (const folder of folders) if (folder.startsWith(stage + sep)) await mkdir(folder, { recursive: true });
-    const out = await writeReports({ ...input, env, outputsDir: stage, force: true, scanResults: false });
+    // The results' states from the store's listing (listed once per run, kept up to date by its writes).
+    const out = await writeReports({ ...input, env, outputsDir: stage, force: true, resultsAt: await sink.listing() });
     let uploaded = 0;
     const files = await filesUnder(stage);
     // The media first, the pages that link them after: report.html last of all.

@@ -68,6 +68,40 @@ t("a scan of a real folder: the file with its size is present, a missing one res
   }
 });
 
+t("a scan against a store's listing: an object with the recorded size and ETag is present; a missing or different one (other size, or same size and another ETag) is restorable within the service's 30 days, lost after", () => {
+  const withEtag = (t: LockTask, etag: string): LockTask => ({ ...t, outputs: t.outputs.map((o) => ({ ...o, etag })) });
+  const tasks: Record<string, LockTask> = {
+    a: withEtag(task("stills", { subject: "apple" }, "stills/apple"), "0cc175b9"),
+    b: withEtag(task("stills", { subject: "boat" }, "stills/boat"), "92eb5ffe"),
+    c: withEtag(task("stills", { subject: "chair" }, "stills/chair"), "4a8a08f0"),
+    d: withEtag(task("stills", { subject: "desk" }, "stills/desk"), "8277e091"),
+    // Written before the fingerprint was recorded: compared by size.
+    e: task("stills", { subject: "easel" }, "stills/easel"),
+  };
+  const listing = new Map([
+    ["stills/apple/image-1.png", { size: 3, etag: "0cc175b9c0f1b6a831c399e269772661" }],
+    ["stills/boat/image-1.png", { size: 3, etag: "ffffffffc0f1b6a831c399e269772661" }],
+    ["stills/chair/image-1.png", { size: 4, etag: "4a8a08f09d37b73795649038408b5f33" }],
+    ["stills/easel/image-1.png", { size: 3, etag: "e1671797c52e15f763380b45e841ec32" }],
+    ["stills/other/image-1.png", { size: 3, etag: "0cc175b9c0f1b6a831c399e269772661" }],
+  ]);
+  const within = scanResults(tasks, listing, made + 10 * DAY);
+  assert.equal(
+    within.map((r) => [r.id, r.verdict.state]),
+    [["a", "present"], ["b", "restorable"], ["c", "restorable"], ["d", "restorable"], ["e", "present"]],
+  );
+  const after = scanResults(tasks, listing, made + 31 * DAY);
+  assert.equal(
+    after.map((r) => [r.id, r.verdict.state]),
+    [["a", "present"], ["b", "lost"], ["c", "lost"], ["d", "lost"], ["e", "present"]],
+  );
+  assert.equal(lostResults(after).map((l) => [l.job, l.vars.subject, l.path]), [
+    ["stills", "boat", "stills/boat/image-1.png"],
+    ["stills", "chair", "stills/chair/image-1.png"],
+    ["stills", "desk", "stills/desk/image-1.png"],
+  ]);
+});
+
 t("the CI warning: only in CI, only without a store, only when results were absent at start; it names the earliest deletion date", () => {
   const out = mkdtempSync(join(tmpdir(), "omnibatch-scan-"));
   try {
