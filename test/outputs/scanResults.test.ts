@@ -13,6 +13,7 @@ import { runnerOnlyWarning } from "../../src/outputs/runnerOnlyWarning.js";
 import { SERVICE_RETENTION_MS } from "../../src/outputs/resultState.js";
 import { lostMarkdown } from "../../src/report/lostMarkdown.js";
 import { recreateQuestion } from "../../src/cli/confirmSpend.js";
+import { recreatePlan } from "../../src/run/recreatePlan.js";
 import { nextAfterDownloaded } from "../../src/engine/taskRules.js";
 import type { LockTask } from "../../src/state/LockFile.js";
 
@@ -134,6 +135,23 @@ t("the --recreate-lost preview lists the tasks and the estimate, and asks only w
   assert.not.match(shown, "[y/N]");
   assert.ok(recreateQuestion(plan, true)!.endsWith("Pay to make them again? [y/N] "));
   assert.is(recreateQuestion({ tasks: [], estimate: {}, unpriced: 0, downstream: 0 }, true), undefined);
+});
+
+t("the --recreate-lost preview with a store: results past the service's 30 days whose objects are in the store are not lost; a missing or replaced one is", () => {
+  const tasks: Record<string, LockTask> = {
+    a: { ...task("stills", { subject: "apple" }, "stills/apple"), outputs: [{ ...task("stills", {}, "stills/apple").outputs[0]!, etag: "0cc175b9" }] },
+    b: { ...task("stills", { subject: "boat" }, "stills/boat"), outputs: [{ ...task("stills", {}, "stills/boat").outputs[0]!, etag: "92eb5ffe" }] },
+    c: task("stills", { subject: "chair" }, "stills/chair"),
+  };
+  const listing = new Map([
+    ["stills/apple/image-1.png", { size: 3, etag: "0cc175b9c0f1b6a831c399e269772661" }],
+    ["stills/boat/image-1.png", { size: 3, etag: "ffffffffc0f1b6a831c399e269772661" }],
+  ]);
+  const manifest = { tasks: [], outputsDir: "s3://results/x", downstreamEstimate: () => undefined };
+  const lock = { lockfile_version: 2 as const, name: "m", tasks };
+  assert.equal(recreatePlan(manifest, lock, made + 40 * DAY, listing).tasks.map((x) => x.id), ["b", "c"]);
+  // Without the listing, nothing of a store is on this disk: every expired result would be called lost.
+  assert.equal(recreatePlan(manifest, lock, made + 40 * DAY).tasks.map((x) => x.id), ["a", "b", "c"]);
 });
 
 t("a downloaded task: followed to its later attempt when one is recorded; made again only when asked and results are lost", () => {
