@@ -21,7 +21,7 @@ import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectio
 import { readReviewFile } from "../../review/readReviewFile.js";
 import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
-import { scanOrReason } from "./status.js";
+import { scanOrReason } from "../scanOrReason.js";
 import { neutralise } from "../../api/neutralise.js";
 import { formatResults, resultsPart } from "../../report/statusView.js";
 import { planChanges } from "../../report/requestChanges.js";

@@ -1,7 +1,7 @@
 // `omnibatch status M.yaml [--json]`: the lockfile's view, with no service and no API key (outputs in a
 // store are listed once, for the results' states).
 
-import { resultsAt } from "../../store/resultsAt.js";
+import { scanOrReason } from "../scanOrReason.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { relative } from "node:path";
 import { existsSync } from "node:fs";
@@ -15,7 +15,6 @@ import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
 import type { LockFile } from "../../state/LockFile.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
-import { scanResults, type ScannedResult } from "../../outputs/scanResults.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";
 import { readLockFile } from "../../state/readLockFile.js";
@@ -66,24 +65,6 @@ export const locationsFor = async (
   return emulated
     ? { ...where, ...emulatedPaths(where), ...(where.manifest ? { manifest: emulatedManifest(where.manifest) } : {}) }
     : where;
-};
-
-/**
- * Each recorded result's state, looked for in the outputs (a folder, or one listing of a
- * store); for a store that cannot be listed, why not (one line, naming the store).
- */
-export const scanOrReason = async (
-  tasks: LockFile["tasks"],
-  outputs: string,
-  now: number,
-  env: Readonly<Record<string, string | undefined>>,
-): Promise<{ readonly results: ScannedResult[] } | { readonly unknown: string }> => {
-  try {
-    return { results: scanResults(tasks, await resultsAt(outputs, env), now) };
-  } catch (error) {
-    if ((error as { _tag?: string })?._tag === "StoreUnavailable") return { unknown: (error as Error).message };
-    throw error;
-  }
 };
 
 /** Outputs awaiting review and what waits on them, for a manifest with `review` jobs. */
