@@ -2,6 +2,7 @@
 // outputs (a folder, or one listing of a store). A store that cannot be listed is not a
 // crash: the caller shows what the lockfile alone says, and why the states are unknown.
 
+import { isResultFile } from "../outputs/resultState.js";
 import { scanResults, type ScannedResult } from "../outputs/scanResults.js";
 import type { LockFile } from "../state/LockFile.js";
 import { resultsAt } from "../store/resultsAt.js";
@@ -16,6 +17,8 @@ export const scanOrReason = async (
   now: number,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<{ readonly results: ScannedResult[] } | { readonly unknown: string }> => {
+  // Nothing recorded yet (a first plan): no store to ask, so none that must answer.
+  if (!Object.values(tasks).some((t) => t.outputs.some(isResultFile))) return { results: [] };
   try {
     return { results: scanResults(tasks, await resultsAt(outputs, env), now) };
   } catch (error) {

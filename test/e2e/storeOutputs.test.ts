@@ -175,6 +175,15 @@ t("a store that cannot be reached stops the run before anything is created (exit
     assert.not.match(r.stderr, /AWS SDK|NodeVersionSupportWarning/);
     assert.not.ok(r.stderr.includes(s3.secretAccessKey));
     assert.is(emu.stats().requests?.["POST /v1/images/omni-image"] ?? 0, createsBefore);
+    // A plan before anything is recorded has no result to look for: it does not ask the store.
+    const plan = await execa("node", [bin, "plan", join(root, "manifests", "demo.yaml"), "--outputs", `s3://${s3.bucket}/x`, "--json"], {
+      cwd: root,
+      reject: false,
+      extendEnv: false,
+      env: { PATH: process.env.PATH ?? "", ...s3.env, AWS_ENDPOINT_URL_S3: "http://127.0.0.1:9" },
+    });
+    assert.is(plan.exitCode, 0, plan.stderr);
+    assert.is(JSON.parse(plan.stdout).total["+"], 5);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
