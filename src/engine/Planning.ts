@@ -19,6 +19,7 @@ import { nextAfterDownloaded, retryAllowed } from "./taskRules.js";
 import { isResultFile, resultState } from "../outputs/resultState.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import { gateItems } from "../review/gate.js";
+import { isStoreUrl } from "../store/StoreUrl.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 
 /**
@@ -232,6 +233,10 @@ export const makePlanning = (deps: PlanningDeps) => {
     const rec = recorder.get(entry.task.id);
     if (!rec) return [];
     const urls = links.get(entry.task.id)?.outputs ?? [];
+    // Without a known link (a result from an earlier run) the id is still right, since
+    // identity uses the content hash; the link is refreshed before any create uses it.
+    const linkOf = (o: LockTask["outputs"][number]) =>
+      urls.find((u) => u.type === o.type && u.index === o.index && u.variant === "main")?.url ?? `https://omnibatch.invalid/stale/${o.sha256}`;
     return rec.outputs
       .filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video") && o.path && o.sha256)
       .map((o) => ({
@@ -241,10 +246,9 @@ export const makePlanning = (deps: PlanningDeps) => {
         type: o.type as "image" | "video",
         // Without a known link (a result from an earlier run) the id is still right, since
         // identity uses the content hash; the link is refreshed before any create uses it.
-        url:
-          urls.find((u) => u.type === o.type && u.index === o.index && u.variant === "main")?.url ??
-          `https://omnibatch.invalid/stale/${o.sha256}`,
-        file: downloader.absolutePath(o.path!),
+        url: linkOf(o),
+        // A file in the outputs folder; with a store (no local file), the link stands in (itemFile.ts).
+        file: isStoreUrl(downloader.absolutePath(o.path!)) ? linkOf(o) : downloader.absolutePath(o.path!),
         sha256: o.sha256!,
         vars: entry.task.vars,
       }));

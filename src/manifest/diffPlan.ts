@@ -7,9 +7,9 @@
 import type { LockFile, LockTask, TaskState } from "../state/LockFile.js";
 import type { LoadedManifest } from "./LoadedManifest.js";
 import { type Amount, amountOf, formatAmount, plus, times } from "../money/Money.js";
-import { join } from "node:path";
 import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
 import { plannedFiles } from "./taskFiles.js";
+import { itemFile } from "./itemFile.js";
 import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { defaultFolderOf, folderHolders, resultFolder } from "./resultFolder.js";
@@ -315,7 +315,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
           type: o.type,
           // Not a real address: identity never uses it (the engine sends a fresh one).
           url: `https://upstream.invalid/${o.sha256}`,
-          file: o.path ? join(manifest.outputsDir, o.path) : "",
+          file: o.path ? itemFile(manifest.outputsDir, o.path, `https://upstream.invalid/${o.sha256}`) : "",
           sha256: o.sha256,
           vars: up.vars,
         });

@@ -17,6 +17,7 @@ import { outputKey, type RemoteOutput } from "../protocol/TaskView.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { StoreError } from "../store/ObjectStore.js";
 import { folderSink } from "./FolderSink.js";
+import { etagFingerprint } from "./resultState.js";
 import { extensionFor, fileNameFor, relativePath, UnsafeOutputPath } from "./OutputPaths.js";
 import { TransferProblem, type ResultSink } from "./ResultSink.js";
 
@@ -188,6 +189,8 @@ const make = (
               path: rel,
               size: written.size,
               sha256: written.sha256,
+              // In a store: the ETag's fingerprint, so a listing tells the object from other bytes of its size.
+              ...(written.etag !== undefined && etagFingerprint(written.etag) !== undefined ? { etag: etagFingerprint(written.etag)! } : {}),
               ...(ref.remote_id !== undefined ? { remote_id: ref.remote_id } : {}),
               ...(ref.group_id !== undefined ? { group_id: ref.group_id } : {}),
             } satisfies LockOutput;

@@ -33,6 +33,8 @@ export interface ResultSource {
 export interface WrittenResult {
   readonly size: number;
   readonly sha256: string;
+  /** A store's ETag of the verified object (a folder has none). */
+  readonly etag?: string;
 }
 
 export interface ResultSink {
@@ -42,7 +44,7 @@ export interface ResultSink {
   readonly prepare: (dir: string) => Promise<void>;
   /** Writes one result at `rel` (relative, `/`-separated); only complete and verified results resolve. */
   readonly write: (rel: string, source: ResultSource, signal: AbortSignal) => Promise<WrittenResult>;
-  /** True when every recorded file is held with its recorded size (no hashing). */
+  /** True when every recorded file is held as recorded: its size (and a store's ETag), no hashing. */
   readonly holds: (outputs: readonly LockOutput[]) => boolean | Promise<boolean>;
   /** A path a downstream job can name as `{{ item.file }}`. */
   readonly absolutePath: (rel: string) => string;

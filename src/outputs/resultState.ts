@@ -2,7 +2,8 @@
 // matches its record), restorable (missing here, but in the store or still at the
 // service, so it is fetched again), or lost (neither). Pure: what is on disk and in a
 // store comes in as data (`local`, `inStore`), time as `now`; the I/O that gathers them
-// lives beside its callers (scanResults.ts).
+// lives beside its callers (scanResults.ts). With the outputs in a store, "here" is the
+// store: its object counts as the local copy when its size and ETag match the record.
 
 import type { LockOutput, LockTask } from "../state/LockFile.js";
 
@@ -11,14 +12,45 @@ export const SERVICE_RETENTION_MS = 30 * 86_400_000;
 
 export type ResultState = "present" | "restorable" | "lost";
 
-/** What the outputs folder holds at the record's path: its file with the recorded size (and sha256, when checked), another file, or nothing. */
+/** What the outputs (a folder or a store) hold at the record's path: the result as recorded, something else, or nothing. */
 export type LocalCopy = "matches" | "differs" | "missing";
 
-/** What a store holds under a key, when a store is used (its listing: size and, when it keeps one, the sha256). */
+/** What a store holds under a key, as its listing shows it: size and ETag. */
 export interface StoredObject {
   readonly size: number;
-  readonly sha256?: string;
+  /** The store's entity tag, unquoted. */
+  readonly etag?: string;
 }
+
+/** How many leading characters of the store's ETag an output record keeps (`etag`). */
+export const ETAG_FINGERPRINT_CHARS = 8;
+
+/**
+ * The part of a store's ETag an output record keeps: its first 8 characters, lower case
+ * (32 bits of the MD5 a single-part object's ETag is, on S3, R2, MinIO and GCS). Enough
+ * to tell an object replaced by other bytes of the same size (1 in 4 billion to miss
+ * one); not a defence against someone forging content: `pull` checks the sha256. An
+ * ETag that is not printable ASCII gives none (the object is then compared by size).
+ */
+export const etagFingerprint = (etag: string): string | undefined => {
+  const f = etag.toLowerCase().slice(0, ETAG_FINGERPRINT_CHARS);
+  return /^[!#-~]+$/.test(f) ? f : undefined;
+};
+
+/**
+ * A store's object against the record of the result it should hold: "matches" when it
+ * has the recorded size and, when the record keeps the ETag's fingerprint (written since
+ * this field exists), the same ETag; "differs" for any other object; "missing" for none.
+ * An older record without `etag`, or a store whose listing gives no ETag, is compared by
+ * size alone.
+ */
+export const storedCopy = (o: Pick<LockOutput, "size" | "etag">, object: StoredObject | undefined): LocalCopy => {
+  if (object === undefined) return "missing";
+  if (o.size === undefined || object.size !== o.size) return "differs";
+  const seen = o.etag !== undefined && object.etag !== undefined ? etagFingerprint(object.etag) : undefined;
+  if (seen !== undefined && seen !== o.etag) return "differs";
+  return "matches";
+};
 
 export interface ResultFacts {
   readonly output: LockOutput;
@@ -26,7 +58,7 @@ export interface ResultFacts {
   readonly task: Pick<LockTask, "created_at" | "finished_at">;
   readonly local: LocalCopy;
   readonly now: number;
-  /** The store's object for a key (the output's path), when a store is used. */
+  /** A store's object for a key (the output's path), when results are kept in a store besides `local`. */
   readonly inStore?: (key: string) => StoredObject | undefined;
 }
 
@@ -54,8 +86,7 @@ export const earliestDeletion = (task: Pick<LockTask, "created_at" | "finished_a
   return from === undefined ? undefined : from + SERVICE_RETENTION_MS;
 };
 
-const storeHas = (o: LockOutput, object: StoredObject | undefined): boolean =>
-  object !== undefined && o.size !== undefined && object.size === o.size && (object.sha256 === undefined || object.sha256 === o.sha256);
+const storeHas = (o: LockOutput, object: StoredObject | undefined): boolean => storedCopy(o, object) === "matches";
 
 export const resultState = (facts: ResultFacts): ResultVerdict => {
   const { output: o, task, local, now } = facts;

@@ -1,12 +1,14 @@
 // Every recorded result of a lockfile with its state (resultState.ts), for run, status,
-// plan and the reports: the one place that looks at the outputs folder for them. A file
-// counts as here when it has its recorded size (a stat, no hashing: 100,000 results
-// must not cost a read of every byte; the downloader hashes each file as it writes it).
+// plan and the reports: the one place that looks at the outputs for them. A file counts
+// as here when it has its recorded size (a stat, no hashing: 100,000 results must not
+// cost a read of every byte; the downloader hashes each file as it writes it). With the
+// outputs in a store, the caller lists the prefix once (one request per 1,000 keys) and
+// passes the listing: an object counts as here when its size and ETag match the record.
 
 import { statSync } from "node:fs";
 import type { LockTask } from "../state/LockFile.js";
 import { resolveInside } from "./OutputPaths.js";
-import { isResultFile, resultState, type LocalCopy, type ResultVerdict, type StoredObject } from "./resultState.js";
+import { isResultFile, resultState, storedCopy, type LocalCopy, type ResultVerdict, type StoredObject } from "./resultState.js";
 
 export interface ScannedResult {
   /** The task's external id. */
@@ -44,6 +46,9 @@ export const localCopy = (outputsDir: string, path: string | undefined, size: nu
   }
 };
 
+/** Where the results are: an outputs folder, or what a store's listing shows under its prefix (keys relative to it). */
+export type ResultsAt = string | ReadonlyMap<string, StoredObject>;
+
 /**
  * Each result file the lockfile records (in task id order), with its state now. A task
  * made again as a later attempt (a failure tried again, `run --recreate-lost`) is
@@ -52,7 +57,7 @@ export const localCopy = (outputsDir: string, path: string | undefined, size: nu
  */
 export const scanResults = (
   tasks: Readonly<Record<string, LockTask>>,
-  outputsDir: string,
+  outputsDir: ResultsAt,
   now: number,
   inStore?: (key: string) => StoredObject | undefined,
 ): ScannedResult[] => {
@@ -82,7 +87,8 @@ export const scanResults = (
     const task = tasks[id]!;
     for (const o of task.outputs) {
       if (!isResultFile(o)) continue;
-      const verdict = resultState({ output: o, task, local: localCopy(outputsDir, o.path, o.size), now, ...(inStore ? { inStore } : {}) });
+      const local = typeof outputsDir === "string" ? localCopy(outputsDir, o.path, o.size) : o.path === undefined ? "missing" : storedCopy(o, outputsDir.get(o.path));
+      const verdict = resultState({ output: o, task, local, now, ...(inStore ? { inStore } : {}) });
       out.push({ id, job: task.job, vars: task.vars, ...(o.path !== undefined ? { path: o.path } : {}), index: o.index, variant: o.variant, verdict });
     }
   }

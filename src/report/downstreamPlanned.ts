@@ -5,7 +5,7 @@
 // task made this way has the id of the one that ran, and reports show such an input by
 // its upstream file and sha256. Only tasks whose id is in the lockfile are returned.
 
-import { resolve } from "node:path";
+import { itemFile } from "../manifest/itemFile.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
 import type { LockFile } from "../state/LockFile.js";
@@ -31,7 +31,7 @@ export const downstreamPlanned = (manifest: Expander, lock: LockFile, outputsDir
           index: o.index,
           type: o.type,
           url: `https://upstream.invalid/${encodeURIComponent(id)}/${o.index}`,
-          file: resolve(outputsDir, ...o.path.split("/")),
+          file: itemFile(outputsDir, o.path, `https://upstream.invalid/${encodeURIComponent(id)}/${o.index}`),
           sha256: o.sha256,
           vars: t.vars,
         });

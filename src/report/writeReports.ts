@@ -26,7 +26,7 @@ import { earlierRecords, formatResultsJsonl, provenanceOf, resultLine } from "./
 import { retryAttempts } from "./retryAttempts.js";
 import { standingsFor } from "./standing.js";
 import { lostMarkdown } from "./lostMarkdown.js";
-import { lostResults, resultKey, scanResults, statesOf } from "../outputs/scanResults.js";
+import { lostResults, resultKey, scanResults, statesOf, type ResultsAt } from "../outputs/scanResults.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
 
 export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"] as const;
@@ -74,8 +74,10 @@ export interface ReportInput {
    * attempts). Default: the downstream jobs expanded again from the lockfile's upstream files.
    */
   readonly plannedTasks?: readonly PlannedTask[];
-  /** false: do not look for the results in outputsDir (a store's staging folder holds none). */
+  /** false: do not look for the results at all. */
   readonly scanResults?: boolean;
+  /** Where the results are looked for, when not in outputsDir: a store's listing (outputsDir is then its staging folder). */
+  readonly resultsAt?: ResultsAt;
   /** A line the step summary adds (outputs awaiting review: `stills: 12 awaiting review; ...`). */
   readonly stepSummaryNote?: string;
   /** Markdown put first in $GITHUB_STEP_SUMMARY, before the billing tables (a run's outcome). */
@@ -165,8 +167,8 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const summaryOf = (): BillingSummary => (summaryMade ??= summarizeBilling(lock));
   const deletionsOf = (): DeletionWarning[] => (deletionsMade ??= deletionWarnings(lock, now, input.warnDays));
   // Each recorded result's state (issue 16): lost ones are counted apart and named.
-  // Not for a store's staging folder: its results are not on this disk (their states are not known here).
-  const scanned = input.scanResults === false ? [] : scanResults(lock.tasks, input.outputsDir, now);
+  // For a store, in its listing (the staging folder the reports are written to holds no results).
+  const scanned = input.scanResults === false ? [] : scanResults(lock.tasks, input.resultsAt ?? input.outputsDir, now);
   const states = statesOf(scanned);
   const lost = lostResults(scanned);
   const markdownOf = (): string => `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summaryOf(), deletionsOf())}${lostMarkdown(lost)}`;

@@ -1,19 +1,25 @@
-// What `run --recreate-lost` would make again, from the lockfile and the outputs folder:
+// What `run --recreate-lost` would make again, from the lockfile and the outputs (a folder or a store's listing):
 // each task with lost results (resultState.ts), named by job and matrix values, with the
 // manifest's estimate where it prices the task. Read-only; the engine decides per task
 // again when it admits it (Planning.ts), so this is the preview the user confirms.
 
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { amountOf, formatAmount, plus, type Amount } from "../money/Money.js";
-import { resultName, scanResults } from "../outputs/scanResults.js";
+import { resultName, scanResults, type ResultsAt } from "../outputs/scanResults.js";
 import type { LockFile } from "../state/LockFile.js";
 import type { RecreatePlan } from "../cli/confirmSpend.js";
 
-export const recreatePlan = (manifest: Pick<LoadedManifest, "tasks" | "outputsDir" | "downstreamEstimate">, lock: LockFile | undefined, now = Date.now()): RecreatePlan => {
+export const recreatePlan = (
+  manifest: Pick<LoadedManifest, "tasks" | "outputsDir" | "downstreamEstimate">,
+  lock: LockFile | undefined,
+  now = Date.now(),
+  /** Where the results are: default the outputs folder; for a store, its listing (store/resultsAt.ts). */
+  at: ResultsAt = manifest.outputsDir,
+): RecreatePlan => {
   if (!lock) return { tasks: [], estimate: {}, unpriced: 0, downstream: 0 };
   const planned = new Map(manifest.tasks.map((t) => [t.id, t] as const));
   const byTask = new Map<string, { name: string; results: number; job: string }>();
-  for (const r of scanResults(lock.tasks, manifest.outputsDir, now)) {
+  for (const r of scanResults(lock.tasks, at, now)) {
     if (r.verdict.state !== "lost") continue;
     const seen = byTask.get(r.id);
     if (seen) seen.results++;

@@ -43,6 +43,13 @@ export interface LockOutput {
    * the record is history and is never removed or replaced (issue 16).
    */
   readonly deleted_at?: number;
+  /**
+   * With the outputs in an object store: the first 8 characters of the store's ETag of
+   * the verified object (outputs/resultState.ts `etagFingerprint`), so a listing tells an
+   * object replaced by other bytes of the same size. Absent for a folder, and in records
+   * written before this field (their objects are compared by size).
+   */
+  readonly etag?: string;
   /** Voice / element items are recorded as metadata only. */
   readonly meta?: Record<string, unknown>;
 }

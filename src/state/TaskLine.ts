@@ -44,6 +44,7 @@ interface OutputLine {
   readonly remote_id?: string;
   readonly group_id?: string;
   readonly deleted_at?: number;
+  readonly etag?: string;
   readonly meta?: Record<string, unknown>;
 }
 
@@ -147,6 +148,7 @@ const encodeOutput = (task: LockTask, o: LockOutput, position: number): OutputLi
   if (o.remote_id !== undefined) out.remote_id = o.remote_id;
   if (o.group_id !== undefined) out.group_id = o.group_id;
   if (o.deleted_at !== undefined) out.deleted_at = o.deleted_at;
+  if (o.etag !== undefined) out.etag = o.etag;
   if (o.meta !== undefined) out.meta = sortKeys(o.meta);
   return out;
 };
@@ -203,6 +205,7 @@ const decodeOutput = (kind: LockTask["kind"], dir: string, o: OutputLine, positi
   if (o.remote_id !== undefined) out.remote_id = o.remote_id;
   if (o.group_id !== undefined) out.group_id = o.group_id;
   if (o.deleted_at !== undefined) out.deleted_at = o.deleted_at;
+  if (o.etag !== undefined) out.etag = o.etag;
   if (o.meta !== undefined) out.meta = o.meta;
   return out;
 };

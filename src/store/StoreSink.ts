@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { writeFully } from "../fs/durable.js";
 import { Meter, TransferProblem, type ResultSink, type ResultSource, type WrittenResult } from "../outputs/ResultSink.js";
+import { storedCopy } from "../outputs/resultState.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { StoreError, type ObjectStore, type PutAnswer, type StoredObject } from "./ObjectStore.js";
 
@@ -57,17 +58,21 @@ export const storeSink = (store: ObjectStore, options: { readonly partSize?: num
   const url = (rel: string) => `${store.location.url}/${rel}`;
 
   /** Checks a finished upload against what was sent; a mismatch is removed and the attempt fails. */
-  const confirm = async (rel: string, written: ReturnType<Meter["end"]>, answer: PutAnswer): Promise<void> => {
+  /** Checks the store's answer against what was sent; resolves with the object's ETag, when the store gave one. */
+  const confirm = async (rel: string, written: ReturnType<Meter["end"]>, answer: PutAnswer): Promise<string | undefined> => {
     let verdict = mdOf(written, answer);
+    let etag = answer.etag;
     if (verdict === "unknown") {
       const seen = await store.head(rel);
       verdict = seen?.size === written.size ? "same" : "differs";
+      etag ??= seen?.etag;
     }
     if (verdict === "differs") {
       await store.remove(rel).catch(() => undefined);
       throw new TransferProblem(`${url(rel)}: the store's checksum of the upload does not match what was sent; removed, trying again`, false);
     }
-    remember(rel, { key: rel, size: written.size, ...(answer.etag ? { etag: answer.etag } : {}) });
+    remember(rel, { key: rel, size: written.size, ...(etag ? { etag } : {}) });
+    return etag;
   };
 
   /** Same bytes as `written`? By the ETag when it is an MD5, else by reading the object. */
@@ -130,8 +135,8 @@ export const storeSink = (store: ObjectStore, options: { readonly partSize?: num
         throw cause;
       }
       if (written === undefined) throw new TransferProblem(`${url(rel)}: the upload ended before the whole result was read`, false);
-      await confirm(rel, written, answer);
-      return { size: written.size, sha256: written.sha256 };
+      const etag = await confirm(rel, written, answer);
+      return { size: written.size, sha256: written.sha256, ...(etag ? { etag } : {}) };
     }
     // The key is taken: stage the result on local disk (hashing it), then decide.
     const temp = join(await stageDir(), `${createHash("sha256").update(rel).digest("hex").slice(0, 16)}-${process.hrtime.bigint()}.part`);
@@ -150,7 +155,7 @@ export const storeSink = (store: ObjectStore, options: { readonly partSize?: num
       const written = meter.end();
       if (await sameContent(existing, written)) {
         remember(rel, existing);
-        return { size: written.size, sha256: written.sha256 };
+        return { size: written.size, sha256: written.sha256, ...(existing.etag ? { etag: existing.etag } : {}) };
       }
       // The object differs from the result the lockfile records, and this is that result: put
       // it back. Or it is a strict prefix of this result: an upload of it that a store which
@@ -161,8 +166,8 @@ export const storeSink = (store: ObjectStore, options: { readonly partSize?: num
           ...(existing.etag ? { replacing: existing.etag } : {}),
           signal,
         });
-        await confirm(rel, written, answer);
-        return { size: written.size, sha256: written.sha256 };
+        const etag = await confirm(rel, written, answer);
+        return { size: written.size, sha256: written.sha256, ...(etag ? { etag } : {}) };
       }
       throw new TransferProblem(
         `${url(rel)} already holds other content (${existing.size} bytes) than this result (${written.size} bytes, sha256 ${written.sha256.slice(0, 12)}…): not overwritten; move that object away or use another prefix`,
@@ -176,7 +181,8 @@ export const storeSink = (store: ObjectStore, options: { readonly partSize?: num
   const holds = async (outputs: readonly LockOutput[]): Promise<boolean> => {
     if (!outputs.some((o) => o.path !== undefined)) return true;
     const objects = await listing();
-    return outputs.every((o) => o.path === undefined || objects.get(o.path)?.size === o.size);
+    // Size and ETag (resultState.ts storedCopy): an object of the right size with other bytes is not the result.
+    return outputs.every((o) => o.path === undefined || storedCopy(o, objects.get(o.path)) === "matches");
   };
 
   const putFile = async (rel: string, file: string, contentType?: string): Promise<boolean> => {

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { appendFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
+import { downstreamPlanned } from "../report/downstreamPlanned.js";
 import { REPORT_FILES, writeReports, type ReportInput, type ReportOutput } from "../report/writeReports.js";
 import type { StoreSink } from "./StoreSink.js";
 
@@ -32,7 +33,12 @@ export const writeReportsToStore = async (input: Omit<ReportInput, "outputsDir">
     const folders = new Set<string>();
     for (const task of Object.values(input.lock.tasks)) for (const o of task.outputs) if (o.path) folders.add(dirname(join(stage, ...o.path.split("/"))));
     for (const folder of folders) if (folder.startsWith(stage + sep)) await mkdir(folder, { recursive: true });
-    const out = await writeReports({ ...input, env, outputsDir: stage, force: true, scanResults: false });
+    // The results' states from the store's listing (listed once per run, kept up to date by its writes).
+    // Downstream requests are expanded again from the store's results (`item.file` is then the
+    // result's link, itemFile.ts), not from the staging folder, which holds none.
+    const m = input.manifest;
+    const plannedTasks = input.plannedTasks ?? (m?.jobs && m.expandDownstream ? downstreamPlanned({ jobs: m.jobs, expandDownstream: m.expandDownstream }, input.lock, sink.where) : undefined);
+    const out = await writeReports({ ...input, env, outputsDir: stage, force: true, resultsAt: await sink.listing(), ...(plannedTasks ? { plannedTasks } : {}) });
     let uploaded = 0;
     const files = await filesUnder(stage);
     // The media first, the pages that link them after: report.html last of all.

@@ -60,8 +60,10 @@ const seed = (s3: S3rverHandle, prefix: string, n: number): LockOutput[] => {
     const folder = join(s3.directory, s3.bucket, prefix, rel);
     mkdirSync(folder, { recursive: true });
     writeFileSync(join(folder, "image-1.png._S3rver_object"), body);
-    writeFileSync(join(folder, "image-1.png._S3rver_object.md5"), createHash("md5").update(body).digest("hex"));
-    outputs.push({ type: "image", index: 0, variant: "main", path: `${rel}/image-1.png`, size: body.length, sha256: createHash("sha256").update(body).digest("hex") });
+    const md5 = createHash("md5").update(body).digest("hex");
+    writeFileSync(join(folder, "image-1.png._S3rver_object.md5"), md5);
+    // As a run with a store records it: the ETag's fingerprint beside size and sha256 (compared by the presence check).
+    outputs.push({ type: "image", index: 0, variant: "main", path: `${rel}/image-1.png`, size: body.length, sha256: createHash("sha256").update(body).digest("hex"), etag: md5.slice(0, 8) });
   }
   return outputs;
 };

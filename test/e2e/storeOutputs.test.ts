@@ -106,11 +106,34 @@ t("the demo's results and reports go to the store with their sha256; a new runne
     assert.is(bad.exitCode, 2);
     assert.match(bad.stderr, /--where 'nokey' must be key=value/);
 
-    // status and plan take --outputs too; a malformed store URL is a usage error.
-    const cli = (args: string[]) => execa("node", [bin, ...args], { cwd: root, reject: false, extendEnv: false, env: { PATH: process.env.PATH ?? "" } });
-    const status = await cli(["status", manifest, "--outputs", url, "--json"]);
+    // Each result's record keeps the store's ETag fingerprint (its MD5's first 8 hex digits).
+    for (const o of recorded) assert.match(o.etag ?? "", /^[0-9a-f]{8}$/, o.path);
+
+    // status and plan take --outputs too, and count the results in the store (one listing);
+    // a store that cannot be listed is one line naming it, the rest from the lockfile, exit 2.
+    const cli = (args: string[], env: Record<string, string> = {}) =>
+      execa("node", [bin, ...args], { cwd: root, reject: false, extendEnv: false, env: { PATH: process.env.PATH ?? "", ...env } });
+    const status = await cli(["status", manifest, "--outputs", url, "--json"], s3.env);
     assert.is(status.exitCode, 0, status.stderr);
     assert.is(JSON.parse(status.stdout).outputs, url);
+    assert.equal(JSON.parse(status.stdout).results, { present: 10, restorable: 0, lost: 0, lost_results: [] });
+    const unlisted = await cli(["status", manifest, "--outputs", url, "--json"], { ...s3.env, AWS_ENDPOINT_URL_S3: "http://127.0.0.1:9" });
+    assert.is(unlisted.exitCode, 2, unlisted.stderr);
+    assert.is(unlisted.stderr.trim().split("\n").length, 1, unlisted.stderr);
+    assert.match(unlisted.stderr, /^omnibatch: cannot list the outputs store s3:\/\/results\/ci\/demo: .*the rest is from the lockfile alone$/m);
+    assert.not.match(unlisted.stderr, /\n\s+at /);
+    const partial = JSON.parse(unlisted.stdout);
+    assert.is(partial.results, undefined);
+    assert.match(partial.results_unknown, /cannot list the outputs store s3:\/\/results\/ci\/demo/);
+    assert.is((partial.jobs as { states: { downloaded: number } }[]).reduce((n, j) => n + j.states.downloaded, 0), 10, "what the lockfile knows is still shown");
+    const planUnlisted = await cli(["plan", manifest, "--outputs", url]);
+    assert.is(planUnlisted.exitCode, 2);
+    assert.match(planUnlisted.stderr, /^omnibatch: cannot list the outputs store s3:\/\/results\/ci\/demo: no region: set AWS_REGION/m);
+    assert.not.match(planUnlisted.stderr, /\n\s+at /);
+    const reportUnlisted = await cli(["report", manifest, "--outputs", url], { ...s3.env, AWS_ENDPOINT_URL_S3: "http://127.0.0.1:9" });
+    assert.is(reportUnlisted.exitCode, 2);
+    assert.match(reportUnlisted.stderr, /^omnibatch: cannot use the outputs store s3:\/\/results\/ci\/demo: /);
+    assert.is(reportUnlisted.stderr.trim().split("\n").length, 1, reportUnlisted.stderr);
     const badUrl = await cli(["plan", manifest, "--outputs", "s3://No_Such/x"]);
     assert.is(badUrl.exitCode, 2);
     assert.match(badUrl.stderr, /--outputs 's3:\/\/No_Such\/x': write s3:\/\/bucket\/prefix/);
@@ -152,6 +175,15 @@ t("a store that cannot be reached stops the run before anything is created (exit
     assert.not.match(r.stderr, /AWS SDK|NodeVersionSupportWarning/);
     assert.not.ok(r.stderr.includes(s3.secretAccessKey));
     assert.is(emu.stats().requests?.["POST /v1/images/omni-image"] ?? 0, createsBefore);
+    // A plan before anything is recorded has no result to look for: it does not ask the store.
+    const plan = await execa("node", [bin, "plan", join(root, "manifests", "demo.yaml"), "--outputs", `s3://${s3.bucket}/x`, "--json"], {
+      cwd: root,
+      reject: false,
+      extendEnv: false,
+      env: { PATH: process.env.PATH ?? "", ...s3.env, AWS_ENDPOINT_URL_S3: "http://127.0.0.1:9" },
+    });
+    assert.is(plan.exitCode, 0, plan.stderr);
+    assert.is(JSON.parse(plan.stdout).total["+"], 5);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

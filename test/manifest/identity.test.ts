@@ -2,10 +2,12 @@
 // key order; any change of the request gives a new one; files count by content.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { canonicalJson, shortHash } from "../../src/manifest/TaskIdentity.js";
+import { itemFile } from "../../src/manifest/itemFile.js";
 import type { UpstreamItem } from "../../src/manifest/PlannedTask.js";
 import { assetsDir, tempManifest } from "./tempManifest.js";
 
@@ -150,6 +152,25 @@ test("downstream ids use the upstream content hash: a fresh URL for the same con
     const content = a[0]!.kind === "video" ? a[0]!.request.contents[1] : undefined;
     assert.equal(content, { type: "first_frame", url: "https://cdn.example/x.png?sig=1&exp=100", id: "first_frame" }, "the request carries the URL");
     assert.equal(a[0]!.upstream, { job: "stills", task: "ds-stills-aaaaaaaaaaaaaaaaaaaa", output: 0 });
+  } finally {
+    m.cleanup();
+  }
+});
+
+test("{{ item.file }} with the outputs in a store is the result's link: the same task id as the local file of the same content, and the request carries the link", async () => {
+  const m = tempManifest(downstream.replace('first_frame: "{{ item.url }}"', 'first_frame: "{{ item.file }}"'));
+  try {
+    const loaded = await loadManifest(m.file);
+    const file = join(assetsDir, "mug.png");
+    const sha = createHash("sha256").update(readFileSync(file)).digest("hex");
+    const link = "https://cdn.example/stills/image-1.png?sig=1";
+    const fromFolder = loaded.expandDownstream("clips", [{ ...item(link, sha), file: itemFile(join(assetsDir), "mug.png", link) }]);
+    const fromStore = loaded.expandDownstream("clips", [{ ...item(link, sha), file: itemFile("s3://results/ci", "mug.png", link) }]);
+    assert.is(fromStore[0]!.id, fromFolder[0]!.id, "one manifest, a folder on a laptop and a store in CI: the same tasks");
+    const sent = (t: (typeof fromStore)[number]) => (t.kind === "video" ? t.request.contents[1] : undefined) as { url?: string } | undefined;
+    assert.is(sent(fromStore[0]!)?.url, link);
+    assert.ok(sent(fromFolder[0]!)?.url?.length! > 1000 && !sent(fromFolder[0]!)!.url!.startsWith("http"), "the folder's file is sent as base64");
+    assert.is(itemFile("/out", "stills/a/image-1.png", link), join("/out", "stills", "a", "image-1.png"));
   } finally {
     m.cleanup();
   }

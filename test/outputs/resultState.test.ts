@@ -4,7 +4,7 @@
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { earliestDeletion, isResultFile, resultState, SERVICE_RETENTION_MS, type LocalCopy, type ResultFacts } from "../../src/outputs/resultState.js";
+import { earliestDeletion, etagFingerprint, isResultFile, resultState, SERVICE_RETENTION_MS, storedCopy, type LocalCopy, type ResultFacts } from "../../src/outputs/resultState.js";
 import type { LockOutput } from "../../src/state/LockFile.js";
 
 const t = suite("result state");
@@ -36,14 +36,28 @@ t("missing here and past the service's 30 days from the task's end: lost (expire
   assert.equal(resultState({ output: file, task, local: "missing", now: end + SERVICE_RETENTION_MS }), { state: "lost", why: "expired", at: end + SERVICE_RETENTION_MS });
 });
 
-t("a store holding the object with the recorded size and sha256 makes a deleted result restorable; a different object does not", () => {
-  const deleted = { ...file, deleted_at: made + 31 * DAY };
+t("a store holding the object with the recorded size and ETag makes a deleted result restorable; a different object does not", () => {
+  const deleted = { ...file, deleted_at: made + 31 * DAY, etag: "0cc175b9" };
   const facts = (inStore: ResultFacts["inStore"]): ResultFacts => ({ output: deleted, task, local: "missing", now: made + 40 * DAY, inStore });
-  assert.equal(resultState(facts((k) => (k === file.path ? { size: 10, sha256: file.sha256! } : undefined))), { state: "restorable", from: "store" });
-  assert.equal(resultState(facts((k) => (k === file.path ? { size: 10 } : undefined))), { state: "restorable", from: "store" });
-  assert.is(resultState(facts(() => ({ size: 11 }))).state, "lost");
-  assert.is(resultState(facts(() => ({ size: 10, sha256: "c".repeat(64) }))).state, "lost");
+  assert.equal(resultState(facts((k) => (k === file.path ? { size: 10, etag: "0CC175B9C0F1B6A831C399E269772661" } : undefined))), { state: "restorable", from: "store" });
+  assert.equal(resultState(facts((k) => (k === file.path ? { size: 10 } : undefined))), { state: "restorable", from: "store" }, "a listing without ETags: by size");
+  assert.is(resultState(facts(() => ({ size: 11, etag: "0cc175b9c0f1b6a831c399e269772661" }))).state, "lost");
+  assert.is(resultState(facts(() => ({ size: 10, etag: "92eb5ffee6ae2fec3ad71c777531578f" }))).state, "lost", "the right size, another ETag: never counted");
   assert.is(resultState(facts(() => undefined)).state, "lost");
+});
+
+t("an object in the store against its record: size and ETag fingerprint both match, else it differs; an older record without the fingerprint is compared by size", () => {
+  const rec = { size: 10, etag: "0cc175b9" };
+  assert.is(storedCopy(rec, undefined), "missing");
+  assert.is(storedCopy(rec, { size: 10, etag: "0cc175b9c0f1b6a831c399e269772661" }), "matches");
+  assert.is(storedCopy(rec, { size: 10, etag: "0cc175b9c0f1b6a831c399e269772661-3" }), "matches", "same leading characters");
+  assert.is(storedCopy(rec, { size: 10, etag: "92eb5ffee6ae2fec3ad71c777531578f" }), "differs");
+  assert.is(storedCopy(rec, { size: 9, etag: "0cc175b9c0f1b6a831c399e269772661" }), "differs");
+  assert.is(storedCopy({ size: 10 }, { size: 10, etag: "92eb5ffee6ae2fec3ad71c777531578f" }), "matches", "older record: size only");
+  assert.is(storedCopy({}, { size: 10 }), "differs", "no recorded size: nothing to match");
+  assert.is(etagFingerprint("0CC175B9C0F1B6A831C399E269772661"), "0cc175b9");
+  assert.is(etagFingerprint("ab"), "ab");
+  assert.is(etagFingerprint("é0cc175b9"), undefined, "not printable ASCII: none recorded");
 });
 
 t("only result files count: metadata items and never-recorded outputs are not results", () => {
@@ -74,18 +88,21 @@ t("properties over 20,000 generated cases: present iff the local copy matches; l
       type: "video",
       index: 0,
       variant: "main",
-      ...(r() < 0.95 ? { path: "clips/a/video-1.mp4", size: 100, sha256: "d".repeat(64) } : {}),
+      ...(r() < 0.95 ? { path: "clips/a/video-1.mp4", size: 100, sha256: "d".repeat(64), ...(r() < 0.5 ? { etag: "dddddddd" } : {}) } : {}),
       ...(r() < 0.4 ? { deleted_at: created + Math.floor(r() * 60 * DAY) } : {}),
     };
     const local: LocalCopy = pick(["matches", "differs", "missing"]);
-    const stored = pick([undefined, { size: 100 }, { size: 100, sha256: "d".repeat(64) }, { size: 99 }, { size: 100, sha256: "e".repeat(64) }]);
+    const stored = pick([undefined, { size: 100 }, { size: 100, etag: "d".repeat(32) }, { size: 99 }, { size: 100, etag: "e".repeat(32) }]);
     const now = created + Math.floor(r() * 90 * DAY);
     const facts: ResultFacts = { output, task: taskTimes, local, now, ...(r() < 0.5 ? { inStore: () => stored } : {}) };
     const v = resultState(facts);
     const label = JSON.stringify({ i, facts: { ...facts, inStore: facts.inStore ? stored : "none" }, v });
     assert.is(v.state === "present", local === "matches" && output.path !== undefined, label);
-    const storeMatches = facts.inStore !== undefined && stored !== undefined && stored.size === 100 && (stored.sha256 ?? "d".repeat(64)) === "d".repeat(64) && output.path !== undefined;
+    const storeMatches =
+      facts.inStore !== undefined && stored !== undefined && stored.size === 100 && (output.etag === undefined || stored.etag === undefined || stored.etag === "d".repeat(32)) && output.path !== undefined;
     if (storeMatches) assert.is.not(v.state, "lost", label);
+    // A recorded ETag fingerprint and another ETag in the store: never restored from it.
+    if (output.etag !== undefined && stored?.etag === "e".repeat(32)) assert.not.ok(v.state === "restorable" && v.from === "store", label);
     const lastMade = finished ?? taskTimes.created_at;
     if (output.deleted_at === undefined && (lastMade === undefined || now < lastMade + SERVICE_RETENTION_MS)) assert.is.not(v.state, "lost", label);
     if (v.state === "lost") assert.ok(!storeMatches && (output.deleted_at !== undefined || now >= lastMade! + SERVICE_RETENTION_MS), label);

@@ -13,6 +13,7 @@ import { runnerOnlyWarning } from "../../src/outputs/runnerOnlyWarning.js";
 import { SERVICE_RETENTION_MS } from "../../src/outputs/resultState.js";
 import { lostMarkdown } from "../../src/report/lostMarkdown.js";
 import { recreateQuestion } from "../../src/cli/confirmSpend.js";
+import { recreatePlan } from "../../src/run/recreatePlan.js";
 import { nextAfterDownloaded } from "../../src/engine/taskRules.js";
 import type { LockTask } from "../../src/state/LockFile.js";
 
@@ -68,6 +69,40 @@ t("a scan of a real folder: the file with its size is present, a missing one res
   }
 });
 
+t("a scan against a store's listing: an object with the recorded size and ETag is present; a missing or different one (other size, or same size and another ETag) is restorable within the service's 30 days, lost after", () => {
+  const withEtag = (t: LockTask, etag: string): LockTask => ({ ...t, outputs: t.outputs.map((o) => ({ ...o, etag })) });
+  const tasks: Record<string, LockTask> = {
+    a: withEtag(task("stills", { subject: "apple" }, "stills/apple"), "0cc175b9"),
+    b: withEtag(task("stills", { subject: "boat" }, "stills/boat"), "92eb5ffe"),
+    c: withEtag(task("stills", { subject: "chair" }, "stills/chair"), "4a8a08f0"),
+    d: withEtag(task("stills", { subject: "desk" }, "stills/desk"), "8277e091"),
+    // Written before the fingerprint was recorded: compared by size.
+    e: task("stills", { subject: "easel" }, "stills/easel"),
+  };
+  const listing = new Map([
+    ["stills/apple/image-1.png", { size: 3, etag: "0cc175b9c0f1b6a831c399e269772661" }],
+    ["stills/boat/image-1.png", { size: 3, etag: "ffffffffc0f1b6a831c399e269772661" }],
+    ["stills/chair/image-1.png", { size: 4, etag: "4a8a08f09d37b73795649038408b5f33" }],
+    ["stills/easel/image-1.png", { size: 3, etag: "e1671797c52e15f763380b45e841ec32" }],
+    ["stills/other/image-1.png", { size: 3, etag: "0cc175b9c0f1b6a831c399e269772661" }],
+  ]);
+  const within = scanResults(tasks, listing, made + 10 * DAY);
+  assert.equal(
+    within.map((r) => [r.id, r.verdict.state]),
+    [["a", "present"], ["b", "restorable"], ["c", "restorable"], ["d", "restorable"], ["e", "present"]],
+  );
+  const after = scanResults(tasks, listing, made + 31 * DAY);
+  assert.equal(
+    after.map((r) => [r.id, r.verdict.state]),
+    [["a", "present"], ["b", "lost"], ["c", "lost"], ["d", "lost"], ["e", "present"]],
+  );
+  assert.equal(lostResults(after).map((l) => [l.job, l.vars.subject, l.path]), [
+    ["stills", "boat", "stills/boat/image-1.png"],
+    ["stills", "chair", "stills/chair/image-1.png"],
+    ["stills", "desk", "stills/desk/image-1.png"],
+  ]);
+});
+
 t("the CI warning: only in CI, only without a store, only when results were absent at start; it names the earliest deletion date", () => {
   const out = mkdtempSync(join(tmpdir(), "omnibatch-scan-"));
   try {
@@ -100,6 +135,23 @@ t("the --recreate-lost preview lists the tasks and the estimate, and asks only w
   assert.not.match(shown, "[y/N]");
   assert.ok(recreateQuestion(plan, true)!.endsWith("Pay to make them again? [y/N] "));
   assert.is(recreateQuestion({ tasks: [], estimate: {}, unpriced: 0, downstream: 0 }, true), undefined);
+});
+
+t("the --recreate-lost preview with a store: results past the service's 30 days whose objects are in the store are not lost; a missing or replaced one is", () => {
+  const tasks: Record<string, LockTask> = {
+    a: { ...task("stills", { subject: "apple" }, "stills/apple"), outputs: [{ ...task("stills", {}, "stills/apple").outputs[0]!, etag: "0cc175b9" }] },
+    b: { ...task("stills", { subject: "boat" }, "stills/boat"), outputs: [{ ...task("stills", {}, "stills/boat").outputs[0]!, etag: "92eb5ffe" }] },
+    c: task("stills", { subject: "chair" }, "stills/chair"),
+  };
+  const listing = new Map([
+    ["stills/apple/image-1.png", { size: 3, etag: "0cc175b9c0f1b6a831c399e269772661" }],
+    ["stills/boat/image-1.png", { size: 3, etag: "ffffffffc0f1b6a831c399e269772661" }],
+  ]);
+  const manifest = { tasks: [], outputsDir: "s3://results/x", downstreamEstimate: () => undefined };
+  const lock = { lockfile_version: 2 as const, name: "m", tasks };
+  assert.equal(recreatePlan(manifest, lock, made + 40 * DAY, listing).tasks.map((x) => x.id), ["b", "c"]);
+  // Without the listing, nothing of a store is on this disk: every expired result would be called lost.
+  assert.equal(recreatePlan(manifest, lock, made + 40 * DAY).tasks.map((x) => x.id), ["a", "b", "c"]);
 });
 
 t("a downloaded task: followed to its later attempt when one is recorded; made again only when asked and results are lost", () => {

@@ -68,6 +68,7 @@ const randomTask = (r: () => number, name: string, n: number): { id: string; tas
     if (r() < 0.3) o.remote_id = `r-${hex(8)}`;
     if (r() < 0.1) o.group_id = `g-${hex(4)}`;
     if (r() < 0.15) o.deleted_at = u + Math.floor(r() * 1e9);
+    if (r() < 0.2) o.etag = hex(8);
     if (r() < 0.1) o.meta = { name: "Ann", z: [1, { b: 2, a: 1 }] };
     return o as unknown as LockOutput;
   });
@@ -147,6 +148,9 @@ test("a finished image task of the throughput benchmark's shape takes under 400 
   const bytes = Buffer.byteLength(`\n${line}\n`);
   assert.ok(bytes <= 400, `${bytes} bytes: ${line}`);
   assert.ok(Buffer.byteLength(stableJson(finished)) > 2 * bytes, "well under the version-1 size");
+  // With the outputs in a store, each result also keeps its ETag's 8-character fingerprint: 18 bytes more.
+  const stored = encodeTaskLine("bench-throughput", "bench-throughput-stills-4hj7dryxnxisyhkyeisk", { ...finished, outputs: [{ ...finished.outputs[0]!, etag: "b1946ac9" }] });
+  assert.is(Buffer.byteLength(`\n${stored}\n`) - bytes, 18, stored);
 });
 
 test("a committed version-1 lockfile is read as it was, left alone by a run that changes nothing, and rewritten as version 2 by the next write", async () => {

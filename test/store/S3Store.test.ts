@@ -24,18 +24,23 @@ const signal = new AbortController().signal;
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 const source = (data: Buffer) => ({ body: Readable.from([data]), type: "image", cap: 1e9, contentLength: data.length });
 
-test("a result streamed into the store is recorded with the sha256 of its bytes, and a get gives them back", async ({ s3 }) => {
+test("a result streamed into the store is recorded with the sha256 of its bytes and the store's ETag (its MD5), and a get gives them back; it is held only with its size and ETag", async ({ s3 }) => {
   const store = await openS3Store(at(s3, "one"), { env: s3.env });
   const sink = storeSink(store);
   const data = randomBytes(70_000);
   const written = await sink.write("job/a/image-1.png", { body: Readable.from([data.subarray(0, 1000), data.subarray(1000)]), type: "image", cap: 1e9, contentLength: data.length }, signal);
-  assert.equal(written, { size: data.length, sha256: sha(data) });
+  assert.equal(written, { size: data.length, sha256: sha(data), etag: createHash("md5").update(data).digest("hex") });
   const got = await store.get("job/a/image-1.png");
   const chunks: Buffer[] = [];
   for await (const c of got!.body) chunks.push(c as Buffer);
   assert.equal(sha(Buffer.concat(chunks)), sha(data));
   assert.ok(await sink.holds([{ type: "image", index: 0, variant: "main", path: "job/a/image-1.png", size: data.length, sha256: sha(data) }]));
   assert.not.ok(await sink.holds([{ type: "image", index: 0, variant: "main", path: "job/a/image-1.png", size: data.length + 1, sha256: sha(data) }]));
+  const fingerprint = written.etag!.slice(0, 8);
+  assert.ok(await sink.holds([{ type: "image", index: 0, variant: "main", path: "job/a/image-1.png", size: data.length, sha256: sha(data), etag: fingerprint }]));
+  // The right size and another ETag: not this result (it is fetched again while the service has it).
+  const other = fingerprint === "00000000" ? "11111111" : "00000000";
+  assert.not.ok(await sink.holds([{ type: "image", index: 0, variant: "main", path: "job/a/image-1.png", size: data.length, sha256: sha(data), etag: other }]));
   await sink.close();
 });
 

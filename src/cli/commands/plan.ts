@@ -2,7 +2,6 @@
 // and show what a run would create, what is done or in flight, what changed, what is
 // orphaned and what waits on an upstream job, with counts and an estimated cost.
 
-import { isStoreUrl } from "../../store/StoreUrl.js";
 import { resolve } from "node:path";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { defineCommand } from "../Command.js";
@@ -22,7 +21,7 @@ import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectio
 import { readReviewFile } from "../../review/readReviewFile.js";
 import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
-import { scanResults } from "../../outputs/scanResults.js";
+import { scanOrReason } from "../scanOrReason.js";
 import { neutralise } from "../../api/neutralise.js";
 import { formatResults, resultsPart } from "../../report/statusView.js";
 import { planChanges } from "../../report/requestChanges.js";
@@ -44,7 +43,9 @@ export const planCommand = defineCommand({
     "--only, --where and --failed show the plan of that part only (as 'run' with them would do it).\n" +
     "--out FILE saves the exact plan (ids to create, estimates, digests of the manifest and the\n" +
     "lockfile); 'run --plan FILE' then creates exactly those, or refuses if either changed.\n" +
-    "Nothing is sent. Exit 0 when the manifest is valid, 2 when not.",
+    "Nothing is sent to the service (with outputs in a store, its prefix is listed once to count\n" +
+    "present, restorable and lost results). Exit 0 when the manifest is valid, 2 when not or when\n" +
+    "the store cannot be listed.",
   options: {
     emulate: {
       type: "boolean",
@@ -85,10 +86,18 @@ export const planCommand = defineCommand({
       const outlook = m.budget ? budgetOutlook(plan, lock, m.budget) : undefined;
       annotateDiagnostics(m.warnings, io);
       // What the lockfile records as made, each present, restorable or lost (issue 16).
-      const results = isStoreUrl(m.outputsDir) ? undefined : resultsPart(scanResults(lock?.tasks ?? {}, m.outputsDir, Date.now()));
+      // In a store: one listing of its prefix; one that cannot be listed leaves the states unknown (exit 2).
+      const scanned = await scanOrReason(lock?.tasks ?? {}, m.outputsDir, Date.now(), io.env);
+      const results = "results" in scanned ? resultsPart(scanned.results) : undefined;
+      const unknownNote = () => {
+        if (!("unknown" in scanned)) return ExitCode.Ok;
+        io.stderr.write(`omnibatch: ${scanned.unknown}; the results' states (present, restorable, lost) are not known: the rest of the plan is from the lockfile alone\n`);
+        return ExitCode.Invalid;
+      };
       if (json) {
-        io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), ...(outlook ? { budget: outlook } : {}), results, diagnostics: m.warnings })}\n`);
-        return ExitCode.Ok;
+        const unknown = "unknown" in scanned ? { results_unknown: scanned.unknown } : {};
+        io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), ...(outlook ? { budget: outlook } : {}), results, ...unknown, diagnostics: m.warnings })}\n`);
+        return unknownNote();
       }
       if (m.warnings.length) io.stderr.write(`${formatDiagnostics(m.warnings)}\n\n`);
       for (const l of selectionLines(plan)) io.stdout.write(`${l}\n`);
@@ -104,7 +113,7 @@ export const planCommand = defineCommand({
       const lines = results ? formatResults(results) : [];
       // Names come from manifests and data files: inert on a terminal.
       if (lines.length > 0) io.stdout.write(`\n${lines.map(neutralise).join("\n")}\n`);
-      return ExitCode.Ok;
+      return unknownNote();
     } catch (error) {
       if (json && error instanceof ManifestInvalid) {
         annotateFailure(error, io);

@@ -17,6 +17,7 @@ import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
 import { askYesNo, recreateQuestion, spendQuestion } from "../confirmSpend.js";
 import { recreatePlan } from "../../run/recreatePlan.js";
+import { resultsAt } from "../../store/resultsAt.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../ExitCode.js";
@@ -217,7 +218,9 @@ export const runCommand = defineCommand({
     // Paying again for lost results: only when asked, shown first, confirmed on a terminal.
     if (v["recreate-lost"] && !v.emulate) {
       const lock = await readLockFile(loaded.lockfilePath);
-      const question = recreateQuestion(recreatePlan(loaded, lock), !v.yes && !v.json && configured && !!io.stdout.isTTY && !!io.stdin?.isTTY);
+      // With outputs in a store, its listing says what is there (one that cannot be listed: exit 2, nothing sent).
+      const at = await resultsAt(loaded.outputsDir, io.env);
+      const question = recreateQuestion(recreatePlan(loaded, lock, Date.now(), at), !v.yes && !v.json && configured && !!io.stdout.isTTY && !!io.stdin?.isTTY);
       if (question !== undefined && !v.json) {
         if (question.endsWith("[y/N] ")) {
           if (!(await askYesNo(question, io.stdin!, io.stdout))) {

@@ -1,6 +1,7 @@
-// `omnibatch status M.yaml [--json]`: the lockfile's view, with no network and no API key.
+// `omnibatch status M.yaml [--json]`: the lockfile's view, with no service and no API key (outputs in a
+// store are listed once, for the results' states).
 
-import { isStoreUrl } from "../../store/StoreUrl.js";
+import { scanOrReason } from "../scanOrReason.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { relative } from "node:path";
 import { existsSync } from "node:fs";
@@ -14,7 +15,6 @@ import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
 import type { LockFile } from "../../state/LockFile.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
-import { scanResults } from "../../outputs/scanResults.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";
 import { readLockFile } from "../../state/readLockFile.js";
@@ -79,12 +79,14 @@ export const statusCommand = defineCommand({
   summary: "Show the lockfile's view: counts per job and state, in flight, failures.",
   usage: "omnibatch status <manifest.yaml> [--emulate] [--all] [--json]",
   description:
-    "Reads the manifest's lockfile (no network, no API key) and shows per job how many tasks are\n" +
+    "Reads the manifest's lockfile (no service, no API key) and shows per job how many tasks are\n" +
     "downloaded, in flight, queued and failed; what is in flight and for how long; why tasks failed;\n" +
     "results not downloaded yet that the service deletes soon (30 days after creation); what was spent;\n" +
     "and whether a run holds the lockfile now. Exit 2 when the lockfile is missing or damaged.\n" +
     "Counts the current tasks: tasks replaced by a changed one (superseded) and tasks no longer in\n" +
     "the manifest (orphaned) are shown apart (--all counts and lists them); spend counts everything.\n" +
+    "Each recorded result is present, restorable or lost: looked for in the outputs folder, or, with\n" +
+    "outputs in a store, in one listing of its prefix (exit 2 when the store cannot be listed).\n" +
     "With --emulate, the same for the emulated lockfile that 'run --emulate' keeps.",
   options: {
     emulate: emulateOption,
@@ -102,6 +104,9 @@ export const statusCommand = defineCommand({
     }
     const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated);
     const now = Date.now();
+    // The results' states: the folder, or one listing of the store (a store that cannot be
+    // listed: the rest is shown from the lockfile alone, and the command exits 2).
+    const scanned = await scanOrReason(lock.tasks, where.outputsDir, now, io.env);
     const view = statusView(
       lock,
       { lockfile: shownPath(where.lockfilePath, io.cwd), outputs: shownPath(where.outputsDir, io.cwd) },
@@ -110,13 +115,18 @@ export const statusCommand = defineCommand({
       where.shape,
       standingsFor(lock, where.manifest),
       args.values.all === true,
-      isStoreUrl(where.outputsDir) ? undefined : scanResults(lock.tasks, where.outputsDir, now),
+      "results" in scanned ? scanned.results : undefined,
     );
     const review = reviewStatus(where.manifest, lock, emulated);
-    if (args.values.json) io.stdout.write(`${JSON.stringify({ ...view, ...(emulated ? { emulated: true } : {}), ...(review ? { review } : {}) })}\n`);
+    const unknown = "unknown" in scanned ? { results_unknown: scanned.unknown } : {};
+    if (args.values.json) io.stdout.write(`${JSON.stringify({ ...view, ...unknown, ...(emulated ? { emulated: true } : {}), ...(review ? { review } : {}) })}\n`);
     else {
       io.stdout.write(`${emulated ? "EMULATED (run --emulate; nothing real was created or charged)\n" : ""}${formatStatus(view, manifest, now)}`);
       if (review) io.stdout.write(`review: ${reviewPlanText(review)}\n`);
+    }
+    if ("unknown" in scanned) {
+      io.stderr.write(`omnibatch: ${scanned.unknown}; the results' states (present, restorable, lost) are not known: the rest is from the lockfile alone\n`);
+      return ExitCode.Invalid;
     }
     return ExitCode.Ok;
   },
