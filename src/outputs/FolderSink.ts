@@ -10,19 +10,21 @@ import { dirname, join, posix } from "node:path";
 import { fsyncDir, writeFully } from "../fs/durable.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { resolveInside } from "./OutputPaths.js";
-import { realDirInside } from "./OutputsFolderCheck.js";
+import { folderGuard } from "./OutputsFolderCheck.js";
 import { Meter, type ResultSink, type ResultSource, type WrittenResult } from "./ResultSink.js";
 
 export const folderSink = (outputsDir: string): ResultSink => {
   const absolutePath = (rel: string) => resolveInside(outputsDir, rel);
+  // The outputs folder's real path is resolved once; each task folder is checked at each write (cheaply).
+  const guard = folderGuard(outputsDir);
 
   const write = async (rel: string, source: ResultSource, signal: AbortSignal): Promise<WrittenResult> => {
     const target = absolutePath(rel);
     // A symbolic link on the way (made before or during the run) must not carry the
     // write out of the outputs folder: checked before the folder is made and after.
-    await realDirInside(outputsDir, dirname(target));
+    guard.realDirInside(dirname(target));
     await mkdir(dirname(target), { recursive: true });
-    await realDirInside(outputsDir, dirname(target));
+    guard.realDirInside(dirname(target));
     const temp = join(dirname(target), `.${posix.basename(rel)}.${process.pid}.${randomBytes(4).toString("hex")}.part`);
     const handle = await open(temp, "w");
     let written: WrittenResult;
@@ -54,7 +56,7 @@ export const folderSink = (outputsDir: string): ResultSink => {
   const prepare = async (dir: string) => {
     // The task's folder must not lead out of the outputs folder: refused before fetching.
     const folder = absolutePath(dir);
-    await realDirInside(outputsDir, folder);
+    guard.realDirInside(folder);
     const names = await readdir(folder).catch(() => [] as string[]);
     await Promise.all(names.filter((n) => n.startsWith(".") && n.endsWith(".part")).map((n) => unlink(join(folder, n)).catch(() => undefined)));
   };

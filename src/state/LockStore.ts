@@ -316,7 +316,11 @@ const makeService = (
       );
     });
 
-    const flush = writeLock.withPermits(1)(Effect.zipRight(guardLock, flushNow));
+    // Checked again once the write is durable: a run frozen (SIGSTOP) during the write's
+    // fsync and thawed after a takeover would otherwise send the create whose intent it
+    // just flushed. The check is a read of the small owner file; the window left is the
+    // few synchronous steps from here to the request leaving.
+    const flush = writeLock.withPermits(1)(Effect.zipRight(guardLock, Effect.zipRight(flushNow, guardLock)));
     const compact = writeLock.withPermits(1)(
       Effect.zipRight(
         guardLock,
