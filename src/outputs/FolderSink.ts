@@ -17,6 +17,10 @@ export const folderSink = (outputsDir: string): ResultSink => {
   const absolutePath = (rel: string) => resolveInside(outputsDir, rel);
   // The outputs folder's real path is resolved once; each task folder is checked at each write (cheaply).
   const guard = folderGuard(outputsDir);
+  // Files this run found with their recorded size or wrote itself, by path: the run's
+  // reports use it instead of a second stat of every file (a file removed by hand while
+  // the run goes is seen by the next run's start, which stats every recorded file).
+  const sizes = new Map<string, number>();
 
   const write = async (rel: string, source: ResultSource, signal: AbortSignal): Promise<WrittenResult> => {
     const target = absolutePath(rel);
@@ -49,6 +53,7 @@ export const folderSink = (outputsDir: string): ResultSink => {
     await handle.close();
     await rename(temp, target);
     await fsyncDir(dirname(target));
+    sizes.set(rel, written.size);
     return { size: written.size, sha256: written.sha256 };
   };
 
@@ -80,10 +85,16 @@ export const folderSink = (outputsDir: string): ResultSink => {
       } catch {
         size = undefined; // unreadable (permissions): fetch it again, as if missing
       }
-      if (size !== o.size) return false;
+      if (size !== o.size) {
+        sizes.delete(o.path);
+        return false;
+      }
+      if (size !== undefined) sizes.set(o.path, size);
     }
     return true;
   };
 
-  return { where: outputsDir, prepare, write, holds, absolutePath };
+  const seen = (rel: string, size: number | undefined): boolean => size !== undefined && sizes.get(rel) === size;
+
+  return { where: outputsDir, prepare, write, holds, absolutePath, seen };
 };

@@ -223,6 +223,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
       const store = yield* LockStore;
+      // What the run learnt about the files (its start check, its downloads) spares the reports a second stat of each.
+      const downloader = yield* Downloader;
       if (options.expectLockfile !== undefined && lockDigest(yield* store.snapshot) !== options.expectLockfile) {
         return yield* Effect.fail(
           new PlanStale({ message: `the lockfile ${manifest.lockfilePath} changed since the plan was made (another run, or an edit): nothing was sent; make the plan again` }),
@@ -316,7 +318,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           Effect.tryPromise(() =>
             outputStore
               ? writeReportsToStore({ lock: after, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, ...reviewNote(result.jobs) }, outputStore)
-              : writeReports({ lock: after, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, ...reviewNote(result.jobs) }),
+              : writeReports({ lock: after, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, seen: downloader.seen, ...reviewNote(result.jobs) }),
           ),
         );
         if (written._tag === "Right") reports = written.right.files;
