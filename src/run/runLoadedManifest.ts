@@ -235,7 +235,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const decision = checkService({
         recorded: store.recordedService,
         current,
-        records: yield* store.all,
+        records: yield* store.view,
         switchAllowed: options.switchService === true,
         lockfile: manifest.lockfilePath,
       });
@@ -258,7 +258,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           break;
       }
       yield* store.setService(current);
-      const recorded = yield* store.all;
+      // Read before the engine starts (no put in between): the store's map, not a copy.
+      const recorded = yield* store.view;
       // A changed task must not download over the files of the task it replaces.
       const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
@@ -288,14 +289,17 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(options.recreateLost ? { recreateLost: true } : {}),
       });
       // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile.
+      let after: LockFile | undefined;
       if (isLoaded(manifest)) {
         const before: LockFile = yield* store.snapshot;
         const replaced = supersessions(diffPlan(manifest, before), before);
         const now = Date.now();
         for (const [old, by] of replaced) yield* store.put(old, { ...before.tasks[old]!, superseded_by: by, updated_at: now });
         if (replaced.length) yield* store.flush;
+        // Nothing replaced: the snapshot just made is still the lockfile (no second copy of every record).
+        else after = before;
       }
-      const after = yield* store.snapshot;
+      after ??= yield* store.snapshot;
       const failureGroups = isLoaded(manifest) ? groupFailures(after, shapeOf(manifest)) : undefined;
       const told = {
         ...result,

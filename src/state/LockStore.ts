@@ -45,6 +45,12 @@ export interface LockStoreService {
   readonly get: (id: string) => Effect.Effect<LockTask | undefined>;
   /** A snapshot of every task (a copy: later puts do not change it). */
   readonly all: Effect.Effect<ReadonlyMap<string, LockTask>>;
+  /**
+   * Every task, without a copy: the store's own map, which later puts change. For a
+   * reader that is done before the next put (a run's start checks over 100,000 records
+   * would otherwise copy them each time).
+   */
+  readonly view: Effect.Effect<ReadonlyMap<string, LockTask>>;
   /** The whole lockfile as data, as it would be written now. */
   readonly snapshot: Effect.Effect<LockFile>;
   /** The service the lockfile's header named when it was opened (undefined: none recorded, or no file). */
@@ -370,6 +376,7 @@ const makeService = (
       path,
       get: (id) => Effect.sync(() => tasks.get(id)),
       all: Effect.sync(() => new Map(tasks)),
+      view: Effect.sync((): ReadonlyMap<string, LockTask> => tasks),
       snapshot: Effect.sync(toLockFile),
       recordedService: initial?.service,
       setService: (next) =>
