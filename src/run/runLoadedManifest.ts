@@ -33,7 +33,7 @@ import type { LockTask } from "../state/LockFile.js";
 import { checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
 import type { JobCounts, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
-import { diffPlan, supersessions } from "../manifest/diffPlan.js";
+import { diffPlan, supersessions, type PlanResult } from "../manifest/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { runTotals } from "../manifest/runTotals.js";
 import { cashByCurrency, spendSince } from "../money/charges.js";
@@ -47,10 +47,10 @@ type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals
 
 const isLoaded = (m: RunnableManifest): m is RunnableManifest & LoadedManifest => "expectedDownstreamCount" in m && "downstreamEstimate" in m;
 
-const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: boolean, spentBefore: Record<string, string>): StartOutlook => {
+const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: boolean, spentBefore: Record<string, string>, plan?: PlanResult): StartOutlook => {
   const base: StartOutlook = { spentBefore, ...(manifest.budget ? { budget: manifest.budget } : {}) };
   if (!isLoaded(manifest)) return base;
-  const totals = runTotals(diffPlan(manifest, Object.keys(lock.tasks).length ? lock : undefined), emulated);
+  const totals = runTotals(plan ?? diffPlan(manifest, Object.keys(lock.tasks).length ? lock : undefined), emulated);
   return {
     ...base,
     total: totals.total,
@@ -271,10 +271,16 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         if (warning) onEvent?.({ type: "notice", level: "warn", message: warning });
       }
       const before = yield* store.snapshot;
+      const beforeRun = before;
       const spentBefore = cashByCurrency(Object.values(before.tasks).map((t) => t.billing), manifest.budget?.currency);
-      outlook = startOutlook(manifest, before, emulated, spentBefore);
+      // The plan and failure groups of the lockfile as the run starts; reused at the end when
+      // the run changed no record (a rerun with nothing to do: 100,000 tasks diffed once, not twice).
+      const changesAtStart = yield* store.changes;
+      const planAtStart = isLoaded(manifest) && Object.keys(before.tasks).length ? diffPlan(manifest, before) : undefined;
+      outlook = startOutlook(manifest, before, emulated, spentBefore, planAtStart);
       // The plan leaves out what earlier failures will not make; this run's failures are taken out at the end.
-      const notMadeBefore = isLoaded(manifest) ? groupFailures(before, shapeOf(manifest)).notMade : {};
+      const groupsAtStart = isLoaded(manifest) ? groupFailures(before, shapeOf(manifest)) : undefined;
+      const notMadeBefore = groupsAtStart?.notMade ?? {};
       const result = yield* engine.run({
         manifest: placed,
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
@@ -290,9 +296,10 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       });
       // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile.
       let after: LockFile | undefined;
+      const unchanged = (yield* store.changes) === changesAtStart;
       if (isLoaded(manifest)) {
-        const before: LockFile = yield* store.snapshot;
-        const replaced = supersessions(diffPlan(manifest, before), before);
+        const before: LockFile = unchanged ? beforeRun : yield* store.snapshot;
+        const replaced = supersessions(unchanged && planAtStart ? planAtStart : diffPlan(manifest, before), before);
         const now = Date.now();
         for (const [old, by] of replaced) yield* store.put(old, { ...before.tasks[old]!, superseded_by: by, updated_at: now });
         if (replaced.length) yield* store.flush;
@@ -300,7 +307,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         else after = before;
       }
       after ??= yield* store.snapshot;
-      const failureGroups = isLoaded(manifest) ? groupFailures(after, shapeOf(manifest)) : undefined;
+      const failureGroups = isLoaded(manifest) ? (after === beforeRun && groupsAtStart ? groupsAtStart : groupFailures(after, shapeOf(manifest))) : undefined;
       const told = {
         ...result,
         // Downstream tasks that do not exist yet are still work to do: counted as queued.

@@ -51,6 +51,8 @@ export interface LockStoreService {
    * would otherwise copy them each time).
    */
   readonly view: Effect.Effect<ReadonlyMap<string, LockTask>>;
+  /** How many puts changed a record since the store opened: equal counts, the same records. */
+  readonly changes: Effect.Effect<number>;
   /** The whole lockfile as data, as it would be written now. */
   readonly snapshot: Effect.Effect<LockFile>;
   /** The service the lockfile's header named when it was opened (undefined: none recorded, or no file). */
@@ -334,10 +336,12 @@ const makeService = (
       ),
     );
 
+    let changeCount = 0;
     const put = (id: string, task: LockTask) =>
       Effect.sync(() => {
         const current = tasks.get(id);
         if (current !== undefined && sameJson(current, task)) return;
+        changeCount++;
         tasks.set(id, task);
         pending.set(id, task);
         Queue.unsafeOffer(wake, undefined);
@@ -377,6 +381,7 @@ const makeService = (
       get: (id) => Effect.sync(() => tasks.get(id)),
       all: Effect.sync(() => new Map(tasks)),
       view: Effect.sync((): ReadonlyMap<string, LockTask> => tasks),
+      changes: Effect.sync(() => changeCount),
       snapshot: Effect.sync(toLockFile),
       recordedService: initial?.service,
       setService: (next) =>
