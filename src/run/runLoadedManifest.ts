@@ -60,6 +60,21 @@ const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: bool
   };
 };
 
+/**
+ * The start event's outlook and the supersessions of the lockfile as the run starts, from
+ * one plan diff. Only the supersessions (a few pairs) outlive this call, not the plan of
+ * every task: the run's generator would hold it until the end.
+ */
+const startPlan = (
+  manifest: RunnableManifest,
+  lock: LockFile,
+  emulated: boolean,
+  spentBefore: Record<string, string>,
+): { outlook: StartOutlook; replaced: [string, string][] | undefined } => {
+  const plan = isLoaded(manifest) && Object.keys(lock.tasks).length ? diffPlan(manifest, lock) : undefined;
+  return { outlook: startOutlook(manifest, lock, emulated, spentBefore, plan), replaced: plan ? supersessions(plan, lock) : undefined };
+};
+
 /** The run's counts per job with the tasks expected but not made yet (downstream of unfinished work) as queued. */
 export const withExpected = (
   jobs: RunSummary["jobs"],
@@ -276,8 +291,9 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       // The plan and failure groups of the lockfile as the run starts; reused at the end when
       // the run changed no record (a rerun with nothing to do: 100,000 tasks diffed once, not twice).
       const changesAtStart = yield* store.changes;
-      const planAtStart = isLoaded(manifest) && Object.keys(before.tasks).length ? diffPlan(manifest, before) : undefined;
-      outlook = startOutlook(manifest, before, emulated, spentBefore, planAtStart);
+      const start = startPlan(manifest, before, emulated, spentBefore);
+      outlook = start.outlook;
+      const replacedAtStart = start.replaced;
       // The plan leaves out what earlier failures will not make; this run's failures are taken out at the end.
       const groupsAtStart = isLoaded(manifest) ? groupFailures(before, shapeOf(manifest)) : undefined;
       const notMadeBefore = groupsAtStart?.notMade ?? {};
@@ -299,7 +315,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const unchanged = (yield* store.changes) === changesAtStart;
       if (isLoaded(manifest)) {
         const before: LockFile = unchanged ? beforeRun : yield* store.snapshot;
-        const replaced = supersessions(unchanged && planAtStart ? planAtStart : diffPlan(manifest, before), before);
+        const replaced = unchanged && replacedAtStart ? replacedAtStart : supersessions(diffPlan(manifest, before), before);
         const now = Date.now();
         for (const [old, by] of replaced) yield* store.put(old, { ...before.tasks[old]!, superseded_by: by, updated_at: now });
         if (replaced.length) yield* store.flush;
