@@ -169,8 +169,11 @@ export const makePlanning = (deps: PlanningDeps) => {
           continue;
         }
         if (rec?.state === "downloaded" && !table.config.freshService) {
+          // The next attempt's id (a hash) is worked out only when a record could be it or one is to be made.
+          const mayFollow = recorder.hasAttempt(task.job, task.attempt + 1);
+          if (!mayFollow && deps.recreateLost !== true) break;
           const next = manifest.withAttempt(task, task.attempt + 1);
-          const decision = nextAfterDownloaded(recorder.get(next.id) !== undefined, deps.recreateLost === true, yield* lostCount(rec));
+          const decision = nextAfterDownloaded(mayFollow && recorder.get(next.id) !== undefined, deps.recreateLost === true, yield* lostCount(rec));
           if (decision === "stay") break;
           if (decision === "recreate") {
             deps.emit({ type: "notice", level: "warn", message: `${task.id}: its results are lost; made again as ${next.id} (--recreate-lost)` });

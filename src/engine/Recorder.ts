@@ -78,6 +78,22 @@ export class Recorder {
     return this.records.get(id);
   }
 
+  // Which (job, attempt) pairs any record has, made on first use and kept up to date by put.
+  private attempts: Set<string> | undefined;
+
+  /**
+   * Whether any record is attempt `attempt` of a task of `job`: false proves no later
+   * attempt of a task was recorded, so a rerun over 100,000 downloaded first attempts
+   * does not work out each one's next attempt (a hash per task) only to find no record.
+   */
+  hasAttempt(job: string, attempt: number): boolean {
+    if (this.attempts === undefined) {
+      this.attempts = new Set();
+      for (const t of this.records.values()) this.attempts.add(`${t.job}\u0000${t.attempt}`);
+    }
+    return this.attempts.has(`${job}\u0000${attempt}`);
+  }
+
   /** Replaces a record as it is (start-up resets). */
   put(id: string, task: LockTask): Effect.Effect<void> {
     return Effect.suspend(() => {
@@ -87,6 +103,7 @@ export class Recorder {
         this.chargedById.set(id, now);
       }
       this.records.set(id, task);
+      this.attempts?.add(`${task.job}\u0000${task.attempt}`);
       return this.store.put(id, task);
     });
   }

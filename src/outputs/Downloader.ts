@@ -51,6 +51,8 @@ export interface DownloaderService {
   readonly verify: (outputs: readonly LockOutput[]) => Effect.Effect<boolean>;
   /** Absolute path of a lockfile-relative output path. */
   readonly absolutePath: (rel: string) => string;
+  /** Whether this run found or wrote the file at `rel` with `size` (the sink's record; false when it keeps none). */
+  readonly seen: (rel: string, size: number | undefined) => boolean;
 }
 
 /** Why one attempt at one file failed, and what to do about it. */
@@ -325,7 +327,9 @@ const make = (
       return typeof held === "boolean" ? Effect.succeed(held) : Effect.promise(() => held.catch(() => false));
     });
 
-  return { fetchAll, verify, absolutePath };
+  const seen = (rel: string, size: number | undefined): boolean => sink.seen?.(rel, size) ?? false;
+
+  return { fetchAll, verify, absolutePath, seen };
 };
 
 export class Downloader extends Context.Tag("omnibatch/Downloader")<Downloader, DownloaderService>() {

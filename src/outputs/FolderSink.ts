@@ -10,19 +10,25 @@ import { dirname, join, posix } from "node:path";
 import { fsyncDir, writeFully } from "../fs/durable.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { resolveInside } from "./OutputPaths.js";
-import { realDirInside } from "./OutputsFolderCheck.js";
+import { folderGuard } from "./OutputsFolderCheck.js";
 import { Meter, type ResultSink, type ResultSource, type WrittenResult } from "./ResultSink.js";
 
 export const folderSink = (outputsDir: string): ResultSink => {
   const absolutePath = (rel: string) => resolveInside(outputsDir, rel);
+  // The outputs folder's real path is resolved once; each task folder is checked at each write (cheaply).
+  const guard = folderGuard(outputsDir);
+  // Files this run found with their recorded size or wrote itself, by path: the run's
+  // reports use it instead of a second stat of every file (a file removed by hand while
+  // the run goes is seen by the next run's start, which stats every recorded file).
+  const sizes = new Map<string, number>();
 
   const write = async (rel: string, source: ResultSource, signal: AbortSignal): Promise<WrittenResult> => {
     const target = absolutePath(rel);
     // A symbolic link on the way (made before or during the run) must not carry the
     // write out of the outputs folder: checked before the folder is made and after.
-    await realDirInside(outputsDir, dirname(target));
+    guard.realDirInside(dirname(target));
     await mkdir(dirname(target), { recursive: true });
-    await realDirInside(outputsDir, dirname(target));
+    guard.realDirInside(dirname(target));
     const temp = join(dirname(target), `.${posix.basename(rel)}.${process.pid}.${randomBytes(4).toString("hex")}.part`);
     const handle = await open(temp, "w");
     let written: WrittenResult;
@@ -47,6 +53,7 @@ export const folderSink = (outputsDir: string): ResultSink => {
     await handle.close();
     await rename(temp, target);
     await fsyncDir(dirname(target));
+    sizes.set(rel, written.size);
     return { size: written.size, sha256: written.sha256 };
   };
 
@@ -54,7 +61,7 @@ export const folderSink = (outputsDir: string): ResultSink => {
   const prepare = async (dir: string) => {
     // The task's folder must not lead out of the outputs folder: refused before fetching.
     const folder = absolutePath(dir);
-    await realDirInside(outputsDir, folder);
+    guard.realDirInside(folder);
     const names = await readdir(folder).catch(() => [] as string[]);
     await Promise.all(names.filter((n) => n.startsWith(".") && n.endsWith(".part")).map((n) => unlink(join(folder, n)).catch(() => undefined)));
   };
@@ -78,10 +85,16 @@ export const folderSink = (outputsDir: string): ResultSink => {
       } catch {
         size = undefined; // unreadable (permissions): fetch it again, as if missing
       }
-      if (size !== o.size) return false;
+      if (size !== o.size) {
+        sizes.delete(o.path);
+        return false;
+      }
+      if (size !== undefined) sizes.set(o.path, size);
     }
     return true;
   };
 
-  return { where: outputsDir, prepare, write, holds, absolutePath };
+  const seen = (rel: string, size: number | undefined): boolean => size !== undefined && sizes.get(rel) === size;
+
+  return { where: outputsDir, prepare, write, holds, absolutePath, seen };
 };

@@ -208,10 +208,87 @@ export const checkOutputsFolder = (outputsDir: string, dirs?: readonly string[] 
 export const realDirInside = async (outputsDir: string, dir: string): Promise<string> => {
   const root = await realRoot(outputsDir);
   const real = await realOfPossiblyMissing(dir);
-  if (!isInside(root, real)) {
-    throw new UnsafeOutputPath(
-      `refusing to write outside the outputs folder: ${toSlash(relative(resolve(outputsDir), dir))} leads to ${real} through a symbolic link; remove the link`,
-    );
-  }
+  if (!isInside(root, real)) throw escaping(outputsDir, dir, real);
   return dir;
+};
+
+const escaping = (outputsDir: string, dir: string, real: string): UnsafeOutputPath =>
+  new UnsafeOutputPath(
+    `refusing to write outside the outputs folder: ${toSlash(relative(resolve(outputsDir), dir))} leads to ${real} through a symbolic link; remove the link`,
+  );
+
+/** realDirInside for one outputs folder, as a downloader calls it several times per task. */
+export interface FolderGuard {
+  /** `dir` when its real path is inside the outputs folder's; throws UnsafeOutputPath otherwise. */
+  readonly realDirInside: (dir: string) => string;
+}
+
+/**
+ * The same check as realDirInside, made cheap for a run that writes thousands of task
+ * folders: the outputs folder's real path is resolved once (once the folder exists: the
+ * user chose it, links and all), and each folder below it is checked by an lstat of each
+ * of its parts under the outputs folder (two for `job/task`), synchronously, instead of
+ * two awaited realpath calls of the whole path. A part that is a symbolic link is
+ * resolved in full (inside is fine, out is refused); a missing part ends the walk (what
+ * is made there is a real folder). The check still happens at every call: a link made
+ * while a run goes is seen at the next write.
+ */
+export const folderGuard = (outputsDir: string): FolderGuard => {
+  const lexicalRoot = resolve(outputsDir);
+  let root: string | undefined;
+  const rootReal = (): string => {
+    if (root !== undefined) return root;
+    try {
+      return (root = realpathSync(lexicalRoot));
+    } catch {
+      // Not made yet: what it will be (its deepest existing ancestor's real path), asked again next time.
+      return realOfPossiblyMissingSync(lexicalRoot);
+    }
+  };
+  return {
+    realDirInside: (dir: string): string => {
+      const base = rootReal();
+      const rel = relative(lexicalRoot, dir);
+      if (rel === "") return dir;
+      if (rel.startsWith("..") || isAbsolute(rel)) throw escaping(outputsDir, dir, dir);
+      let at = lexicalRoot;
+      for (const part of rel.split(sep)) {
+        if (part === "" || part === ".") continue;
+        if (part === "..") throw escaping(outputsDir, dir, dir);
+        at = join(at, part);
+        let info;
+        try {
+          info = lstatSync(at, { throwIfNoEntry: false });
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === "ENOTDIR") return dir; // a file on the way: making the folder fails
+          throw e;
+        }
+        if (info === undefined) return dir; // missing from here down: made as real folders
+        if (info.isSymbolicLink()) {
+          const real = realOfPossiblyMissingSync(dir);
+          if (!isInside(base, real)) throw escaping(outputsDir, dir, real);
+          return dir;
+        }
+      }
+      return dir;
+    },
+  };
+};
+
+/** realOfPossiblyMissing, synchronously (only on the rare paths: a link on the way, a missing outputs folder). */
+const realOfPossiblyMissingSync = (path: string): string => {
+  const rest: string[] = [];
+  let at = path;
+  for (;;) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw e;
+      const parent = dirname(at);
+      if (parent === at) return path;
+      rest.push(basename(at));
+      at = parent;
+    }
+  }
 };

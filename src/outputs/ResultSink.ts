@@ -48,6 +48,12 @@ export interface ResultSink {
   readonly holds: (outputs: readonly LockOutput[]) => boolean | Promise<boolean>;
   /** A path a downstream job can name as `{{ item.file }}`. */
   readonly absolutePath: (rel: string) => string;
+  /**
+   * Whether this sink saw the file at `rel` with `size` during this run (a `holds` that
+   * found it, or its own write), so the run's reports need not stat it again. Absent: the
+   * sink keeps no such record.
+   */
+  readonly seen?: (rel: string, size: number | undefined) => boolean;
 }
 
 /** Hashes and counts a body while it passes, refusing more than `cap` bytes or fewer than announced. */

@@ -35,8 +35,12 @@ export interface ResultCounts {
   readonly lost: number;
 }
 
-export const localCopy = (outputsDir: string, path: string | undefined, size: number | undefined): LocalCopy => {
+/** Whether the run already saw the file at `path` with `size` (then it is not looked at again). */
+export type SeenFile = (path: string, size: number | undefined) => boolean;
+
+export const localCopy = (outputsDir: string, path: string | undefined, size: number | undefined, seen?: SeenFile): LocalCopy => {
   if (path === undefined) return "missing";
+  if (seen?.(path, size) === true) return "matches";
   try {
     const s = statSync(resolveInside(outputsDir, path), { throwIfNoEntry: false });
     if (!s?.isFile()) return "missing";
@@ -60,6 +64,8 @@ export const scanResults = (
   outputsDir: ResultsAt,
   now: number,
   inStore?: (key: string) => StoredObject | undefined,
+  /** Files the run already saw with their recorded size (its start check, its downloads): not stat'ed again. */
+  seen?: SeenFile,
 ): ScannedResult[] => {
   const out: ScannedResult[] = [];
   const slot = (t: LockTask) => `${t.job}\u0000${t.dir}\u0000${t.take}`;
@@ -87,7 +93,7 @@ export const scanResults = (
     const task = tasks[id]!;
     for (const o of task.outputs) {
       if (!isResultFile(o)) continue;
-      const local = typeof outputsDir === "string" ? localCopy(outputsDir, o.path, o.size) : o.path === undefined ? "missing" : storedCopy(o, outputsDir.get(o.path));
+      const local = typeof outputsDir === "string" ? localCopy(outputsDir, o.path, o.size, seen) : o.path === undefined ? "missing" : storedCopy(o, outputsDir.get(o.path));
       const verdict = resultState({ output: o, task, local, now, ...(inStore ? { inStore } : {}) });
       out.push({ id, job: task.job, vars: task.vars, ...(o.path !== undefined ? { path: o.path } : {}), index: o.index, variant: o.variant, verdict });
     }

@@ -26,7 +26,7 @@ import { earlierRecords, formatResultsJsonl, provenanceOf, resultLine } from "./
 import { retryAttempts } from "./retryAttempts.js";
 import { standingsFor } from "./standing.js";
 import { lostMarkdown } from "./lostMarkdown.js";
-import { lostResults, resultKey, scanResults, statesOf, type ResultsAt } from "../outputs/scanResults.js";
+import { lostResults, resultKey, scanResults, statesOf, type ResultsAt, type SeenFile } from "../outputs/scanResults.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
 
 export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"] as const;
@@ -78,6 +78,11 @@ export interface ReportInput {
   readonly scanResults?: boolean;
   /** Where the results are looked for, when not in outputsDir: a store's listing (outputsDir is then its staging folder). */
   readonly resultsAt?: ResultsAt;
+  /**
+   * Files the caller already saw in outputsDir with their recorded size (a run: its start
+   * check and its downloads), so they are not stat'ed a second time; the others are.
+   */
+  readonly seen?: SeenFile;
   /** A line the step summary adds (outputs awaiting review: `stills: 12 awaiting review; ...`). */
   readonly stepSummaryNote?: string;
   /** Markdown put first in $GITHUB_STEP_SUMMARY, before the billing tables (a run's outcome). */
@@ -168,7 +173,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const deletionsOf = (): DeletionWarning[] => (deletionsMade ??= deletionWarnings(lock, now, input.warnDays));
   // Each recorded result's state (issue 16): lost ones are counted apart and named.
   // For a store, in its listing (the staging folder the reports are written to holds no results).
-  const scanned = input.scanResults === false ? [] : scanResults(lock.tasks, input.resultsAt ?? input.outputsDir, now);
+  const scanned = input.scanResults === false ? [] : scanResults(lock.tasks, input.resultsAt ?? input.outputsDir, now, undefined, input.resultsAt ? undefined : input.seen);
   const states = statesOf(scanned);
   const lost = lostResults(scanned);
   const markdownOf = (): string => `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summaryOf(), deletionsOf())}${lostMarkdown(lost)}`;

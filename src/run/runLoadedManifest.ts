@@ -33,7 +33,7 @@ import type { LockTask } from "../state/LockFile.js";
 import { abandonedSuccessors, abandonRecord, checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
 import type { JobCounts, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
-import { diffPlan, supersessions } from "../manifest/diffPlan.js";
+import { diffPlan, supersessions, type PlanResult } from "../manifest/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { runTotals } from "../manifest/runTotals.js";
 import { cashByCurrency, spendSince } from "../money/charges.js";
@@ -47,10 +47,10 @@ type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals
 
 const isLoaded = (m: RunnableManifest): m is RunnableManifest & LoadedManifest => "expectedDownstreamCount" in m && "downstreamEstimate" in m;
 
-const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: boolean, spentBefore: Record<string, string>): StartOutlook => {
+const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: boolean, spentBefore: Record<string, string>, plan?: PlanResult): StartOutlook => {
   const base: StartOutlook = { spentBefore, ...(manifest.budget ? { budget: manifest.budget } : {}) };
   if (!isLoaded(manifest)) return base;
-  const totals = runTotals(diffPlan(manifest, Object.keys(lock.tasks).length ? lock : undefined), emulated);
+  const totals = runTotals(plan ?? diffPlan(manifest, Object.keys(lock.tasks).length ? lock : undefined), emulated);
   return {
     ...base,
     total: totals.total,
@@ -58,6 +58,21 @@ const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: bool
     ...(totals.resume ? { resume: totals.resume } : {}),
     downstream: shapeOf(manifest).downstream,
   };
+};
+
+/**
+ * The start event's outlook and the supersessions of the lockfile as the run starts, from
+ * one plan diff. Only the supersessions (a few pairs) outlive this call, not the plan of
+ * every task: the run's generator would hold it until the end.
+ */
+const startPlan = (
+  manifest: RunnableManifest,
+  lock: LockFile,
+  emulated: boolean,
+  spentBefore: Record<string, string>,
+): { outlook: StartOutlook; replaced: [string, string][] | undefined } => {
+  const plan = isLoaded(manifest) && Object.keys(lock.tasks).length ? diffPlan(manifest, lock) : undefined;
+  return { outlook: startOutlook(manifest, lock, emulated, spentBefore, plan), replaced: plan ? supersessions(plan, lock) : undefined };
 };
 
 /** The run's counts per job with the tasks expected but not made yet (downstream of unfinished work) as queued. */
@@ -226,6 +241,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
       const store = yield* LockStore;
+      // What the run learnt about the files (its start check, its downloads) spares the reports a second stat of each.
+      const downloader = yield* Downloader;
       if (options.expectLockfile !== undefined && lockDigest(yield* store.snapshot) !== options.expectLockfile) {
         return yield* Effect.fail(
           new PlanStale({ message: `the lockfile ${manifest.lockfilePath} changed since the plan was made (another run, or an edit): nothing was sent; make the plan again` }),
@@ -236,7 +253,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const decision = checkService({
         recorded: store.recordedService,
         current,
-        records: yield* store.all,
+        records: yield* store.view,
         switchAllowed: options.switchService === true,
         lockfile: manifest.lockfilePath,
       });
@@ -260,7 +277,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           break;
       }
       yield* store.setService(current);
-      const recorded = yield* store.all;
+      // Read before the engine starts (no put in between): the store's map, not a copy.
+      const recorded = yield* store.view;
       // A changed task must not download over the files of the task it replaces.
       const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
@@ -272,10 +290,17 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         if (warning) onEvent?.({ type: "notice", level: "warn", message: warning });
       }
       const before = yield* store.snapshot;
+      const beforeRun = before;
       const spentBefore = cashByCurrency(Object.values(before.tasks).map((t) => t.billing), manifest.budget?.currency);
-      outlook = startOutlook(manifest, before, emulated, spentBefore);
+      // The plan and failure groups of the lockfile as the run starts; reused at the end when
+      // the run changed no record (a rerun with nothing to do: 100,000 tasks diffed once, not twice).
+      const changesAtStart = yield* store.changes;
+      const start = startPlan(manifest, before, emulated, spentBefore);
+      outlook = start.outlook;
+      const replacedAtStart = start.replaced;
       // The plan leaves out what earlier failures will not make; this run's failures are taken out at the end.
-      const notMadeBefore = isLoaded(manifest) ? groupFailures(before, shapeOf(manifest)).notMade : {};
+      const groupsAtStart = isLoaded(manifest) ? groupFailures(before, shapeOf(manifest)) : undefined;
+      const notMadeBefore = groupsAtStart?.notMade ?? {};
       const result = yield* engine.run({
         manifest: placed,
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
@@ -292,15 +317,20 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       });
       // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile;
       // so do tasks abandoned at another service, once their next attempt here was created.
+      let after: LockFile | undefined;
+      const unchanged = (yield* store.changes) === changesAtStart;
       {
-        const before: LockFile = yield* store.snapshot;
-        const replaced = [...(isLoaded(manifest) ? supersessions(diffPlan(manifest, before), before) : []), ...abandonedSuccessors(before.tasks)];
+        const before: LockFile = unchanged ? beforeRun : yield* store.snapshot;
+        const replacedHere = isLoaded(manifest) ? (unchanged && replacedAtStart ? replacedAtStart : supersessions(diffPlan(manifest, before), before)) : [];
+        const replaced = [...replacedHere, ...abandonedSuccessors(before.tasks)];
         const now = Date.now();
         for (const [old, by] of replaced) yield* store.put(old, { ...before.tasks[old]!, superseded_by: by, updated_at: now });
         if (replaced.length) yield* store.flush;
+        // Nothing replaced: the snapshot just made is still the lockfile (no second copy of every record).
+        else after = before;
       }
-      const after = yield* store.snapshot;
-      const failureGroups = isLoaded(manifest) ? groupFailures(after, shapeOf(manifest)) : undefined;
+      after ??= yield* store.snapshot;
+      const failureGroups = isLoaded(manifest) ? (after === beforeRun && groupsAtStart ? groupsAtStart : groupFailures(after, shapeOf(manifest))) : undefined;
       const told = {
         ...result,
         // Downstream tasks that do not exist yet are still work to do: counted as queued.
@@ -322,7 +352,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           Effect.tryPromise(() =>
             outputStore
               ? writeReportsToStore({ lock: after, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, ...reviewNote(result.jobs) }, outputStore)
-              : writeReports({ lock: after, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, ...reviewNote(result.jobs) }),
+              : writeReports({ lock: after, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, seen: downloader.seen, ...reviewNote(result.jobs) }),
           ),
         );
         if (written._tag === "Right") reports = written.right.files;

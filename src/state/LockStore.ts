@@ -45,6 +45,14 @@ export interface LockStoreService {
   readonly get: (id: string) => Effect.Effect<LockTask | undefined>;
   /** A snapshot of every task (a copy: later puts do not change it). */
   readonly all: Effect.Effect<ReadonlyMap<string, LockTask>>;
+  /**
+   * Every task, without a copy: the store's own map, which later puts change. For a
+   * reader that is done before the next put (a run's start checks over 100,000 records
+   * would otherwise copy them each time).
+   */
+  readonly view: Effect.Effect<ReadonlyMap<string, LockTask>>;
+  /** How many puts changed a record since the store opened: equal counts, the same records. */
+  readonly changes: Effect.Effect<number>;
   /** The whole lockfile as data, as it would be written now. */
   readonly snapshot: Effect.Effect<LockFile>;
   /** The service the lockfile's header named when it was opened (undefined: none recorded, or no file). */
@@ -316,7 +324,11 @@ const makeService = (
       );
     });
 
-    const flush = writeLock.withPermits(1)(Effect.zipRight(guardLock, flushNow));
+    // Checked again once the write is durable: a run frozen (SIGSTOP) during the write's
+    // fsync and thawed after a takeover would otherwise send the create whose intent it
+    // just flushed. The check is a read of the small owner file; the window left is the
+    // few synchronous steps from here to the request leaving.
+    const flush = writeLock.withPermits(1)(Effect.zipRight(guardLock, Effect.zipRight(flushNow, guardLock)));
     const compact = writeLock.withPermits(1)(
       Effect.zipRight(
         guardLock,
@@ -324,10 +336,12 @@ const makeService = (
       ),
     );
 
+    let changeCount = 0;
     const put = (id: string, task: LockTask) =>
       Effect.sync(() => {
         const current = tasks.get(id);
         if (current !== undefined && sameJson(current, task)) return;
+        changeCount++;
         tasks.set(id, task);
         pending.set(id, task);
         Queue.unsafeOffer(wake, undefined);
@@ -366,6 +380,8 @@ const makeService = (
       path,
       get: (id) => Effect.sync(() => tasks.get(id)),
       all: Effect.sync(() => new Map(tasks)),
+      view: Effect.sync((): ReadonlyMap<string, LockTask> => tasks),
+      changes: Effect.sync(() => changeCount),
       snapshot: Effect.sync(toLockFile),
       recordedService: initial?.service,
       setService: (next) =>

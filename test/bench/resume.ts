@@ -11,6 +11,7 @@ import { writeReports } from "../../src/report/writeReports.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
+import { serviceIdentity } from "../../src/run/serviceCheck.js";
 import { LOCKFILE_VERSION, type LockFile, type LockTask } from "../../src/state/LockFile.js";
 import { encodeLockFile } from "../../src/state/LockfileText.js";
 import { writeImageManifest } from "./benchManifest.js";
@@ -76,7 +77,9 @@ export const resume = async (o: ResumeOptions): Promise<ScenarioResult> => {
       };
     });
     const lock: LockFile = { lockfile_version: LOCKFILE_VERSION, name: manifest.name, tasks };
-    writeFileSync(manifest.lockfilePath, encodeLockFile(lock.name, lock.tasks));
+    // With the service the tasks were made at, as a run records it: without it the rerun
+    // records it and so rewrites the whole lockfile, which a real rerun does not.
+    writeFileSync(manifest.lockfilePath, encodeLockFile(lock.name, lock.tasks, serviceIdentity(emulator.url)));
     const t1 = performance.now();
     const dirs = manifest.tasks.map((t) => join(manifest.outputsDir, t.dir));
     for (let i = 0; i < dirs.length; i += 256) {

@@ -1,14 +1,16 @@
 // The start check's scope on a real file system: folders a run may write into are looked
 // at on the way and within, folders of finished tasks only on the way (their own entry
 // included), and a folder with many wanted entries is listed once with the same findings
-// as looking each entry up.
+// as looking each entry up. The per-write guard (folderGuard) gives realDirInside's answers
+// while resolving the outputs folder once, and sees a link made after its first use.
 
 import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { findEscapingLinks } from "../../src/outputs/OutputsFolderCheck.js";
+import { findEscapingLinks, folderGuard, realDirInside } from "../../src/outputs/OutputsFolderCheck.js";
+import { UnsafeOutputPath } from "../../src/outputs/OutputPaths.js";
 
 const test = suite<{ root: string }>("OutputsFolderCheck", { root: "" });
 
@@ -61,6 +63,57 @@ test("at most `limit` links are returned", async ({ root }) => {
   const { outputs, elsewhere, dirs } = await layout(root, 30);
   for (const d of dirs) await symlink(elsewhere, join(outputs, ...d.split("/"), "sub"));
   assert.is((await findEscapingLinks(outputs, dirs, 5)).length, 5);
+});
+
+/** What a check answers: "ok", or "refused" (UnsafeOutputPath); anything else is thrown on. */
+const verdict = async (check: () => unknown): Promise<string> => {
+  try {
+    await check();
+    return "ok";
+  } catch (error) {
+    if (error instanceof UnsafeOutputPath) return "refused";
+    throw error;
+  }
+};
+
+test("folderGuard answers as realDirInside for real folders, missing ones, links inside and links out, and sees a link made after its first use", async ({ root }) => {
+  const { outputs, elsewhere } = await layout(root, 2);
+  await mkdir(join(outputs, "other", "t9"), { recursive: true });
+  await symlink(join(outputs, "other"), join(outputs, "inner")); // a link that stays inside
+  await symlink(elsewhere, join(outputs, "job", "t1", "sub")); // a link out
+  const guard = folderGuard(outputs);
+  const cases: [string, string][] = [
+    ["job/t0", "ok"],
+    ["job/t0/new/deeper", "ok"],
+    ["new/folder", "ok"],
+    ["inner/t9", "ok"],
+    ["inner/t9/new", "ok"],
+    ["job/t1/sub", "refused"],
+    ["job/t1/sub/new", "refused"],
+  ];
+  for (const [rel, expected] of cases) {
+    const dir = join(outputs, ...rel.split("/"));
+    assert.is(await verdict(() => realDirInside(outputs, dir)), expected, `realDirInside ${rel}`);
+    assert.is(await verdict(() => guard.realDirInside(dir)), expected, `folderGuard ${rel}`);
+  }
+  // A task folder replaced by a link out after the guard checked it once: refused at the next call.
+  const t0 = join(outputs, "job", "t0");
+  assert.is(await verdict(() => guard.realDirInside(t0)), "ok");
+  await rm(t0, { recursive: true });
+  await symlink(elsewhere, t0);
+  assert.is(await verdict(() => guard.realDirInside(t0)), "refused");
+  assert.is(await verdict(() => guard.realDirInside(join(t0, "deeper"))), "refused");
+});
+
+test("folderGuard made before the outputs folder exists: a link out made in its place later is refused", async ({ root }) => {
+  const outputs = join(root, "out");
+  const elsewhere = join(root, "elsewhere");
+  await mkdir(elsewhere);
+  const guard = folderGuard(outputs);
+  assert.is(await verdict(() => guard.realDirInside(join(outputs, "job", "t0"))), "ok");
+  await mkdir(outputs);
+  await symlink(elsewhere, join(outputs, "job"));
+  assert.is(await verdict(() => guard.realDirInside(join(outputs, "job", "t0"))), "refused");
 });
 
 test.run();

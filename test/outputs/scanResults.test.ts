@@ -5,11 +5,13 @@
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { Readable } from "node:stream";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { countResults, lostResults, resultName, scanResults } from "../../src/outputs/scanResults.js";
 import { runnerOnlyWarning } from "../../src/outputs/runnerOnlyWarning.js";
+import { folderSink } from "../../src/outputs/FolderSink.js";
 import { SERVICE_RETENTION_MS } from "../../src/outputs/resultState.js";
 import { lostMarkdown } from "../../src/report/lostMarkdown.js";
 import { recreateQuestion } from "../../src/cli/confirmSpend.js";
@@ -101,6 +103,48 @@ t("a scan against a store's listing: an object with the recorded size and ETag i
     ["stills", "chair", "stills/chair/image-1.png"],
     ["stills", "desk", "stills/desk/image-1.png"],
   ]);
+});
+
+t("what a run saw spares the reports a stat: a file the sink found with its size or wrote counts as present without a second look; one it found missing, of another size, or never looked at is looked at", async () => {
+  const out = mkdtempSync(join(tmpdir(), "omnibatch-scan-"));
+  try {
+    for (const s of ["apple", "boat", "chair"]) mkdirSync(join(out, "stills", s), { recursive: true });
+    writeFileSync(join(out, "stills", "apple", "image-1.png"), "png");
+    writeFileSync(join(out, "stills", "boat", "image-1.png"), "png!"); // another size than recorded
+    const tasks: Record<string, LockTask> = {
+      a: task("stills", { subject: "apple" }, "stills/apple"),
+      b: task("stills", { subject: "boat" }, "stills/boat"),
+      c: task("stills", { subject: "chair" }, "stills/chair"),
+      d: task("stills", { subject: "desk" }, "stills/desk"),
+    };
+    const sink = folderSink(out);
+    // The run's start check looks at a, b and c (not d: say, a task the manifest no longer makes).
+    assert.is(sink.holds(tasks.a!.outputs), true);
+    assert.is(sink.holds(tasks.b!.outputs), false);
+    assert.is(sink.holds(tasks.c!.outputs), false);
+    assert.is(sink.seen!("stills/apple/image-1.png", 3), true);
+    assert.is(sink.seen!("stills/apple/image-1.png", 4), false, "the size must be the recorded one");
+    assert.is(sink.seen!("stills/boat/image-1.png", 3), false);
+    assert.is(sink.seen!("stills/chair/image-1.png", 3), false);
+    // A file the sink writes is seen with the size it wrote.
+    const written = await sink.write("stills/eel/image-1.png", { body: Readable.from([Buffer.from("png!!")]), type: "image", cap: 100 }, new AbortController().signal);
+    assert.is(written.size, 5);
+    assert.is(sink.seen!("stills/eel/image-1.png", 5), true);
+    // d's file appears after the start check; c's is still missing.
+    mkdirSync(join(out, "stills", "desk"), { recursive: true });
+    writeFileSync(join(out, "stills", "desk", "image-1.png"), "png");
+    const states = () => scanResults(tasks, out, made + DAY, undefined, sink.seen).map((r) => [r.id, r.verdict.state]);
+    assert.equal(states(), [["a", "present"], ["b", "restorable"], ["c", "restorable"], ["d", "present"]]);
+    // The trade (README "Performance"): a file removed after the run saw it is not looked at again by
+    // this run's reports; the next run's start check stats every recorded file and fetches it again.
+    rmSync(join(out, "stills", "apple", "image-1.png"));
+    assert.equal(states()[0], ["a", "present"]);
+    assert.equal(scanResults(tasks, out, made + DAY)[0]!.verdict.state, "restorable", "without the run's record, the scan looks");
+    assert.is(sink.holds(tasks.a!.outputs), false, "the next look notices the missing file");
+    assert.is(sink.seen!("stills/apple/image-1.png", 3), false, "and forgets it was seen");
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
 });
 
 t("the CI warning: only in CI, only without a store, only when results were absent at start; it names the earliest deletion date", () => {
