@@ -2,17 +2,12 @@
 // on every file system) holding an owner file {pid, host, started}, its mtime refreshed as
 // a heartbeat. A lock whose heartbeat stopped, or whose pid is dead on this host, was left
 // by a killed run and is taken over, under a second guard folder so two runs that both
-// find it stale cannot both take it. The heartbeat beats in a worker thread of its own:
-// a run whose event loop is busy for longer than the stale limit (a 100,000-task start on
-// a loaded machine) is alive and keeps its lock; a frozen process (SIGSTOP, a suspended
-// machine) stops every thread, so its heartbeat stops and the lock goes stale.
+// find it stale cannot both take it.
 
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { Worker } from "node:worker_threads";
 import { Deferred, Effect, Exit, Schedule, type Scope } from "effect";
 import { LockfileBusy, LockfileWriteError } from "./LockfileError.js";
 
@@ -59,53 +54,6 @@ const readHolder = async (dir: string): Promise<RunLockHolder | undefined> => {
     return undefined;
   }
 };
-
-/** The owner file's token, read synchronously (before every flush: one small read, no awaits). */
-const holderTokenSync = (dir: string): string | undefined => {
-  try {
-    const data = JSON.parse(readFileSync(join(dir, "owner.json"), "utf8")) as Partial<RunLockHolder>;
-    return typeof data.token === "string" ? data.token : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
-/**
- * The heartbeat, run in a worker thread so that the run's own busy event loop cannot
- * starve it (plain CommonJS text: the worker loads no project module and no loader).
- * Shares with the run: [0] when the heartbeat last reached the lock folder (Unix ms),
- * [1] 1 once the lock is found lost. Each beat: the owner file must still name this run,
- * and the last beat must be within the stale limit (a beat after a freeze comes too
- * late: another run may be taking the lock over right now, and refreshing could hide
- * that from both); then the folder's mtime is refreshed.
- */
-const HEARTBEAT_WORKER = `
-const { workerData, parentPort } = require("node:worker_threads");
-const { readFileSync, utimesSync } = require("node:fs");
-const { join } = require("node:path");
-const { dir, token, staleMs, every, shared } = workerData;
-const state = new BigInt64Array(shared);
-let timer;
-const lose = () => {
-  clearInterval(timer);
-  if (Atomics.exchange(state, 1, 1n) === 0n) parentPort.postMessage("lost");
-};
-const beat = () => {
-  if (Atomics.load(state, 1) !== 0n) return clearInterval(timer);
-  let owner;
-  try {
-    owner = JSON.parse(readFileSync(join(dir, "owner.json"), "utf8")).token;
-  } catch {}
-  if (owner !== token) return lose();
-  const now = Date.now();
-  if (now - Number(Atomics.load(state, 0)) > staleMs) return lose();
-  try {
-    utimesSync(dir, now / 1000, now / 1000);
-    if (BigInt(now) > Atomics.load(state, 0)) Atomics.store(state, 0, BigInt(now));
-  } catch {}
-};
-timer = setInterval(beat, every);
-`;
 
 /** Who holds the run lock of `lockfilePath`, if anyone (status uses this; it changes nothing). */
 export const inspectRunLock = async (
@@ -254,59 +202,44 @@ export const acquireRunLock = (
       lost = true;
       Deferred.unsafeDone(lostSignal, Exit.void);
     };
-    // Shared with the heartbeat's thread: when it last reached the lock folder, and whether the lock is lost.
-    const shared = new SharedArrayBuffer(16);
-    const state = new BigInt64Array(shared);
-    Atomics.store(state, 0, BigInt(Date.now()));
-    const lastBeat = () => Number(Atomics.load(state, 0));
-    const every = Math.max(1, options.heartbeatMs ?? Math.floor(staleMs / 6));
-    const loseNow = () => {
-      Atomics.store(state, 1, 1n);
-      markLost();
-    };
-    // The same beat on this thread too: it covers the worker's start-up (and a worker
-    // that could not start in time); when this thread is busy the worker's beat goes on.
+    // When our heartbeat last reached the lock folder (this process's clock).
+    let lastBeat = Date.now();
     const beat = Effect.promise(async () => {
-      if (lost || Atomics.load(state, 1) !== 0n) return markLost();
-      if (holderTokenSync(dir) !== holder.token) return loseNow();
-      const now = Date.now();
-      if (now - lastBeat() > staleMs) return loseNow();
-      const ok = await utimes(dir, now / 1000, now / 1000).then(
+      if (lost) return;
+      const current = await readHolder(dir);
+      if (current?.token !== holder.token) {
+        markLost();
+        return;
+      }
+      // A beat after a stall past the stale limit comes too late: another run may be
+      // taking the lock over right now, and refreshing could hide that from both.
+      if (Date.now() - lastBeat > staleMs) {
+        markLost();
+        return;
+      }
+      const now = new Date();
+      const ok = await utimes(dir, now, now).then(
         () => true,
         () => false,
       );
-      // Never moves the shared time back (the worker may have beaten meanwhile).
-      if (ok && now > lastBeat()) Atomics.store(state, 0, BigInt(now));
+      if (ok) lastBeat = now.getTime();
     });
+    const every = options.heartbeatMs ?? Math.floor(staleMs / 6);
     yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(`${every} millis`)));
-    yield* Effect.acquireRelease(
-      Effect.try({
-        try: () => {
-          // execArgv []: the worker needs no loader (tsx) and no profiler of the run's own.
-          const worker = new Worker(HEARTBEAT_WORKER, { eval: true, execArgv: [], workerData: { dir, token: holder.token, staleMs, every, shared } });
-          worker.on("message", () => markLost());
-          // A heartbeat that died cannot keep the lock: the run stops writing, as after a takeover.
-          worker.on("error", () => markLost());
-          worker.unref();
-          return worker;
-        },
-        catch: writeError(lockfilePath, "start the run lock's heartbeat"),
-      }),
-      (worker) => Effect.promise(() => worker.terminate().then(() => undefined, () => undefined)),
-    );
     /**
      * Whether the lock is still ours, checked now (before every intent flush, so before
-     * every create): false when the last heartbeat is older than the stale limit (the
-     * process was frozen: SIGSTOP, a suspended laptop, a stalled VM; another run may have
-     * taken over or be taking over) or the owner file names another run. Once false, always false.
+     * every create): false when our last heartbeat is older than the stale limit (we were
+     * frozen: SIGSTOP, a suspended laptop, a stalled VM; another run may have taken over
+     * or be taking over) or the owner file names another run. Once false, always false.
      */
     const confirm = async (): Promise<boolean> => {
-      if (lost || Atomics.load(state, 1) !== 0n) {
+      if (lost) return false;
+      if (Date.now() - lastBeat > staleMs) {
         markLost();
         return false;
       }
-      if (Date.now() - lastBeat() > staleMs || holderTokenSync(dir) !== holder.token) loseNow();
+      if ((await readHolder(dir))?.token !== holder.token) markLost();
       return !lost;
     };
-    return { holder, lost: () => lost || Atomics.load(state, 1) !== 0n, confirm, whenLost: Deferred.await(lostSignal) };
+    return { holder, lost: () => lost, confirm, whenLost: Deferred.await(lostSignal) };
   });

@@ -445,34 +445,4 @@ test("a flush after our heartbeat went older than the stale limit (a frozen run)
   assert.match((error as LockfileWriteError).message, /stalled past the lock's stale limit/);
 });
 
-test("a run whose event loop is busy past the stale limit keeps its lock: the heartbeat's own thread refreshes it, and the next flush is accepted", async () => {
-  const path = join(await tempDir(), "m.lock.json");
-  await run(
-    LockStore.use(
-      path,
-      "spring",
-      (store) =>
-        Effect.gen(function* () {
-          yield* store.put(taskId(1), task(1));
-          yield* store.flush;
-          const blockedAt = Date.now();
-          // A long synchronous stretch (a 100,000-task start on a loaded machine): no timer of this thread fires.
-          yield* Effect.sync(() => {
-            const until = Date.now() + 1_500;
-            while (Date.now() < until) {
-              // busy
-            }
-          });
-          // The heartbeat (every 50 ms, in its own thread) moved the lock folder's mtime while this thread was busy.
-          const mtime = (yield* Effect.promise(() => stat(runLockPathOf(path)))).mtimeMs;
-          assert.ok(mtime > blockedAt + 500, `heartbeat during the busy stretch (mtime ${Math.round(mtime - blockedAt)} ms after it began)`);
-          yield* store.put(taskId(2), task(2));
-          yield* store.flush;
-        }),
-      { staleMs: 1_000, heartbeatMs: 50, coalesceMs: 60_000 },
-    ),
-  );
-  assert.ok((await readLockFile(path))!.tasks[taskId(2)], "the flush after the busy stretch was written");
-});
-
 test.run();
