@@ -169,6 +169,24 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task, estimate: task.estimate }
       : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task };
 
+  /** `+` for the next attempt of a recorded task (a new id): a retry, a --failed renewal, or a task abandoned at another service. */
+  const pushNextAttempt = (task: PlannedTask, folder: string, latest: LockTask, note: (attempt: number) => string): void => {
+    const next = manifest.withAttempt(task, latest.attempt + 1);
+    entries.push({
+      mark: "+",
+      id: next.id,
+      job: task.job,
+      vars: task.vars,
+      dir: folder,
+      state: latest.state,
+      attempt: next.attempt,
+      task: next,
+      ...(next.estimate ? { estimate: next.estimate } : {}),
+      note: note(next.attempt),
+      ...placedOf(task),
+    });
+  };
+
   const classify = (task: PlannedTask): void => {
     if (!anyLocked) {
       // Nothing recorded at all: the common case of a first run.
@@ -206,20 +224,8 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     for (const [, t] of chain) if (t.abandoned !== undefined) abandoned++;
     if (latest.abandoned !== undefined) {
       // Abandoned there: made again here as its next attempt (a new id); its record stays as history.
-      const next = manifest.withAttempt(task, latest.attempt + 1);
-      entries.push({
-        mark: "+",
-        id: next.id,
-        job: task.job,
-        vars: task.vars,
-        dir: folder,
-        state,
-        attempt: next.attempt,
-        task: next,
-        ...(next.estimate ? { estimate: next.estimate } : {}),
-        note: `abandoned at ${latest.abandoned.service}: new attempt ${next.attempt} here`,
-        ...placedOf(task),
-      });
+      const service = latest.abandoned.service;
+      pushNextAttempt(task, folder, latest, (n) => `abandoned at ${service}: new attempt ${n} here`);
     } else if (DONE.has(state)) {
       // Succeeded but not downloaded yet: its outputs are not recorded, it still makes what it asked for.
       if (state === "downloaded" || outputCount(latest) > 0) outputsOf.set(task.id, outputCount(latest));
@@ -231,20 +237,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       const attempts = 1 + task.retryFailed + abandoned;
       const renew = latest.attempt >= attempts && options.renewFailed?.(task) === true;
       if (latest.attempt < attempts || renew) {
-        const next = manifest.withAttempt(task, latest.attempt + 1);
-        entries.push({
-          mark: "+",
-          id: next.id,
-          job: task.job,
-          vars: task.vars,
-          dir: folder,
-          state,
-          attempt: next.attempt,
-          task: next,
-          ...(next.estimate ? { estimate: next.estimate } : {}),
-          note: renew ? `new attempt ${next.attempt} (--failed)` : `retry: attempt ${next.attempt} of ${attempts}`,
-          ...placedOf(task),
-        });
+        pushNextAttempt(task, folder, latest, (n) => (renew ? `new attempt ${n} (--failed)` : `retry: attempt ${n} of ${attempts}`));
       } else {
         const note = attempts > 1 ? "failed, no retries left" : "failed";
         // It makes nothing: no downstream task waits on it.
