@@ -5,7 +5,6 @@
 // it happens (a link may appear while a run is going). Links that stay inside are fine.
 
 import { type Dirent, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
-import { realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { Data, Effect } from "effect";
 import { UnsafeOutputPath } from "./OutputPaths.js";
@@ -32,26 +31,9 @@ const isInside = (root: string, path: string): boolean => {
 
 const toSlash = (path: string): string => path.split(sep).join("/");
 
-/** The real path of `path`, or of its deepest existing ancestor joined with the rest. */
-const realOfPossiblyMissing = async (path: string): Promise<string> => {
-  const rest: string[] = [];
-  let at = path;
-  for (;;) {
-    try {
-      return join(await realpath(at), ...rest.reverse());
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT" && code !== "ENOTDIR") throw e;
-      const parent = dirname(at);
-      if (parent === at) return path;
-      rest.push(basename(at));
-      at = parent;
-    }
-  }
-};
 
 /** The outputs folder's own real path (the folder itself may be a link: the user chose it). */
-const realRoot = (outputsDir: string): Promise<string> => realOfPossiblyMissing(resolve(outputsDir));
+const realRoot = async (outputsDir: string): Promise<string> => realOfPossiblyMissingSync(resolve(outputsDir));
 
 /**
  * Which folders (relative to the outputs folder, `/` separators) a check looks at:
@@ -207,7 +189,7 @@ export const checkOutputsFolder = (outputsDir: string, dirs?: readonly string[] 
  */
 export const realDirInside = async (outputsDir: string, dir: string): Promise<string> => {
   const root = await realRoot(outputsDir);
-  const real = await realOfPossiblyMissing(dir);
+  const real = realOfPossiblyMissingSync(dir);
   if (!isInside(root, real)) throw escaping(outputsDir, dir, real);
   return dir;
 };
@@ -275,7 +257,7 @@ export const folderGuard = (outputsDir: string): FolderGuard => {
   };
 };
 
-/** realOfPossiblyMissing, synchronously (only on the rare paths: a link on the way, a missing outputs folder). */
+/** The real path of `path`, or of its deepest existing ancestor joined with the rest (one native call per missing level). */
 const realOfPossiblyMissingSync = (path: string): string => {
   const rest: string[] = [];
   let at = path;
