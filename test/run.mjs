@@ -51,7 +51,8 @@ let skipped = 0;
 /** Test files that said their browser tests were skipped (test/browser/browser.ts prints the marker). */
 const browserSkips = [];
 
-const built = (await step("build", "tsc", ["-p", "tsconfig.build.json"])) && (await step("typecheck", "tsc", ["-p", "tsconfig.json", "--noEmit"]));
+// `npm run build`: tsc, then the CLI bundle (scripts/bundleCli.mjs) that the CLI tests run.
+const built = (await step("build", "npm", ["run", "--silent", "build"])) && (await step("typecheck", "tsc", ["-p", "tsconfig.json", "--noEmit"]));
 if (!built) failed += 1;
 
 const files = findTests(join(root, "test"))

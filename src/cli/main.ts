@@ -1,9 +1,10 @@
 // The CLI entry: parses the command line, runs one command, and maps how it ended to
 // an exit code (ExitCode.ts). A problem the user can fix is printed as one clear
 // message; only a bug prints a stack trace. What a start loads is kept small: `--help`
-// and `--version` load this file, the command list and the help text only; a command's
-// module (and Effect, yaml, the engine, ...) is imported when that command runs, and
-// the argument parser (with UsageError, which brings effect/Data) once a command is named.
+// and `--version` load this file, the command list, the help text and the argument
+// parser (node:util's parseArgs) only; a command's module (and yaml, Effect, the
+// engine, ...) is imported when that command runs, and UsageError (which brings
+// effect/Data, the core of Effect) only when the command line is wrong.
 
 import { readFileSync } from "node:fs";
 import type { CommandIO } from "./Command.js";
@@ -11,6 +12,7 @@ import { commands } from "./commands.js";
 import { ExitCode, exitCodeFor, isUserFacing } from "./ExitCode.js";
 import { commandHelp, programHelp } from "./help.js";
 import { annotateFailure } from "./ciAnnotations.js";
+import { parseCommandArgs } from "./parseCommandArgs.js";
 
 const version = (): string => {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -32,9 +34,8 @@ export const main = async (argv: readonly string[], io: CommandIO): Promise<Exit
   }
   const entry = commands.find((c) => c.name === first);
   try {
-    const { parseCommandArgs, UsageError } = await import("./parseCommandArgs.js");
     if (!entry) {
-      throw new UsageError({
+      throw await usageError({
         message: `unknown command '${first}'. Commands: ${commands.map((c) => c.name).join(", ")}. See 'omnibatch --help'.`,
       });
     }
@@ -44,11 +45,16 @@ export const main = async (argv: readonly string[], io: CommandIO): Promise<Exit
       io.stdout.write(commandHelp(command));
       return ExitCode.Ok;
     }
+    if ("message" in args) throw await usageError(args);
     return await command.run(args, io);
   } catch (error) {
     return reportFailure(error, io);
   }
 };
+
+/** A wrong command line as the error it ends in (exit 2); UsageError is loaded only then. */
+const usageError = async (problem: { readonly message: string; readonly command?: string }): Promise<Error> =>
+  new (await import("./UsageError.js")).UsageError(problem);
 
 /** Prints how a command failed and returns its exit code. */
 export const reportFailure = (error: unknown, io: CommandIO): ExitCode => {

@@ -2,8 +2,6 @@
 // error every manifest check ends in (ManifestInvalid, exit 2). Printing lives in
 // formatDiagnostics.ts; this file is only the data.
 
-import * as Data from "effect/Data";
-
 export interface Diagnostic {
   readonly severity: "error" | "warning";
   /** The file as shown to the user (relative to the working directory when inside it). */
@@ -17,9 +15,24 @@ export interface Diagnostic {
   readonly lineText?: string;
 }
 
-/** The manifest (or a data file it reads) is invalid; nothing was sent. Exit 2. */
-export class ManifestInvalid extends Data.TaggedError("ManifestInvalid")<{
+/**
+ * The manifest (or a data file it reads) is invalid; nothing was sent. Exit 2.
+ *
+ * The shape of a `Data.TaggedError` (an Error with `_tag`, `name` and the fields; ExitCode.ts
+ * and Effect's `catchTag` go by the tag) without being one: `Data.TaggedError` brings the
+ * core of Effect (about 45 modules) into every `omnibatch validate`, and this error is only
+ * thrown by `loadManifest` (a Promise function) and caught, never yielded in an Effect.
+ */
+export class ManifestInvalid extends Error {
+  readonly _tag = "ManifestInvalid" as const;
   readonly diagnostics: readonly Diagnostic[];
-  /** The full formatted report: every problem with its line and caret, then a count. */
-  readonly message: string;
-}> {}
+  constructor(args: {
+    readonly diagnostics: readonly Diagnostic[];
+    /** The full formatted report: every problem with its line and caret, then a count. */
+    readonly message: string;
+  }) {
+    super(args.message);
+    this.diagnostics = args.diagnostics;
+  }
+}
+ManifestInvalid.prototype.name = "ManifestInvalid";

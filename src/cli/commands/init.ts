@@ -3,7 +3,7 @@
 // .gitignore lines). Refuses to overwrite anything: every file it would create is checked
 // first, and each is created exclusively. The content lives in ../init/templates.ts.
 
-import { constants } from "node:fs";
+import { constants, existsSync } from "node:fs";
 import { access, appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,17 @@ import { UsageError } from "../UsageError.js";
 import { gitignoreLines, NAME_PATTERN, scheduledWorkflow, starterData, starterManifest } from "../init/templates.js";
 
 const posix = (p: string): string => p.split(sep).join("/");
+
+/**
+ * The omnibatch package's folder: the nearest one above this module with a package.json.
+ * This code runs from dist/cli/commands/ (tsc's output), dist/chunks/ (the bundled CLI,
+ * scripts/bundleCli.mjs) or src/cli/commands/ (tests), so no fixed "../.." fits all.
+ */
+const packageDirOf = (moduleUrl: string): string => {
+  let dir = dirname(fileURLToPath(moduleUrl));
+  for (let i = 0; i < 8 && !existsSync(join(dir, "package.json")); i++) dir = dirname(dir);
+  return dir.replace(/[\\/]+$/, "");
+};
 
 const exists = (path: string): Promise<boolean> =>
   access(path, constants.F_OK).then(
@@ -58,7 +69,7 @@ export const initCommand = defineCommand({
     if (relDir.startsWith("..")) {
       throw new UsageError({ command: "init", message: `${dir} is outside the current directory: run init from the repository root` });
     }
-    const packageDir = fileURLToPath(new URL("../../..", import.meta.url)).replace(/[\\/]+$/, "");
+    const packageDir = packageDirOf(import.meta.url);
     const manifestFile = join(dir, `${name}.yaml`);
     const files: ReadonlyArray<readonly [string, string]> = [
       [manifestFile, starterManifest({ name, schemaPath: schemaPathFrom(dir, root, packageDir) })],

@@ -1,0 +1,50 @@
+// Bundles the CLI (after `tsc`, in `npm run build`) so a start reads a few files instead
+// of hundreds: `validate` used to load about 110 ES modules and 80 CommonJS files of
+// `yaml`, and resolving, reading and compiling each one was most of its time (README
+// "Performance", "What a start loads, and why"). The result replaces tsc's
+// dist/cli/bin.js; every command's module stays a separate chunk loaded by the
+// dispatcher's `import()` when that command runs, and code shared by commands is in
+// shared chunks, all in dist/chunks/ (two levels under the package root, as every
+// dist/<folder>/<file>.js is, so `new URL("../../schemas/...", import.meta.url)` still
+// finds the package's files). The library (dist/index.js) and the rest of dist/ stay
+// tsc's output.
+//
+// Bundled from the TypeScript sources (as the tests run them, through tsx's esbuild),
+// not minified: each module's code is preceded by a `// <path>` comment, which
+// test/cli/startupImports.test.ts reads to tell which modules a start loaded. The AWS
+// SDK (loaded only by an s3:// outputs store) and node-fetch (only by commands that talk
+// to the service) stay ordinary imports of node_modules.
+
+import { rmSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+rmSync(`${root}dist/chunks`, { recursive: true, force: true });
+// tsc's source map describes tsc's bin.js, not the bundle that replaces it.
+rmSync(`${root}dist/cli/bin.js.map`, { force: true });
+
+const result = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: { "cli/bin": "src/cli/bin.ts" },
+  outdir: "dist",
+  chunkNames: "chunks/[name]-[hash]",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  tsconfig: "tsconfig.build.json",
+  external: ["@aws-sdk/*", "node-fetch"],
+  // Bundled CommonJS code (yaml, ajv) calls require() for Node's own modules.
+  banner: { js: 'import { createRequire as __omnibatchRequire } from "node:module";\nconst require = __omnibatchRequire(import.meta.url);' },
+  // The entry keeps tsc's `#!/usr/bin/env node` line (esbuild moves it first).
+  logLevel: "warning",
+  metafile: true,
+});
+
+const outputs = Object.entries(result.metafile.outputs);
+const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
+if (process.argv.includes("--meta")) writeFileSync(`${root}dist/chunks/meta.json`, JSON.stringify(result.metafile));
+process.stdout.write(`bundled the CLI: dist/cli/bin.js and ${outputs.length - 1} chunks in dist/chunks (${Math.round(bytes / 1024)} KB)\n`);
