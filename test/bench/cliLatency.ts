@@ -44,9 +44,11 @@ export const cliLatency = async (o: { runs: number; label: string }): Promise<Sc
   const validate = measure([bin, "validate", "manifests/demo.yaml"], o.runs);
   const bare = measure(["-e", "0"], o.runs);
   const s = o.label;
+  // On a shared machine every start is slower alike: what the CLI adds is the figure above Node's own start.
+  const above = (m: { medianMs: number }) => `${Math.round(m.medianMs - bare.medianMs)} ms above node -e 0`;
   const figures: BenchFigure[] = [
-    { scenario: s, figure: "validate demo.yaml wall (median)", value: Math.round(validate.medianMs), unit: "ms", goal: { op: "<=", target: 300 }, note: `min ${Math.round(validate.minMs)} ms of ${o.runs} runs; built CLI` },
-    { scenario: s, figure: "--help wall (median)", value: Math.round(help.medianMs), unit: "ms", goal: { op: "<=", target: 150 }, note: `min ${Math.round(help.minMs)} ms of ${o.runs} runs` },
+    { scenario: s, figure: "validate demo.yaml wall (median)", value: Math.round(validate.medianMs), unit: "ms", goal: { op: "<=", target: 300 }, note: `min ${Math.round(validate.minMs)} ms of ${o.runs} runs; ${above(validate)}; built CLI` },
+    { scenario: s, figure: "--help wall (median)", value: Math.round(help.medianMs), unit: "ms", goal: { op: "<=", target: 150 }, note: `min ${Math.round(help.minMs)} ms of ${o.runs} runs; ${above(help)}` },
     { scenario: s, figure: "node -e 0 wall (median)", value: Math.round(bare.medianMs), unit: "ms", note: `min ${Math.round(bare.minMs)} ms: node's own start, the floor under both` },
   ];
   return { figures, details: { help, validate, node: bare } };
