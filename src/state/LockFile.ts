@@ -1,12 +1,12 @@
 // The lockfile's data shape in memory (M.lock.json beside the manifest), shared by the
-// engine that writes it and by plan/status/report that read it. On disk, version 2
-// leaves out what the rest of a task's line determines (TaskLine.ts);
+// engine that writes it and by plan/status/report that read it. On disk, versions 2 and 3
+// leave out what the rest of a task's line determines (TaskLine.ts);
 // schemas/lockfile.schema.json is the format's definition on disk.
 
 import type { BillingEntry } from "../api/wire.js";
 
-/** The format version written. Version 1 files are still read (and rewritten as 2). */
-export const LOCKFILE_VERSION = 2;
+/** The format version written. Version 1 and 2 files are still read (and rewritten as 3). */
+export const LOCKFILE_VERSION = 3;
 
 /**
  * planned -> submitting -> submitted -> processing -> succeeded -> downloaded
@@ -108,8 +108,8 @@ export interface LockTask {
 }
 
 export interface LockFile {
-  /** Data read from a version-1 file is the same model: read and written as version 2. */
-  readonly lockfile_version: 1 | typeof LOCKFILE_VERSION;
+  /** Data read from a version-1 or 2 file is the same model: read, and written as the current version. */
+  readonly lockfile_version: 1 | 2 | typeof LOCKFILE_VERSION;
   /** The manifest's `name`. */
   readonly name: string;
   /**

@@ -5,15 +5,18 @@
 // that torn tail is ignored. The header names the file the journal applies to (sha256 of
 // its bytes): a journal left beside a newer file (killed between writing the file and
 // removing the journal) holds nothing the file lacks, and replaying it would undo newer
-// changes, so it is skipped. Version-1 journals (records `{id, task}` holding the whole
-// in-memory task) are still replayed.
+// changes, so it is skipped. Older journals a killed older run left are still replayed:
+// version 2 (task lines of lockfile version 2, decoded by its rules) and version 1
+// (records `{id, task}` holding the whole in-memory task). The journal's version follows
+// the lockfile's: journal 3 holds lines of lockfile version 3.
 
 import type { LockTask } from "./LockFile.js";
 import { stableJsonLine } from "./stableJson.js";
-import { decodeTaskLine, encodeTaskLine, type TaskLine } from "./TaskLine.js";
+import { decodeTaskLine, encodeTaskLine, LINE_RULES, lineRuleProblem, type TaskLine } from "./TaskLine.js";
 import { lockSchemaProblems } from "./validateLockFile.js";
 
-export const JOURNAL_VERSION = 2;
+/** Written; its task lines follow the rules of the same lockfile version. */
+export const JOURNAL_VERSION = LINE_RULES;
 
 export const journalPathOf = (lockfilePath: string): string => `${lockfilePath}.journal`;
 
@@ -55,8 +58,8 @@ export const replayJournal = (text: string): ReplayedJournal | string => {
     }
     if (i === 0) {
       const header = record as { journal?: unknown; name?: unknown; base?: unknown };
-      if ((header?.journal !== 1 && header?.journal !== JOURNAL_VERSION) || typeof header.name !== "string" || typeof header.base !== "string") {
-        return `line 1 is not a journal header of version 1 or ${JOURNAL_VERSION}`;
+      if ((header?.journal !== 1 && header?.journal !== 2 && header?.journal !== JOURNAL_VERSION) || typeof header.name !== "string" || typeof header.base !== "string") {
+        return `line 1 is not a journal header of version 1 to ${JOURNAL_VERSION}`;
       }
       name = header.name;
       base = header.base;
@@ -73,9 +76,12 @@ export const replayJournal = (text: string): ReplayedJournal | string => {
       id = entry.id;
       task = entry.task as LockTask;
     } else {
+      const rules = version === 2 ? 2 : LINE_RULES;
       const problems = lockSchemaProblems("taskLine", record, 3);
+      const ruleProblem = problems.length > 0 ? undefined : lineRuleProblem(record as TaskLine, rules);
+      if (ruleProblem !== undefined) problems.push(ruleProblem);
       if (problems.length > 0) return `line ${i + 1} does not match the lockfile schema: ${problems.join("; ")}`;
-      ({ id, task } = decodeTaskLine(name, record as TaskLine));
+      ({ id, task } = decodeTaskLine(name, record as TaskLine, rules));
     }
     tasks.delete(id);
     tasks.set(id, task);

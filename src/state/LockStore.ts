@@ -2,7 +2,7 @@
 // change made durable by appending the changed task lines to a journal (group commit:
 // many puts, one write, one fsync), and the full file rewritten atomically only when the
 // journal has grown past the file's size, at close, and at the first write over a
-// version-1 file (which is then version 2). So the bytes written stay
+// version-1 or 2 file (which is then version 3). So the bytes written stay
 // proportional to the changes, and a kill at any moment leaves a valid lockfile that
 // holds every flushed change. One run at a time per lockfile (RunLock).
 
@@ -123,7 +123,7 @@ const liveDisk = (
   const journalPath = journalPathOf(path);
   let journal: FileHandle | undefined;
   let file = loaded.file;
-  // A version-1 file is replaced by a full version-2 write before any append.
+  // A version-1 or 2 file is replaced by a full version-3 write before any append.
   let fileVersion = loaded.fileVersion;
   // A journal left by a killed run may end in a torn line: never append after it; the
   // store folds it into the file first (Infinity forces that).

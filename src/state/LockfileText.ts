@@ -1,4 +1,5 @@
-// The lockfile's bytes, both ways. Version 2 (written): JSON Lines, a header line that
+// The lockfile's bytes, both ways. Version 3 (written) and 2 (read; the same layout, its
+// task lines decoded by version 2's rules, TaskLine.ts): JSON Lines, a header line that
 // changes only with the manifest's name, then one line per task in order of id, each
 // after a blank line, so a run's diff has one line per task it changed and two branches
 // that changed different tasks (neighbours included) merge in git without conflict.
@@ -9,14 +10,14 @@
 
 import type { LockFile, LockTask } from "./LockFile.js";
 import { LOCKFILE_VERSION } from "./LockFile.js";
-import { decodeTaskLine, encodeTaskLine, type TaskLine } from "./TaskLine.js";
+import { decodeTaskLine, encodeTaskLine, lineRuleProblem, type LineRules, type TaskLine } from "./TaskLine.js";
 import { lockFileProblems, lockSchemaProblems } from "./validateLockFile.js";
 
 /** The header line (no newline): the same bytes on every write while the name and the service stay. */
 export const encodeHeader = (name: string, service?: string): string =>
   JSON.stringify({ lockfile_version: LOCKFILE_VERSION, name, ...(service !== undefined ? { service } : {}) });
 
-/** The whole version-2 file for `tasks` (any order in; sorted by id out). */
+/** The whole file (current version) for `tasks` (any order in; sorted by id out). */
 export const encodeLockFile = (
   name: string,
   tasks: ReadonlyMap<string, LockTask> | Readonly<Record<string, LockTask>>,
@@ -34,8 +35,8 @@ export const encodeLockFile = (
 /** A parsed lockfile: its name, version on disk and tasks (a Map: loading copies nothing twice). */
 export interface ParsedLockFile {
   readonly name: string;
-  readonly version: 1 | 2;
-  /** The service the header names (version 2 only; absent in older files). */
+  readonly version: 1 | LineRules;
+  /** The service the header names (version 2 and later; absent in older files). */
   readonly service?: string;
   readonly tasks: Map<string, LockTask>;
 }
@@ -57,7 +58,7 @@ const MAX_LINE_PROBLEMS = 5;
 
 /**
  * Parses a lockfile's text; a string result says what is wrong (with line numbers) and
- * is meant to follow "lockfile X is damaged: ". Version 1 and 2 are both read.
+ * is meant to follow "lockfile X is damaged: ". Versions 1, 2 and 3 are read.
  */
 export const parseLockFileText = (text: string): ParsedLockFile | string => {
   const firstEnd = text.indexOf("\n");
@@ -70,9 +71,9 @@ export const parseLockFileText = (text: string): ParsedLockFile | string => {
   }
   const version = (header as { lockfile_version?: unknown } | undefined)?.lockfile_version;
   if (typeof version === "number" && version > LOCKFILE_VERSION) {
-    return `line 1: written by a newer omnibatch (lockfile_version ${version}; this one reads 1 and ${LOCKFILE_VERSION}): upgrade omnibatch`;
+    return `line 1: written by a newer omnibatch (lockfile_version ${version}; this one reads 1 to ${LOCKFILE_VERSION}): upgrade omnibatch`;
   }
-  if (version === LOCKFILE_VERSION) return parseV2(text, header);
+  if (version === 2 || version === LOCKFILE_VERSION) return parseV2(text, header, version);
   return parseV1(text);
 };
 
@@ -89,7 +90,8 @@ const parseV1 = (text: string): ParsedLockFile | string => {
   return { name: lock.name, version: 1, tasks: new Map(Object.entries(lock.tasks)) };
 };
 
-const parseV2 = (text: string, header: unknown): ParsedLockFile | string => {
+/** Version 2 and later: a header line, then task lines decoded by the header's version's rules. */
+const parseV2 = (text: string, header: unknown, version: LineRules): ParsedLockFile | string => {
   const headerProblems = lockSchemaProblems("header", header);
   if (headerProblems.length > 0) return `line 1 is not a lockfile header: ${headerProblems.join("; ")}`;
   const { name, service } = header as { name: string; service?: string };
@@ -121,12 +123,14 @@ const parseV2 = (text: string, header: unknown): ParsedLockFile | string => {
       continue;
     }
     const lineProblems = lockSchemaProblems("taskLine", data, 3);
+    const ruleProblem = lineProblems.length > 0 ? undefined : lineRuleProblem(data as TaskLine, version);
+    if (ruleProblem !== undefined) lineProblems.push(ruleProblem);
     if (lineProblems.length > 0) {
       const id = (data as { id?: unknown } | null)?.id;
       problem(lineNo, `${typeof id === "string" ? `task ${id}: ` : ""}${lineProblems.join("; ")}`);
       continue;
     }
-    const { id, task } = decodeTaskLine(name, data as TaskLine);
+    const { id, task } = decodeTaskLine(name, data as TaskLine, version);
     const seen = lineOf.get(id);
     if (seen !== undefined) {
       problem(lineNo, `task ${id} appears again (first on line ${seen})`);
@@ -137,7 +141,7 @@ const parseV2 = (text: string, header: unknown): ParsedLockFile | string => {
   }
   if (damaged > 0) {
     const more = damaged > problems.length ? `; ... and ${damaged - problems.length} more damaged line(s)` : "";
-    return `does not match the lockfile format (version 2): ${problems.join("; ")}${more}`;
+    return `does not match the lockfile format (version ${version}): ${problems.join("; ")}${more}`;
   }
-  return { name, version: 2, ...(service !== undefined ? { service } : {}), tasks };
+  return { name, version, ...(service !== undefined ? { service } : {}), tasks };
 };

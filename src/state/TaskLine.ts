@@ -1,20 +1,34 @@
-// One task as one line of a version-2 lockfile (and of its journal): the in-memory
-// LockTask, minus what the line's own other fields and the file's header already
-// determine, with times as offsets. Pure. A field is left out only when the decoder's
-// derivation gives back exactly the value the task had, so decode(encode(t)) equals t
-// for every task; src/state/README.md lists each derivation. The derivations are part
-// of the format: they must never change meaning (a new rule needs a new format version).
+// One task as one line of a lockfile (and of its journal), format version 3 written,
+// versions 2 and 3 read: the in-memory LockTask, minus what the line's own other fields
+// and the file's header already determine, with times as offsets. Pure. A field is left
+// out only when the decoder's derivation gives back exactly the value the task had, so
+// decode(encode(t)) equals t for every task; src/state/README.md lists each derivation.
+// The derivations are part of the format: they never change meaning within a version
+// (version 3 gave two absent fields a meaning, so a line is decoded with the rules of
+// the version its file or journal header names).
 
 import type { BillingEntry } from "../api/wire.js";
 import type { LockOutput, LockTask } from "./LockFile.js";
 import { sortKeys } from "./stableJson.js";
+
+/**
+ * The rules a line was written with: the lockfile version (2 or 3) of its file, or of the
+ * file a journal of that version belongs to (journal 2: lockfile 2, journal 3: lockfile 3).
+ * Version 3 adds two rules: `state` left out means `downloaded`; an output with neither
+ * `file` nor `path` has its default file name (`"file": null` when it has no file).
+ */
+export type LineRules = 2 | 3;
+
+/** The rules lines are written with. */
+export const LINE_RULES = 3 satisfies LineRules;
 
 /** A task line as JSON data (schemas/lockfile.schema.json, `$defs/taskLine`). */
 export interface TaskLine {
   readonly id: string;
   readonly job?: string;
   readonly kind: LockTask["kind"];
-  readonly state: LockTask["state"];
+  /** Required in version 2; in version 3 left out when `downloaded`. */
+  readonly state?: LockTask["state"];
   readonly take?: number;
   readonly attempt?: number;
   readonly task_id?: string;
@@ -37,7 +51,8 @@ interface OutputLine {
   readonly type?: LockOutput["type"];
   readonly index?: number;
   readonly variant?: LockOutput["variant"];
-  readonly file?: string;
+  /** null (version 3): the output has no file. */
+  readonly file?: string | null;
   readonly path?: string;
   readonly size?: number;
   readonly sha256?: string;
@@ -103,13 +118,37 @@ export const defaultDir = (job: string, vars: Readonly<Record<string, unknown>>)
   return `${job}/${folder}`;
 };
 
-/** The line of `task` (keyed `id`) in a file whose header names `name`: one JSON object, no newline. */
+/**
+ * The name the downloader gives an output when the manifest names none (outputs/OutputPaths.ts
+ * `fileNameFor` with `usualExtension`): `<type>-<index + 1>[.watermark].<ext>`, ext `mp3` / `wav`
+ * for those variants, else `mp4` for a video and `png` for an image; undefined for other
+ * types (metadata only). A format rule of version 3, written out here so that it never
+ * changes with the downloader (a test checks the two agree today).
+ */
+export const defaultFileName = (o: Pick<LockOutput, "type" | "index" | "variant">): string | undefined => {
+  const ext = o.variant === "mp3" ? "mp3" : o.variant === "wav" ? "wav" : o.type === "video" ? "mp4" : o.type === "image" ? "png" : undefined;
+  return ext === undefined ? undefined : `${o.type}-${o.index + 1}${o.variant === "watermark" ? ".watermark" : ""}.${ext}`;
+};
+
+/**
+ * What a line breaks of its version's rules beyond the schema (which accepts both
+ * versions' lines), or undefined: a version-2 line must name its state and cannot hold
+ * `"file": null`.
+ */
+export const lineRuleProblem = (line: TaskLine, rules: LineRules): string | undefined => {
+  if (rules === 3) return undefined;
+  if (line.state === undefined) return "`state` is required in lockfile version 2";
+  if (line.out?.some((o) => o.file === null)) return '`"file": null` is not part of lockfile version 2';
+  return undefined;
+};
+
+/** The line of `task` (keyed `id`) in a file whose header names `name`: one JSON object, no newline, version-3 rules. */
 export const encodeTaskLine = (name: string, id: string, task: LockTask): string => {
   const vars = sortKeys(task.vars) as Record<string, unknown>;
   const line: Record<string, unknown> = { id };
   if (idJob(name, id) !== task.job) line.job = task.job;
   line.kind = task.kind;
-  line.state = task.state;
+  if (task.state !== "downloaded") line.state = task.state;
   if (task.take !== 1) line.take = task.take;
   if (task.attempt !== 1) line.attempt = task.attempt;
   if (task.task_id !== undefined) line.task_id = task.task_id;
@@ -139,10 +178,13 @@ const encodeOutput = (task: LockTask, o: LockOutput, position: number): OutputLi
   if (o.type !== task.kind) out.type = o.type;
   if (o.index !== position) out.index = o.index;
   if (o.variant !== "main") out.variant = o.variant;
-  if (o.path !== undefined) {
-    if (o.path.startsWith(`${task.dir}/`) && o.path.length > task.dir.length + 1) out.file = o.path.slice(task.dir.length + 1);
-    else out.path = o.path;
-  }
+  const fallback = defaultFileName(o);
+  if (o.path === undefined) {
+    if (fallback !== undefined) out.file = null;
+  } else if (o.path.startsWith(`${task.dir}/`) && o.path.length > task.dir.length + 1) {
+    const file = o.path.slice(task.dir.length + 1);
+    if (file !== fallback) out.file = file;
+  } else out.path = o.path;
   if (o.size !== undefined) out.size = o.size;
   if (o.sha256 !== undefined) out.sha256 = o.sha256;
   if (o.remote_id !== undefined) out.remote_id = o.remote_id;
@@ -159,11 +201,12 @@ const encodeBill = (b: BillingEntry): BillLine => {
 };
 
 /**
- * The task a line describes (the line already checked against `$defs/taskLine`).
- * Straight-line code on purpose: it runs once per task when a lockfile loads (100,000
- * tasks for a large batch), and object rest/spread and per-key loops cost several times more.
+ * The task a line describes (the line already checked against `$defs/taskLine` and
+ * `lineRuleProblem`), by the rules of the version it was written with (default: the
+ * current one). Straight-line code on purpose: it runs once per task when a lockfile loads
+ * (100,000 tasks for a large batch), and object rest/spread and per-key loops cost several times more.
  */
-export const decodeTaskLine = (name: string, line: TaskLine): { id: string; task: LockTask } => {
+export const decodeTaskLine = (name: string, line: TaskLine, rules: LineRules = LINE_RULES): { id: string; task: LockTask } => {
   const id = line.id;
   const job = line.job ?? idJob(name, id)!;
   const vars = line.vars ?? {};
@@ -178,9 +221,9 @@ export const decodeTaskLine = (name: string, line: TaskLine): { id: string; task
     request_hash: line.hash ?? `${idHashHex(id)!}${line.hash_rest!}`,
     take: line.take ?? 1,
     attempt: line.attempt ?? 1,
-    state: line.state,
+    state: line.state ?? "downloaded",
     updated_at: u,
-    outputs: line.out === undefined ? [] : line.out.map((o, i) => decodeOutput(line.kind, dir, o, i)),
+    outputs: line.out === undefined ? [] : line.out.map((o, i) => decodeOutput(line.kind, dir, o, i, rules)),
     billing: line.bill === undefined ? [] : line.bill.map(decodeBill),
   };
   if (line.task_id !== undefined) task.task_id = line.task_id;
@@ -196,10 +239,14 @@ export const decodeTaskLine = (name: string, line: TaskLine): { id: string; task
   return { id, task };
 };
 
-const decodeOutput = (kind: LockTask["kind"], dir: string, o: OutputLine, position: number): LockOutput => {
+const decodeOutput = (kind: LockTask["kind"], dir: string, o: OutputLine, position: number, rules: LineRules): LockOutput => {
   const out: { -readonly [K in keyof LockOutput]: LockOutput[K] } = { type: o.type ?? kind, index: o.index ?? position, variant: o.variant ?? "main" };
-  if (o.file !== undefined) out.path = `${dir}/${o.file}`;
+  if (typeof o.file === "string") out.path = `${dir}/${o.file}`;
   else if (o.path !== undefined) out.path = o.path;
+  else if (o.file === undefined && rules === 3) {
+    const fallback = defaultFileName(out);
+    if (fallback !== undefined) out.path = `${dir}/${fallback}`;
+  }
   if (o.size !== undefined) out.size = o.size;
   if (o.sha256 !== undefined) out.sha256 = o.sha256;
   if (o.remote_id !== undefined) out.remote_id = o.remote_id;

@@ -1,5 +1,5 @@
-// Reads a lockfile as plan, status, report and the store see it: the file (version 1 or
-// 2), with its pending journal replayed over it (read-only), checked against the schema.
+// Reads a lockfile as plan, status, report and the store see it: the file (version 1, 2
+// or 3), with its pending journal replayed over it (read-only), checked against the schema.
 // A damaged file is reported with its line, what is wrong and how to recover, and is
 // never touched.
 
@@ -22,8 +22,8 @@ export interface LockFileTexts {
 /** What file and journal hold together, as the store keeps it. */
 export interface LockState {
   readonly name: string;
-  /** Format version of the file on disk (2 when there is only a journal). */
-  readonly fileVersion: 1 | 2;
+  /** Format version of the file on disk (the current one when there is only a journal). */
+  readonly fileVersion: 1 | 2 | 3;
   /** The service the file's header names, when it names one. */
   readonly service?: string;
   readonly tasks: Map<string, LockTask>;

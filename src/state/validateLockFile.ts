@@ -1,5 +1,5 @@
 // Checks parsed lockfile data against schemas/lockfile.schema.json (the format's one
-// definition, shipped with the package): a version-2 header or task line, a version-1
+// definition, shipped with the package): a header or task line (version 2 or 3), a version-1
 // document, or a version-1 task record (old journals). The validators are the schema
 // compiled ahead of time (lockfileSchema.generated.ts, scripts/compileSchemas.mjs), so
 // reading a lockfile loads neither ajv's compiler nor compiles anything.

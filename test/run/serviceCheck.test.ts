@@ -169,10 +169,10 @@ test("abandonedSuccessors: the next attempt at the same job, folder and take, on
   assert.equal(abandonedSuccessors({ plain: task(1, { state: "failed", attempt: 1 }), new: next("downloaded") }), [], "a failed attempt is no abandoned one");
 });
 
-test("header: written with the service, parsed back; a version-2 file without one still loads", () => {
+test("header: written with the service, parsed back; a file without one still loads", () => {
   const tasks = records(["planned"]);
   const text = encodeLockFile("spring-campaign", tasks, "https://api.example.com/v1");
-  assert.is(text.split("\n")[0], '{"lockfile_version":2,"name":"spring-campaign","service":"https://api.example.com/v1"}');
+  assert.is(text.split("\n")[0], '{"lockfile_version":3,"name":"spring-campaign","service":"https://api.example.com/v1"}');
   const parsed = parseLockFileText(text);
   assert.ok(typeof parsed !== "string" && parsed.service === "https://api.example.com/v1");
   const older = parseLockFileText(encodeLockFile("spring-campaign", tasks));
@@ -195,7 +195,7 @@ test("store: a file without the service loads (recordedService undefined) and ge
   );
   const after = await readFile(path, "utf8");
   assert.is.not(after, before);
-  assert.is(after.split("\n")[0], '{"lockfile_version":2,"name":"spring-campaign","service":"http://127.0.0.1:4010"}');
+  assert.is(after.split("\n")[0], '{"lockfile_version":3,"name":"spring-campaign","service":"http://127.0.0.1:4010"}');
   assert.is((await readLockFile(path))?.service, "http://127.0.0.1:4010");
   // Opened again: named; a store that never calls setService leaves it as it is.
   await Effect.runPromise(LockStore.use(path, "spring-campaign", (store) => Effect.sync(() => assert.is(store.recordedService, "http://127.0.0.1:4010"))));

@@ -1,6 +1,6 @@
 // Kills a process writing through LockStore with SIGKILL at random moments and checks,
 // after each kill, that the lockfile is valid and holds every change it had flushed;
-// also while a version-1 lockfile is being rewritten as version 2.
+// also while a version-1 lockfile is being rewritten as version 3.
 
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -82,7 +82,7 @@ test("after each of 10 SIGKILLs mid-write the lockfile is valid and holds every 
   }
 });
 
-test("killed at random moments while a large version-1 lockfile is rewritten as version 2, the lockfile keeps every old task and every flushed change", async () => {
+test("killed at random moments while a large version-1 lockfile is rewritten as version 3, the lockfile keeps every old task and every flushed change", async () => {
   const dir = await mkdtemp(join(tmpdir(), "omnibatch-kill-v1-"));
   try {
     const path = join(dir, "m.lock.json");
@@ -102,7 +102,7 @@ test("killed at random moments while a large version-1 lockfile is rewritten as 
       const last = await runAndKill(path, round * 2, Math.floor(round < 3 ? next() * 400 : 500 + next() * 2500));
       const file = await readLockFile(path);
       assert.ok(file, `round ${round}: a lockfile exists`);
-      versions.add((await readFile(path, "utf8")).startsWith('{"lockfile_version":2') ? "v2" : "v1");
+      versions.add((await readFile(path, "utf8")).startsWith('{"lockfile_version":3') ? "v3" : "v1");
       for (const [id, t] of Object.entries(old)) {
         if (!sameJson(file!.tasks[id], t)) assert.equal(file!.tasks[id], t, `round ${round}: old task ${id} kept`);
       }
@@ -110,7 +110,7 @@ test("killed at random moments while a large version-1 lockfile is rewritten as 
         for (let i = 0; i < TASKS_PER_STEP; i++) assert.ok(file!.tasks[writerTaskId(round * 2, step, i)], `round ${round}: flushed step ${step} present`);
       }
     }
-    console.log(`  v1 -> v2 kill rounds: file found as ${[...versions].join(" and ")} after the kills`);
+    console.log(`  v1 -> v3 kill rounds: file found as ${[...versions].join(" and ")} after the kills`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

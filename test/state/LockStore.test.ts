@@ -248,10 +248,10 @@ test("a lockfile that does not match the schema is reported with the field and r
   assert.ok(error.message.includes(`/tasks/${taskId(1)}/state: must be one of "planned"`), error.message);
   assert.is(await readFile(path, "utf8"), text);
   const versionError = (await (async () => {
-    await writeFile(path, `{"lockfile_version": 3, "name": "x", "tasks": {}}`);
+    await writeFile(path, `{"lockfile_version": 4, "name": "x", "tasks": {}}`);
     return readLockFile(path).catch((e: unknown) => e);
   })()) as LockfileInvalid;
-  assert.match(versionError.message, /line 1: written by a newer omnibatch \(lockfile_version 3/);
+  assert.match(versionError.message, /line 1: written by a newer omnibatch \(lockfile_version 4; this one reads 1 to 3\): upgrade omnibatch/);
   const mixedError = (await (async () => {
     await writeFile(path, `{"lockfile_version": 2, "name": "x", "tasks": {}}`);
     return readLockFile(path).catch((e: unknown) => e);
@@ -278,7 +278,7 @@ test("identical content gives identical bytes whatever the insertion order", asy
   assert.is(textA, await readFile(b, "utf8"));
   assert.ok(textA.endsWith("}\n"));
   const first = [...ns].map(taskId).sort()[0]!;
-  assert.ok(textA.startsWith(`{"lockfile_version":2,"name":"spring"}\n\n{"id":"${first}",`), textA.slice(0, 200));
+  assert.ok(textA.startsWith(`{"lockfile_version":3,"name":"spring"}\n\n{"id":"${first}",`), textA.slice(0, 200));
 });
 
 test("a second store on the same lockfile fails with LockfileBusy naming the holder", async () => {
