@@ -53,6 +53,12 @@ export interface Entry {
   missingPolls: number;
   /** A callback said it may have finished: query it soon (never believed as such). */
   cued?: boolean;
+  /**
+   * Its intent (`submitting`) was written ahead while it waited: being flushed (`writing`)
+   * or durable (`ready`: its create needs only the run lock confirmed before it leaves).
+   * Cleared when its create starts; one still set at the end of a run was never sent.
+   */
+  intent?: "writing" | "ready";
   /** The lockfile state and task id this run last recorded (or found) for the task. */
   recorded?: TaskState;
   recordedTaskId?: string;
@@ -100,6 +106,8 @@ export class TaskTable {
   activeCount = 0;
   readonly inflightOf: Record<ProductKind, Set<Entry>> = { video: new Set(), image: new Set() };
   readonly creatingNow = new Set<Entry>();
+  /** Entries with an intent written ahead (`Entry.intent` set). */
+  intentCount = 0;
 
   readonly limiters: Record<ProductKind, SlotLimiter>;
   readonly watch: CallbackWatch | undefined;
@@ -192,6 +200,13 @@ export class TaskTable {
 
   anyWaiting(): boolean {
     return this.waitingCount.video + this.waitingCount.image > 0;
+  }
+
+  /** Waiting tasks whose intent was written ahead: none of them was sent (their creates never started). */
+  intentsUnsent(): Entry[] {
+    const out: Entry[] = [];
+    for (const e of this.entries.values()) if (e.intent !== undefined && e.phase === "waiting") out.push(e);
+    return out;
   }
 
   private enterPhase(entry: Entry): void {

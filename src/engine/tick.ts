@@ -8,6 +8,7 @@ import type { ProductKind } from "../policy/Policy.js";
 import { formatMoney, isExhausted, spending, wouldExceed } from "./Budget.js";
 import { durationKey } from "./DurationEvidence.js";
 import type { EngineEffect, EngineEvent } from "./EngineEvent.js";
+import { intentsToWrite } from "./createRules.js";
 import { evidenceDue, withRhythm } from "./pollTiming.js";
 import { notice, watermarkOf, type Out } from "./taskRules.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
@@ -25,6 +26,7 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
   }
   if (charged !== undefined) table.charged = charged;
   const wakeForWaiting = submit(out);
+  writeAhead(out);
   if (!table.busy() && (!table.anyWaiting() || table.budgetStopped)) {
     table.loop = { _tag: "Quiet" };
     return;
@@ -166,9 +168,44 @@ const submit = (out: Out): number | undefined => {
     entry.holding = entry.task.slots;
     table.setPhase(entry, "creating");
     table.counters.creating++;
-    out.effects.push({ _tag: "Create", entry, lookupFirst: entry.lookupFirst, sendFailures: entry.sendFailures });
+    const intentReady = entry.intent === "ready";
+    if (entry.intent !== undefined) table.intentCount--;
+    delete entry.intent;
+    out.effects.push({ _tag: "Create", entry, lookupFirst: entry.lookupFirst, sendFailures: entry.sendFailures, intentReady });
   }
   return wakeAt;
+};
+
+/** How many places in line the write-ahead scan looks at, at most: it runs on every tick, so it must cost little per task. */
+const AHEAD_SCAN = 64;
+
+/**
+ * Writes the intents of the next waiting tasks ahead (createRules.ts `intentsToWrite`):
+ * recorded quietly now, made durable by one flush (FlushIntents), after which their
+ * creates skip that write. Not once the run stops submitting.
+ */
+const writeAhead = (out: Out): void => {
+  const { table, now } = out;
+  const ahead = table.config.policy.intentsAhead;
+  if (table.intentCount >= ahead || table.stop || table.budgetStopped || !table.anyWaiting()) return;
+  const line: Entry[] = [];
+  const waiting = table.waitingCount.video + table.waitingCount.image;
+  const end = Math.min(table.lineEnd, table.firstWaiting + AHEAD_SCAN);
+  for (let seq = table.firstWaiting; seq < end && line.length < waiting; seq++) {
+    const entry = table.inLine(seq);
+    if (entry?.phase === "waiting") line.push(entry);
+  }
+  const chosen = intentsToWrite(line, ahead)
+    .slice(0, ahead - table.intentCount)
+    .map((i) => line[i]!);
+  if (chosen.length === 0) return;
+  for (const entry of chosen) {
+    entry.intent = "writing";
+    table.intentCount++;
+    entry.recorded = "submitting";
+    out.effects.push({ _tag: "Record", task: entry.task, patch: { state: "submitting", submitted_at: now }, at: now, quiet: true });
+  }
+  out.effects.push({ _tag: "FlushIntents", ids: chosen.map((e) => e.task.id) });
 };
 
 /** Estimates of the tasks holding slots: creating, or in flight as far as we know. */

@@ -71,6 +71,18 @@ const step = (out: Out, event: EngineEvent): void => {
       return;
     case "Callback":
       return onCallback(out, event.observation);
+    case "IntentsWritten":
+      for (const id of event.ids) {
+        const e = table.entries.get(id);
+        if (e?.intent !== "writing") continue; // its create started meanwhile (and wrote its own)
+        if (event.ok) e.intent = "ready";
+        else {
+          // Not durable: its create writes and flushes its own intent, as without writing ahead.
+          delete e.intent;
+          table.intentCount--;
+        }
+      }
+      return;
   }
   const entry = table.entries.get(event.id);
   if (!entry) return;

@@ -42,6 +42,13 @@ export interface Policy {
   readonly urlFreshFor: Duration.Duration;
   /** At most this many creates on the wire at once. */
   readonly createConcurrency: number;
+  /**
+   * While tasks wait for a slot, the intents (`submitting`, flushed) of up to this many of
+   * the next ones are written ahead, so a freed slot costs only the create's round trip
+   * (createRules.ts `intentsToWrite`). Each is a task the next run looks up before
+   * creating if this one is killed (a clean stop sets them back to planned).
+   */
+  readonly intentsAhead: number;
   /** At most this many files downloading at once. */
   readonly downloadConcurrency: number;
   /** With this many image tasks in flight or fewer, follow them one by one (B2) instead of listing pages (B3). */
@@ -157,6 +164,7 @@ export const makePolicy = (scale = 1): Policy => ({
   urlFreshFor: ms(5 * 60_000 * scale),
   missingAfter: ms(10 * 60_000 * scale),
   createConcurrency: 4,
+  intentsAhead: 4,
   downloadConcurrency: 4,
   imageSingleQueryMax: 5,
   imagePageSize: 100,
