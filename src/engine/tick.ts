@@ -9,6 +9,8 @@ import { formatMoney, isExhausted, spending, wouldExceed } from "./Budget.js";
 import { durationKey } from "./DurationEvidence.js";
 import type { EngineEffect, EngineEvent } from "./EngineEvent.js";
 import { intentsToWrite } from "./createRules.js";
+import { cueQueryAt, type CueQueue } from "./cueRules.js";
+import { findLender, lend } from "./followAnswers.js";
 import { evidenceDue, withRhythm } from "./pollTiming.js";
 import { notice, watermarkOf, type Out } from "./taskRules.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
@@ -33,6 +35,12 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
   }
   let next = wakeForWaiting ?? Infinity;
   const spacing = Duration.toMillis(table.config.policy.cueQuerySpacing);
+  const cueTiming = {
+    lastCueQuery: table.lastCueQuery.video,
+    spacingMs: spacing,
+    holdMs: Duration.toMillis(table.config.policy.cueHold),
+    batch: table.config.policy.cueBatch,
+  };
   for (const kind of KINDS) {
     const rhythm = pollDueAt(table, kind, now);
     if (rhythm === undefined) continue;
@@ -43,8 +51,10 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
     // which also stands for the rhythm's next poll); image tasks are read one by one when
     // few, so there only the cued ones are asked. Either way at most once per spacing.
     const cued = inflight.filter((e) => e.cued && e.taskId !== undefined);
-    const cueAt = cued.length > 0 ? table.lastCueQuery[kind] + spacing : Infinity;
     const fold = kind === "video";
+    // Videos: a cued task that lent its slot is only to be recorded, so its query may wait
+    // for others (cueRules.ts `cueQueryAt`); one still holding its slot is asked soon.
+    const cueAt = fold ? cueQueryAt(cueQueue(cued), cueTiming) : cued.length > 0 ? table.lastCueQuery[kind] + spacing : Infinity;
     const due = fold ? Math.min(rhythm, cueAt) : rhythm;
     if (due <= now) {
       if (fold && cueAt <= now) table.lastCueQuery[kind] = now;
@@ -67,6 +77,19 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
   }
   if (deadline !== undefined) next = Math.min(next, deadline);
   table.loop = { _tag: "Wait", until: next };
+};
+
+const cueQueue = (cued: readonly Entry[]): CueQueue => {
+  let holding = 0;
+  let lent = 0;
+  let oldestLentAt = Number.POSITIVE_INFINITY;
+  for (const e of cued) {
+    if (e.lent) {
+      lent++;
+      oldestLentAt = Math.min(oldestLentAt, e.lentAt ?? 0);
+    } else holding++;
+  }
+  return { holding, lent, oldestLentAt };
 };
 
 const pollOf = (
@@ -128,7 +151,8 @@ const submit = (out: Out): number | undefined => {
   const policy = table.config.policy;
   // A kind can start something only with a task waiting and a slot free; when neither
   // can, nothing is scanned: the event that frees a slot brings the loop back here.
-  const open = (kind: ProductKind) => table.waitingCount[kind] > 0 && table.limiters[kind].fits(1);
+  const open = (kind: ProductKind) =>
+    table.waitingCount[kind] > 0 && (table.limiters[kind].fits(1) || (kind === "video" && table.lenders.size > 0 && now >= table.lendPausedUntil));
   if (!open("video") && !open("image")) return undefined;
   let wakeAt: number | undefined;
   const waiting = table.waitingCount.video + table.waitingCount.image;
@@ -149,7 +173,9 @@ const submit = (out: Out): number | undefined => {
       continue;
     }
     const limiter = table.limiters[entry.task.kind];
-    if (!limiter.fits(entry.task.slots)) continue;
+    // Every slot taken by our count: a cued task may lend its own (cueRules.ts).
+    const lender = limiter.fits(entry.task.slots) ? undefined : findLender(table, entry, now);
+    if (!limiter.fits(entry.task.slots) && lender === undefined) continue;
     const budget = table.config.budget;
     if (budget && !entry.lookupFirst) {
       const s = { charged: table.charged ?? BigDecimal.fromBigInt(0n), inFlight: inFlightSpend(table, budget.currency) };
@@ -164,6 +190,7 @@ const submit = (out: Out): number | undefined => {
         return undefined;
       }
     }
+    if (lender) lend(table, lender, entry, now);
     limiter.take(entry.task.slots);
     entry.holding = entry.task.slots;
     table.setPhase(entry, "creating");
@@ -211,7 +238,8 @@ const writeAhead = (out: Out): void => {
 /** Estimates of the tasks holding slots: creating, or in flight as far as we know. */
 const inFlightSpend = (table: TaskTable, currency: string) => {
   const estimates: PlannedTask["estimate"][] = [];
-  for (const e of table.inflightOf.video) if (e.holding > 0) estimates.push(e.task.estimate);
+  // A task that lent its slot on a cue is still unpaid by our records until its query answers.
+  for (const e of table.inflightOf.video) if (e.holding > 0 || e.lent) estimates.push(e.task.estimate);
   for (const e of table.inflightOf.image) if (e.holding > 0) estimates.push(e.task.estimate);
   for (const e of table.creatingNow) estimates.push(e.task.estimate);
   return spending([], estimates, currency).inFlight;

@@ -124,6 +124,7 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
           else if (unknown.has(id) && !e.lookupFirst) violations.push(`create sent for ${id} without a lookup while an earlier create's outcome is unknown`);
           else if (unknown.has(id)) count("create after unknown outcome, looked up");
           if (unknownAt.has(id)) violations.push(`create sent for ${id} while its outcome is unknown (since ${unknownAt.get(id)}), before a lookup past the window found nothing`);
+          if (e.entry.borrowedFrom !== undefined) count("create on a slot a cue lent");
           if (e.intentReady) {
             count("create with its intent written ahead");
             if (!durable.has(id) || m.records.get(id)?.state !== "submitting") violations.push(`create for ${id} skips its intent write, but no durable intent was reported`);
@@ -380,7 +381,7 @@ test("over 1,500 random event sequences: no second create while an outcome is un
 test("the sequences reach the risky cases: creates looked up after unknown outcomes, adoptions, refusals, 1303s, retries, stuck tasks", () => {
   const total: Record<string, number> = {};
   for (let seed = 1; seed <= 300; seed++) for (const [k, v] of Object.entries(simulate(seed).seen)) total[k] = (total[k] ?? 0) + v;
-  for (const k of ["FlushIntents", "create with its intent written ahead", "create after unknown outcome, looked up", "Unknown", "Unknown exists", "unknown outcome adopted by a poll's lookup", "unknown outcome settled as not there", "Adopted", "Refused", "NoSlot", "Retry", "stuck", "Fetched", "FetchFailed", "Callback", "LookedUp"]) {
+  for (const k of ["FlushIntents", "create with its intent written ahead", "create on a slot a cue lent", "create after unknown outcome, looked up", "Unknown", "Unknown exists", "unknown outcome adopted by a poll's lookup", "unknown outcome settled as not there", "Adopted", "Refused", "NoSlot", "Retry", "stuck", "Fetched", "FetchFailed", "Callback", "LookedUp"]) {
     assert.ok((total[k] ?? 0) > 0, `${k} happened (${JSON.stringify(total)})`);
   }
 });
