@@ -53,6 +53,8 @@ export interface Entry {
   missingPolls: number;
   /** A callback said it may have finished: query it soon (never believed as such). */
   cued?: boolean;
+  /** When it was cued (the first cue since its last query). */
+  cuedAt?: number;
   /**
    * Its intent (`submitting`) was written ahead while it waited: being flushed (`writing`)
    * or durable (`ready`: its create needs only the run lock confirmed before it leaves).

@@ -204,6 +204,7 @@ export const onCallback = (out: Out, observation: CallbackObservation): void => 
   watch.noteHeard(observation.kind, observation.taskId);
   // "submitted"/"processing" change nothing worth a query: the rhythm's polls see them.
   if (observation.status === "succeeded" || observation.status === "failed") {
+    if (!entry.cued) entry.cuedAt = out.now;
     entry.cued = true;
     // Videos: the cue may lend the slot to the next waiting create (cueRules.ts).
     if (entry.task.kind === "video" && table.config.policy.lendOnCue && mayLendLater(lenderOf(entry))) table.lenders.add(entry);

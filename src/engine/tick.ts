@@ -54,7 +54,7 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
     const fold = kind === "video";
     // Videos: a cued task that lent its slot is only to be recorded, so its query may wait
     // for others (cueRules.ts `cueQueryAt`); one still holding its slot is asked soon.
-    const cueAt = fold ? cueQueryAt(cueQueue(cued), cueTiming) : cued.length > 0 ? table.lastCueQuery[kind] + spacing : Infinity;
+    const cueAt = fold ? cueQueryAt(cueQueue(table, cued, now), cueTiming) : cued.length > 0 ? table.lastCueQuery[kind] + spacing : Infinity;
     const due = fold ? Math.min(rhythm, cueAt) : rhythm;
     if (due <= now) {
       if (fold && cueAt <= now) table.lastCueQuery[kind] = now;
@@ -79,14 +79,20 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
   table.loop = { _tag: "Wait", until: next };
 };
 
-const cueQueue = (cued: readonly Entry[]): CueQueue => {
+/**
+ * The cued videos, as `cueQueryAt` counts them. A cued task that will lend its slot as
+ * soon as a create may start (tasks wait, lending is not paused, it never lent) counts as
+ * lent since its cue: only the create concurrency holds it back, and its query would free nothing.
+ */
+const cueQueue = (table: TaskTable, cued: readonly Entry[], now: number): CueQueue => {
+  const canLend = table.config.policy.lendOnCue && table.waitingCount.video > 0 && !table.stop && !table.budgetStopped && now >= table.lendPausedUntil;
   let holding = 0;
   let lent = 0;
   let oldestLentAt = Number.POSITIVE_INFINITY;
   for (const e of cued) {
-    if (e.lent) {
+    if (e.lent || (canLend && !e.lentOnce && e.holding > 0)) {
       lent++;
-      oldestLentAt = Math.min(oldestLentAt, e.lentAt ?? 0);
+      oldestLentAt = Math.min(oldestLentAt, e.lent ? (e.lentAt ?? now) : (e.cuedAt ?? now));
     } else holding++;
   }
   return { holding, lent, oldestLentAt };
