@@ -116,7 +116,8 @@ export const runEngine = (
       maybeSent = () =>
         table.counters.created > 0 ||
         table.counters.creating > 0 ||
-        [...table.entries.values()].some((e) => e.recorded === "submitting" || e.sendFailures > 0);
+        // (an intent written ahead for a task still waiting was never sent)
+        [...table.entries.values()].some((e) => (e.recorded === "submitting" && e.intent === undefined) || e.sendFailures > 0);
 
       const inbox = yield* Queue.unbounded<Inbox>();
       // The deadline (--max-wait) and the interrupt (the first Ctrl-C) end every wait: the
