@@ -127,15 +127,24 @@ export type EngineEvent = { readonly now: number } & (
   | { readonly _tag: "PollFailed"; readonly kind: ProductKind; readonly message: string; readonly refused: boolean }
   | { readonly _tag: "Callback"; readonly observation: CallbackObservation }
   | { readonly _tag: "Stop"; readonly reason: StopReason }
+  /** The intents written ahead for `ids` were flushed (`ok`) or could not be (each then writes its own before its create). */
+  | { readonly _tag: "IntentsWritten"; readonly ids: readonly string[]; readonly ok: boolean }
   /** Time to start what fits and poll what is due; `charged`: cash charged so far in the budget's currency. */
   | { readonly _tag: "Tick"; readonly charged?: BigDecimal.BigDecimal }
 );
 
 export type EngineEffect =
-  | { readonly _tag: "Record"; readonly task: PlannedTask; readonly patch: Partial<LockTask> & { readonly state: TaskState }; readonly at: number }
+  /** `quiet`: no task event (an intent written ahead is announced when its create starts). */
+  | { readonly _tag: "Record"; readonly task: PlannedTask; readonly patch: Partial<LockTask> & { readonly state: TaskState }; readonly at: number; readonly quiet?: boolean }
   | { readonly _tag: "Emit"; readonly event: RunEvent }
-  /** Start the create worker; `lookupFirst`: look the task up by external id before any send. */
-  | { readonly _tag: "Create"; readonly entry: Entry; readonly lookupFirst: boolean; readonly sendFailures: number }
+  /**
+   * Start the create worker; `lookupFirst`: look the task up by external id before any
+   * send; `intentReady`: its intent was written ahead and is durable (only the run lock is
+   * confirmed before the request leaves).
+   */
+  | { readonly _tag: "Create"; readonly entry: Entry; readonly lookupFirst: boolean; readonly sendFailures: number; readonly intentReady: boolean }
+  /** Make the intents just recorded (quietly) for these waiting tasks durable, then report IntentsWritten. */
+  | { readonly _tag: "FlushIntents"; readonly ids: readonly string[] }
   /** Follow `tasks` by id, and look up the "outcome unknown" tasks `lookups` by external id; `at`: when decided. */
   | { readonly _tag: "Poll"; readonly kind: ProductKind; readonly tasks: readonly Asked[]; readonly lookups: readonly Lookup[]; readonly at: number }
   | { readonly _tag: "Download"; readonly entry: Entry; readonly view: TaskView }

@@ -108,14 +108,24 @@ export class Recorder {
     });
   }
 
-  /** The one record builder: the task's record (or a fresh one) with `patch`, updated at `now`; announces a change of state. */
-  record(task: PlannedTask, patch: Partial<LockTask> & { readonly state: TaskState }, now: number): Effect.Effect<void> {
+  /**
+   * The one record builder: the task's record (or a fresh one) with `patch`, updated at
+   * `now`; announces a change of state unless `quiet` (an intent written ahead is
+   * announced by `announce` when its create starts).
+   */
+  record(task: PlannedTask, patch: Partial<LockTask> & { readonly state: TaskState }, now: number, quiet = false): Effect.Effect<void> {
     return Effect.suspend(() => {
       const current = this.records.get(task.id) ?? freshRecord(identityOf(task), "planned", now);
       const next: LockTask = { ...current, ...patch, updated_at: now };
-      const changed = current.state !== next.state;
+      const changed = current.state !== next.state && !quiet;
       return Effect.tap(this.put(task.id, next), () => Effect.sync(() => changed && this.emit(taskEvent(task.id, next, this.outputsDir))));
     });
+  }
+
+  /** Announces a task's current record (its task event), as a change of state would. */
+  announce(id: string): void {
+    const current = this.records.get(id);
+    if (current) this.emit(taskEvent(id, current, this.outputsDir));
   }
 
   /** Cash charged so far in the budget's currency. */

@@ -64,7 +64,12 @@ export interface RunnerOptions {
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
-type Inbox = CreateOutcome | FetchOutcome | { readonly _tag: "Stop"; readonly reason: StopReason } | { readonly _tag: "Callback"; readonly observation: CallbackObservation };
+type Inbox =
+  | CreateOutcome
+  | FetchOutcome
+  | { readonly _tag: "Stop"; readonly reason: StopReason }
+  | { readonly _tag: "Callback"; readonly observation: CallbackObservation }
+  | { readonly _tag: "IntentsWritten"; readonly ids: readonly string[]; readonly ok: boolean };
 
 export const runEngine = (
   deps: RunnerDeps,
@@ -111,7 +116,8 @@ export const runEngine = (
       maybeSent = () =>
         table.counters.created > 0 ||
         table.counters.creating > 0 ||
-        [...table.entries.values()].some((e) => e.recorded === "submitting" || e.sendFailures > 0);
+        // (an intent written ahead for a task still waiting was never sent)
+        [...table.entries.values()].some((e) => (e.recorded === "submitting" && e.intent === undefined) || e.sendFailures > 0);
 
       const inbox = yield* Queue.unbounded<Inbox>();
       // The deadline (--max-wait) and the interrupt (the first Ctrl-C) end every wait: the
@@ -180,7 +186,10 @@ export const runEngine = (
           (effect): Effect.Effect<void> => {
             switch (effect._tag) {
               case "Record":
-                return recorder.record(effect.task, effect.patch, effect.at);
+                return recorder.record(effect.task, effect.patch, effect.at, effect.quiet === true);
+              case "FlushIntents":
+                // Intents written ahead: durable before any of their creates may skip its own write.
+                return fork(Effect.map(Effect.either(store.flush), (r) => ({ _tag: "IntentsWritten", ids: effect.ids, ok: r._tag === "Right" }) as const));
               case "Emit":
                 return Effect.sync(() => emit(effect.event));
               case "Create":
@@ -254,6 +263,10 @@ export const runEngine = (
       // looked up by the next run; a download cut off leaves only a temp file.
       yield* FiberSet.clear(workers);
       if (table.stop === "lock") return yield* Effect.fail(runLockLost(store.path));
+      // Intents written ahead whose create never started: nothing was sent, so planned
+      // again (quietly: they were never announced), and the next run creates them at once.
+      const stoppedAt = yield* now;
+      for (const e of table.intentsUnsent()) yield* recorder.record(e.task, { state: "planned" }, stoppedAt, true);
       yield* store.flush;
       // A run of a chosen part names only what it chose: the rest is left as it was on purpose.
       const sel = options.selection;

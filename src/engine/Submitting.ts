@@ -1,8 +1,9 @@
 // Submitting: the create worker. Looks the task up first when the lockfile does not record
 // it as created, refreshes a downstream request's upstream links when stale, makes the
 // intent durable (`submitting`, flushed) before the request leaves, sends, and reports
-// one CreateOutcome. What to do after an error is decided in createRules.ts; a create whose
-// outcome is unknown is never sent again by the worker (it reports Unknown).
+// one CreateOutcome (an intent written ahead, tick.ts `writeAhead`, is not written again).
+// What to do after an error is decided in createRules.ts; a create whose outcome is
+// unknown is never sent again by the worker (it reports Unknown).
 
 import { Clock, Duration, Effect } from "effect";
 import type { ApiError } from "../api/ApiError.js";
@@ -86,11 +87,19 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
       }
       task = fresh.right;
       // The intent is durable before the request leaves: a kill after this point is
-      // resolved by a lookup, never by a second create.
-      const now = yield* Clock.currentTimeMillis;
-      yield* recorder.record(task, { state: "submitting", submitted_at: now }, now);
-      intentRecorded = true;
-      yield* store.flush;
+      // resolved by a lookup, never by a second create. Written ahead (and flushed) while
+      // the task waited: only the run lock is confirmed here (a run thawed after a
+      // takeover must not send); otherwise written and flushed now (the flush confirms it).
+      if (order.intentReady && recorder.get(id)?.state === "submitting") {
+        intentRecorded = true;
+        recorder.announce(id);
+        yield* store.confirmLock;
+      } else {
+        const now = yield* Clock.currentTimeMillis;
+        yield* recorder.record(task, { state: "submitting", submitted_at: now }, now);
+        intentRecorded = true;
+        yield* store.flush;
+      }
       let linkRefreshes = 0;
       for (let sends = 0; sends < policy.sendsPerCreate; sends++) {
         if (sends > 0 || linkRefreshes > 0) {

@@ -53,6 +53,25 @@ export interface Entry {
   missingPolls: number;
   /** A callback said it may have finished: query it soon (never believed as such). */
   cued?: boolean;
+  /** When it was cued (the first cue since its last query). */
+  cuedAt?: number;
+  /**
+   * Its intent (`submitting`) was written ahead while it waited: being flushed (`writing`)
+   * or durable (`ready`: its create needs only the run lock confirmed before it leaves).
+   * Cleared when its create starts; one still set at the end of a run was never sent.
+   */
+  intent?: "writing" | "ready";
+  /**
+   * A cue lent its slot to a waiting create (cueRules.ts): it holds none by our count
+   * until a query answers (ended: nothing to give back; still running: it takes it back).
+   */
+  lent?: boolean;
+  /** When it lent its slot. */
+  lentAt?: number;
+  /** It lent its slot once: never again. */
+  lentOnce?: boolean;
+  /** This create took the slot a cue lent (the lender's id), until the create is answered. */
+  borrowedFrom?: string;
   /** The lockfile state and task id this run last recorded (or found) for the task. */
   recorded?: TaskState;
   recordedTaskId?: string;
@@ -100,6 +119,13 @@ export class TaskTable {
   activeCount = 0;
   readonly inflightOf: Record<ProductKind, Set<Entry>> = { video: new Set(), image: new Set() };
   readonly creatingNow = new Set<Entry>();
+  /** Entries with an intent written ahead (`Entry.intent` set). */
+  intentCount = 0;
+  /** Cued video tasks that may lend their slot (checked again when used: cueRules.ts `mayLend`). */
+  readonly lenders = new Set<Entry>();
+  /** Lending pauses until then after cues the service proved wrong; `lendStrikes` counts those. */
+  lendPausedUntil = 0;
+  lendStrikes = 0;
 
   readonly limiters: Record<ProductKind, SlotLimiter>;
   readonly watch: CallbackWatch | undefined;
@@ -109,7 +135,7 @@ export class TaskTable {
   readonly inflightVersion: Record<ProductKind, number> = { video: 0, image: 0 };
   /** The last adaptive polling answer per kind, valid while its keys are unchanged (tick.ts). */
   readonly pollCache: Record<ProductKind, { lastPoll: number; version: number; evidence: number; value: EvidenceDue } | undefined> = { video: undefined, image: undefined };
-  readonly counters = { creating: 0, created: 0, adopted: 0, downloaded: 0, noSlotAnswers: 0 };
+  readonly counters = { creating: 0, created: 0, adopted: 0, downloaded: 0, noSlotAnswers: 0, lent: 0, lentRefused: 0 };
   readonly lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
   /** When cued tasks of a kind were last queried (cue queries are spaced, see Policy.cueQuerySpacing). */
   readonly lastCueQuery: Record<ProductKind, number> = { video: Number.NEGATIVE_INFINITY, image: Number.NEGATIVE_INFINITY };
@@ -192,6 +218,13 @@ export class TaskTable {
 
   anyWaiting(): boolean {
     return this.waitingCount.video + this.waitingCount.image > 0;
+  }
+
+  /** Waiting tasks whose intent was written ahead: none of them was sent (their creates never started). */
+  intentsUnsent(): Entry[] {
+    const out: Entry[] = [];
+    for (const e of this.entries.values()) if (e.intent !== undefined && e.phase === "waiting") out.push(e);
+    return out;
   }
 
   private enterPhase(entry: Entry): void {

@@ -135,3 +135,31 @@ export const lookupBeforeCreate = (
   recorded: boolean,
   parentCreatedHere: boolean,
 ): boolean => config.lookupFirst && (recorded || !parentCreatedHere || config.mayLackCreates === true);
+
+/** A waiting task, in line order, as the write-ahead rule sees it. */
+export interface AheadCandidate {
+  /** Its intent is being written or is durable already. */
+  readonly intent?: "writing" | "ready" | undefined;
+  /** It must be looked up by external id before its create: it goes through the full create path. */
+  readonly lookupFirst: boolean;
+}
+
+/**
+ * Which waiting tasks (given in line order) get their intent written now, so the next
+ * freed slots need only the create's round trip: the first ones in line without an
+ * intent, until `ahead` tasks have one. A task to be looked up first is passed over (its
+ * lookup comes before any intent) and does not count. Returns indexes into `line`, in order.
+ */
+export const intentsToWrite = (line: readonly AheadCandidate[], ahead: number): number[] => {
+  const chosen: number[] = [];
+  let withIntent = 0;
+  for (let i = 0; i < line.length && withIntent < ahead; i++) {
+    const c = line[i]!;
+    if (c.intent !== undefined) withIntent++;
+    else if (!c.lookupFirst) {
+      chosen.push(i);
+      withIntent++;
+    }
+  }
+  return chosen;
+};

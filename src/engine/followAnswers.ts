@@ -7,6 +7,7 @@ import type { CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { BillingEntry } from "../api/wire.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
 import { settleUnknown } from "./createRules.js";
+import { lendPauseMs, mayLend, mayLendLater, type Lender } from "./cueRules.js";
 import { durationKey } from "./DurationEvidence.js";
 import type { Asked, LookedUpUnknown, OddTask } from "./EngineEvent.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
@@ -24,16 +25,24 @@ export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
       table.setPhase(entry, "inflight");
       table.hold(entry);
     }
+    if (entry.lent) {
+      // The cue that lent its slot was wrong (forged, or about another state): it takes
+      // its slot back (the count may pass the limit until a task ends) and lending pauses.
+      entry.lent = false;
+      table.hold(entry);
+      strikeLending(out);
+    }
     if (entry.recorded !== view.status || entry.recordedTaskId !== view.taskId) record(out, entry, { state: view.status, ...base });
     return;
   }
-  if (entry.holding > 0) {
+  if (entry.holding > 0 || entry.lent) {
     table.limiters[task.kind].onFinished();
     // Its first end seen (a refetch after a failed download is not a second sample).
     table.evidence.note(durationKey(task), view.updatedAt - view.createdAt);
   }
   table.release(entry);
   entry.cued = false;
+  entry.lent = false;
   table.watch?.noteFinished(task.kind, view.createdAt, view.updatedAt);
   table.currency ??= view.billing.find((b) => b.currency !== undefined)?.currency;
   if (view.status === "succeeded") {
@@ -194,5 +203,69 @@ export const onCallback = (out: Out, observation: CallbackObservation): void => 
   if (entry.phase !== "inflight" || entry.taskId !== observation.taskId) return;
   watch.noteHeard(observation.kind, observation.taskId);
   // "submitted"/"processing" change nothing worth a query: the rhythm's polls see them.
-  if (observation.status === "succeeded" || observation.status === "failed") entry.cued = true;
+  if (observation.status === "succeeded" || observation.status === "failed") {
+    if (!entry.cued) entry.cuedAt = out.now;
+    entry.cued = true;
+    // Videos: the cue may lend the slot to the next waiting create (cueRules.ts).
+    if (entry.task.kind === "video" && table.config.policy.lendOnCue && mayLendLater(lenderOf(entry))) table.lenders.add(entry);
+  }
+};
+
+const lenderOf = (e: Entry): Lender => ({
+  inflight: e.phase === "inflight" && e.taskId !== undefined,
+  cued: e.cued === true,
+  lent: e.lent === true,
+  lentOnce: e.lentOnce === true,
+  holding: e.holding,
+});
+
+/** A cued task that may lend its slot to `borrower` now (stale candidates are dropped), if any. */
+export const findLender = (table: TaskTable, borrower: Entry, now: number): Entry | undefined => {
+  if (borrower.task.kind !== "video" || table.lenders.size === 0) return undefined;
+  for (const e of table.lenders) {
+    const l = lenderOf(e);
+    if (!mayLendLater(l)) table.lenders.delete(e);
+    else if (mayLend(l, borrower.task.slots, table.lendPausedUntil, now)) return e;
+  }
+  return undefined;
+};
+
+/** `lender` lends its slot to `borrower`'s create: it holds none until a query answers. */
+export const lend = (table: TaskTable, lender: Entry, borrower: Entry, now: number): void => {
+  table.release(lender);
+  lender.lent = true;
+  lender.lentOnce = true;
+  lender.lentAt = now;
+  table.lenders.delete(lender);
+  borrower.borrowedFrom = lender.task.id;
+  table.counters.lent++;
+};
+
+/**
+ * The create that took a lent slot was answered. Created (or found, or its outcome
+ * unknown): the loan stands. Anything else gives the slot back to the lender, which stays
+ * cued (queried soon, as any cue). `refused`: a 1303, the cue proved wrong: lending pauses.
+ * Returns whether the loan was given back.
+ */
+export const settleLoan = (out: Out, borrower: Entry, outcome: "kept" | "returned" | "refused"): boolean => {
+  const id = borrower.borrowedFrom;
+  if (id === undefined) return false;
+  delete borrower.borrowedFrom;
+  if (outcome === "kept") return false;
+  const lender = out.table.entries.get(id);
+  if (!lender?.lent) return false; // answered meanwhile: the slot was free after all
+  lender.lent = false;
+  out.table.hold(lender);
+  if (outcome === "refused") {
+    out.table.counters.lentRefused++;
+    strikeLending(out);
+  }
+  return true;
+};
+
+/** A cue proved wrong: lending pauses, twice as long each time. */
+const strikeLending = (out: Out): void => {
+  const { table } = out;
+  table.lendStrikes++;
+  table.lendPausedUntil = Math.max(table.lendPausedUntil, out.now + lendPauseMs(table.lendStrikes, Duration.toMillis(table.config.policy.noSlotWait)));
 };

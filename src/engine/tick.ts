@@ -8,6 +8,9 @@ import type { ProductKind } from "../policy/Policy.js";
 import { formatMoney, isExhausted, spending, wouldExceed } from "./Budget.js";
 import { durationKey } from "./DurationEvidence.js";
 import type { EngineEffect, EngineEvent } from "./EngineEvent.js";
+import { intentsToWrite } from "./createRules.js";
+import { cueQueryAt, type CueQueue } from "./cueRules.js";
+import { findLender, lend } from "./followAnswers.js";
 import { evidenceDue, withRhythm } from "./pollTiming.js";
 import { notice, watermarkOf, type Out } from "./taskRules.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
@@ -25,12 +28,19 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
   }
   if (charged !== undefined) table.charged = charged;
   const wakeForWaiting = submit(out);
+  writeAhead(out);
   if (!table.busy() && (!table.anyWaiting() || table.budgetStopped)) {
     table.loop = { _tag: "Quiet" };
     return;
   }
   let next = wakeForWaiting ?? Infinity;
   const spacing = Duration.toMillis(table.config.policy.cueQuerySpacing);
+  const cueTiming = {
+    lastCueQuery: table.lastCueQuery.video,
+    spacingMs: spacing,
+    holdMs: Duration.toMillis(table.config.policy.cueHold),
+    batch: table.config.policy.cueBatch,
+  };
   for (const kind of KINDS) {
     const rhythm = pollDueAt(table, kind, now);
     if (rhythm === undefined) continue;
@@ -41,8 +51,10 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
     // which also stands for the rhythm's next poll); image tasks are read one by one when
     // few, so there only the cued ones are asked. Either way at most once per spacing.
     const cued = inflight.filter((e) => e.cued && e.taskId !== undefined);
-    const cueAt = cued.length > 0 ? table.lastCueQuery[kind] + spacing : Infinity;
     const fold = kind === "video";
+    // Videos: a cued task that lent its slot is only to be recorded, so its query may wait
+    // for others (cueRules.ts `cueQueryAt`); one still holding its slot is asked soon.
+    const cueAt = fold ? cueQueryAt(cueQueue(table, cued, now), cueTiming) : cued.length > 0 ? table.lastCueQuery[kind] + spacing : Infinity;
     const due = fold ? Math.min(rhythm, cueAt) : rhythm;
     if (due <= now) {
       if (fold && cueAt <= now) table.lastCueQuery[kind] = now;
@@ -65,6 +77,25 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
   }
   if (deadline !== undefined) next = Math.min(next, deadline);
   table.loop = { _tag: "Wait", until: next };
+};
+
+/**
+ * The cued videos, as `cueQueryAt` counts them. A cued task that will lend its slot as
+ * soon as a create may start (tasks wait, lending is not paused, it never lent) counts as
+ * lent since its cue: only the create concurrency holds it back, and its query would free nothing.
+ */
+const cueQueue = (table: TaskTable, cued: readonly Entry[], now: number): CueQueue => {
+  const canLend = table.config.policy.lendOnCue && table.waitingCount.video > 0 && !table.stop && !table.budgetStopped && now >= table.lendPausedUntil;
+  let holding = 0;
+  let lent = 0;
+  let oldestLentAt = Number.POSITIVE_INFINITY;
+  for (const e of cued) {
+    if (e.lent || (canLend && !e.lentOnce && e.holding > 0)) {
+      lent++;
+      oldestLentAt = Math.min(oldestLentAt, e.lent ? (e.lentAt ?? now) : (e.cuedAt ?? now));
+    } else holding++;
+  }
+  return { holding, lent, oldestLentAt };
 };
 
 const pollOf = (
@@ -126,7 +157,8 @@ const submit = (out: Out): number | undefined => {
   const policy = table.config.policy;
   // A kind can start something only with a task waiting and a slot free; when neither
   // can, nothing is scanned: the event that frees a slot brings the loop back here.
-  const open = (kind: ProductKind) => table.waitingCount[kind] > 0 && table.limiters[kind].fits(1);
+  const open = (kind: ProductKind) =>
+    table.waitingCount[kind] > 0 && (table.limiters[kind].fits(1) || (kind === "video" && table.lenders.size > 0 && now >= table.lendPausedUntil));
   if (!open("video") && !open("image")) return undefined;
   let wakeAt: number | undefined;
   const waiting = table.waitingCount.video + table.waitingCount.image;
@@ -147,7 +179,9 @@ const submit = (out: Out): number | undefined => {
       continue;
     }
     const limiter = table.limiters[entry.task.kind];
-    if (!limiter.fits(entry.task.slots)) continue;
+    // Every slot taken by our count: a cued task may lend its own (cueRules.ts).
+    const lender = limiter.fits(entry.task.slots) ? undefined : findLender(table, entry, now);
+    if (!limiter.fits(entry.task.slots) && lender === undefined) continue;
     const budget = table.config.budget;
     if (budget && !entry.lookupFirst) {
       const s = { charged: table.charged ?? BigDecimal.fromBigInt(0n), inFlight: inFlightSpend(table, budget.currency) };
@@ -162,19 +196,56 @@ const submit = (out: Out): number | undefined => {
         return undefined;
       }
     }
+    if (lender) lend(table, lender, entry, now);
     limiter.take(entry.task.slots);
     entry.holding = entry.task.slots;
     table.setPhase(entry, "creating");
     table.counters.creating++;
-    out.effects.push({ _tag: "Create", entry, lookupFirst: entry.lookupFirst, sendFailures: entry.sendFailures });
+    const intentReady = entry.intent === "ready";
+    if (entry.intent !== undefined) table.intentCount--;
+    delete entry.intent;
+    out.effects.push({ _tag: "Create", entry, lookupFirst: entry.lookupFirst, sendFailures: entry.sendFailures, intentReady });
   }
   return wakeAt;
+};
+
+/** How many places in line the write-ahead scan looks at, at most: it runs on every tick, so it must cost little per task. */
+const AHEAD_SCAN = 64;
+
+/**
+ * Writes the intents of the next waiting tasks ahead (createRules.ts `intentsToWrite`):
+ * recorded quietly now, made durable by one flush (FlushIntents), after which their
+ * creates skip that write. Not once the run stops submitting.
+ */
+const writeAhead = (out: Out): void => {
+  const { table, now } = out;
+  const ahead = table.config.policy.intentsAhead;
+  if (table.intentCount >= ahead || table.stop || table.budgetStopped || !table.anyWaiting()) return;
+  const line: Entry[] = [];
+  const waiting = table.waitingCount.video + table.waitingCount.image;
+  const end = Math.min(table.lineEnd, table.firstWaiting + AHEAD_SCAN);
+  for (let seq = table.firstWaiting; seq < end && line.length < waiting; seq++) {
+    const entry = table.inLine(seq);
+    if (entry?.phase === "waiting") line.push(entry);
+  }
+  const chosen = intentsToWrite(line, ahead)
+    .slice(0, ahead - table.intentCount)
+    .map((i) => line[i]!);
+  if (chosen.length === 0) return;
+  for (const entry of chosen) {
+    entry.intent = "writing";
+    table.intentCount++;
+    entry.recorded = "submitting";
+    out.effects.push({ _tag: "Record", task: entry.task, patch: { state: "submitting", submitted_at: now }, at: now, quiet: true });
+  }
+  out.effects.push({ _tag: "FlushIntents", ids: chosen.map((e) => e.task.id) });
 };
 
 /** Estimates of the tasks holding slots: creating, or in flight as far as we know. */
 const inFlightSpend = (table: TaskTable, currency: string) => {
   const estimates: PlannedTask["estimate"][] = [];
-  for (const e of table.inflightOf.video) if (e.holding > 0) estimates.push(e.task.estimate);
+  // A task that lent its slot on a cue is still unpaid by our records until its query answers.
+  for (const e of table.inflightOf.video) if (e.holding > 0 || e.lent) estimates.push(e.task.estimate);
   for (const e of table.inflightOf.image) if (e.holding > 0) estimates.push(e.task.estimate);
   for (const e of table.creatingNow) estimates.push(e.task.estimate);
   return spending([], estimates, currency).inFlight;

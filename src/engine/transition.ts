@@ -8,7 +8,7 @@
 
 import { Duration } from "effect";
 import type { EngineEffect, EngineEvent, KnownRecord, Transition } from "./EngineEvent.js";
-import { applyView, onCallback, onLookedUp, onPolled } from "./followAnswers.js";
+import { applyView, onCallback, onLookedUp, onPolled, settleLoan } from "./followAnswers.js";
 import { lookupBeforeCreate } from "./createRules.js";
 import { notice, record, type Out } from "./taskRules.js";
 import { tick } from "./tick.js";
@@ -71,6 +71,18 @@ const step = (out: Out, event: EngineEvent): void => {
       return;
     case "Callback":
       return onCallback(out, event.observation);
+    case "IntentsWritten":
+      for (const id of event.ids) {
+        const e = table.entries.get(id);
+        if (e?.intent !== "writing") continue; // its create started meanwhile (and wrote its own)
+        if (event.ok) e.intent = "ready";
+        else {
+          // Not durable: its create writes and flushes its own intent, as without writing ahead.
+          delete e.intent;
+          table.intentCount--;
+        }
+      }
+      return;
   }
   const entry = table.entries.get(event.id);
   if (!entry) return;
@@ -80,6 +92,7 @@ const step = (out: Out, event: EngineEvent): void => {
   if ("intentRecorded" in event && event.intentRecorded) entry.recorded = "submitting";
   switch (event._tag) {
     case "Created": {
+      settleLoan(out, entry, "kept");
       counters.creating--;
       counters.created++;
       table.setPhase(entry, "inflight");
@@ -96,6 +109,7 @@ const step = (out: Out, event: EngineEvent): void => {
       return;
     }
     case "Adopted":
+      settleLoan(out, entry, "kept");
       counters.creating--;
       counters.adopted++;
       entry.lookupFirst = false;
@@ -110,7 +124,8 @@ const step = (out: Out, event: EngineEvent): void => {
       const limiter = table.limiters[task.kind];
       const before = limiter.limit;
       table.release(entry);
-      limiter.onNoSlot(limiter.used);
+      // On a slot a cue lent: the cue was wrong or early, which says nothing of the quota.
+      if (!settleLoan(out, entry, "refused")) limiter.onNoSlot(limiter.used);
       table.setPhase(entry, "waiting");
       entry.lookupFirst = false; // 1303: nothing was created
       entry.notBefore = now + Duration.toMillis(table.config.policy.noSlotWait);
@@ -121,12 +136,14 @@ const step = (out: Out, event: EngineEvent): void => {
       return;
     }
     case "Rejected":
+      settleLoan(out, entry, "returned");
       counters.creating--;
       table.release(entry);
       table.setPhase(entry, "rejected");
       record(out, entry, { state: "rejected", error: { ...(event.code !== undefined ? { code: event.code } : {}), message: event.message, at: now } });
       return;
     case "Refused":
+      settleLoan(out, entry, "returned");
       counters.creating--;
       table.release(entry);
       table.setPhase(entry, "waiting");
@@ -141,6 +158,7 @@ const step = (out: Out, event: EngineEvent): void => {
       }
       return;
     case "SendFailed": {
+      settleLoan(out, entry, "returned");
       const policy = table.config.policy;
       counters.creating--;
       entry.sendFailures++;
@@ -152,6 +170,7 @@ const step = (out: Out, event: EngineEvent): void => {
       return;
     }
     case "Unknown":
+      settleLoan(out, entry, "kept"); // it may have landed on that slot
       counters.creating--;
       enterUnknown(out, entry, event.sentAt, event.exists);
       notice(

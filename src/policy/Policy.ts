@@ -42,6 +42,13 @@ export interface Policy {
   readonly urlFreshFor: Duration.Duration;
   /** At most this many creates on the wire at once. */
   readonly createConcurrency: number;
+  /**
+   * While tasks wait for a slot, the intents (`submitting`, flushed) of up to this many of
+   * the next ones are written ahead, so a freed slot costs only the create's round trip
+   * (createRules.ts `intentsToWrite`). Each is a task the next run looks up before
+   * creating if this one is killed (a clean stop sets them back to planned).
+   */
+  readonly intentsAhead: number;
   /** At most this many files downloading at once. */
   readonly downloadConcurrency: number;
   /** With this many image tasks in flight or fewer, follow them one by one (B2) instead of listing pages (B3). */
@@ -64,6 +71,15 @@ export interface Policy {
    * flood of callbacks, forged or not, costs at most one query per spacing.
    */
   readonly cueQuerySpacing: Duration.Duration;
+  /**
+   * Videos: a cue (a callback saying a task ended) lends that task's slot to the next
+   * waiting create at once; the service answers 1303 if it was not free (nothing created).
+   * The cued task is then recorded from a query made once `cueBatch` lent tasks wait or
+   * the oldest has waited `cueHold` (src/engine/cueRules.ts).
+   */
+  readonly lendOnCue: boolean;
+  readonly cueHold: Duration.Duration;
+  readonly cueBatch: number;
   /** A task not heard from by callback this long after its create makes polling return to its normal rhythm. */
   readonly callbackGrace: Duration.Duration;
   /** How long a task of a kind is expected to take, until `callbackSamples` have finished (then: the longest seen). */
@@ -138,6 +154,11 @@ const callbackRhythm = {
   samples: 5,
   overdueFactor: 1.5,
   cueSpacingMs: 1_000,
+  // A lent task's answer only records it (its slot is already in use): wait for a few
+  // more ends to share the query, at most two minutes. With 8 slots of 1-to-8-minute
+  // videos an end comes about every 34 s, so a query covers three or four ends.
+  cueHoldMs: 120_000,
+  cueBatch: 4,
 } as const;
 
 export const makePolicy = (scale = 1): Policy => ({
@@ -157,6 +178,7 @@ export const makePolicy = (scale = 1): Policy => ({
   urlFreshFor: ms(5 * 60_000 * scale),
   missingAfter: ms(10 * 60_000 * scale),
   createConcurrency: 4,
+  intentsAhead: 4,
   downloadConcurrency: 4,
   imageSingleQueryMax: 5,
   imagePageSize: 100,
@@ -167,6 +189,9 @@ export const makePolicy = (scale = 1): Policy => ({
   callbackPollInterval: (kind) => ms(pollRhythm[kind].capMs * callbackRhythm.stretch * scale),
   callbackGrace: ms(callbackRhythm.graceMs * scale),
   cueQuerySpacing: ms(callbackRhythm.cueSpacingMs * scale),
+  lendOnCue: true,
+  cueHold: ms(callbackRhythm.cueHoldMs * scale),
+  cueBatch: callbackRhythm.cueBatch,
   expectedDuration: (kind) => ms(callbackRhythm.expectedMs[kind] * scale),
   callbackSamples: callbackRhythm.samples,
   callbackOverdueFactor: callbackRhythm.overdueFactor,

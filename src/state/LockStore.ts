@@ -68,6 +68,12 @@ export interface LockStoreService {
   readonly update: (id: string, f: (task: LockTask) => LockTask) => Effect.Effect<LockTask | undefined>;
   /** Makes every put so far durable now (one append, one fsync for all of them). */
   readonly flush: Effect.Effect<void, LockfileWriteError>;
+  /**
+   * Confirms the run lock is still ours, now, writing nothing (LockfileWriteError when it
+   * is not): before a create whose intent was made durable earlier leaves, as `flush`
+   * confirms it around every write.
+   */
+  readonly confirmLock: Effect.Effect<void, LockfileWriteError>;
   /** Writes the full lockfile atomically and drops the journal. */
   readonly compact: Effect.Effect<void, LockfileWriteError>;
   readonly stats: Effect.Effect<LockStoreStats>;
@@ -400,6 +406,7 @@ const makeService = (
           return Effect.as(put(id, next), next);
         }),
       flush,
+      confirmLock: guardLock,
       compact,
       stats: Effect.sync(disk.stats),
       lockLost,

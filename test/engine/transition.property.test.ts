@@ -13,7 +13,10 @@
 //     submitted/processing/succeeded/failed names the task id and status a service
 //     answer in that same event gave, and `downloaded` only follows a finished download;
 //  3. every paid task (one the service holds) ends downloaded, or with a recorded reason
-//     (failed/rejected with its error, stuck with a notice, or the run stopped early).
+//     (failed/rejected with its error, stuck with a notice, or the run stopped early);
+//  4. an intent written ahead is durable before its create skips writing one: a create
+//     marked `intentReady` only after a flush reported that task's `submitting` record
+//     written, with no other record of it since (flushes answered late, or failing).
 // DEBUG_SEED=<n> prints that seed's events and effects.
 
 import { test } from "uvu";
@@ -47,6 +50,9 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
   const known = new Set<string>(); // the machine was told the service holds it
   const pendingCreates = new Map<string, Extract<EngineEffect, { _tag: "Create" }>>();
   const pendingDownloads: string[] = [];
+  // Intents written ahead: flushes not yet answered, and the ids whose `submitting` record is durable.
+  const pendingFlushes: string[][] = [];
+  const durable = new Set<string>();
   const notices: string[] = [];
   let now = 1_000;
   let serial = 0;
@@ -104,14 +110,25 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
             if (!matches) violations.push(`${event._tag}: recorded ${e.task.id} ${state} (${e.patch.task_id}) without a service answer saying so`);
           }
           if (state === "downloaded" && !(event._tag === "Fetched" && event.id === e.task.id)) violations.push(`${event._tag}: recorded ${e.task.id} downloaded without a download`);
+          // Any newer record (a quiet intent too) is not durable until a flush says so.
+          durable.delete(e.task.id);
           break;
         }
+        case "FlushIntents":
+          count("FlushIntents");
+          pendingFlushes.push([...e.ids]);
+          break;
         case "Create": {
           const id = e.entry.task.id;
           if (known.has(id)) violations.push(`create sent for ${id}, which the service is known to hold`);
           else if (unknown.has(id) && !e.lookupFirst) violations.push(`create sent for ${id} without a lookup while an earlier create's outcome is unknown`);
           else if (unknown.has(id)) count("create after unknown outcome, looked up");
           if (unknownAt.has(id)) violations.push(`create sent for ${id} while its outcome is unknown (since ${unknownAt.get(id)}), before a lookup past the window found nothing`);
+          if (e.entry.borrowedFrom !== undefined) count("create on a slot a cue lent");
+          if (e.intentReady) {
+            count("create with its intent written ahead");
+            if (!durable.has(id) || m.records.get(id)?.state !== "submitting") violations.push(`create for ${id} skips its intent write, but no durable intent was reported`);
+          }
           pendingCreates.set(id, e);
           break;
         }
@@ -245,6 +262,14 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
     }
   };
 
+  /** The oldest flush of intents written ahead completes (or fails, and nothing of it is durable). */
+  const answerFlush = (benign: boolean) => {
+    const ids = pendingFlushes.shift()!;
+    const ok = benign || r.chance(0.8);
+    if (ok) for (const id of ids) if (m.records.get(id)?.state === "submitting") durable.add(id);
+    feed({ _tag: "IntentsWritten", now, ids, ok });
+  };
+
   const answerDownload = (benign: boolean) => {
     const id = pendingDownloads.shift()!;
     if (!benign && r.chance(0.3)) return feed({ _tag: "FetchFailed", now, id, message: "truncated" });
@@ -303,6 +328,7 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
       feed({ _tag: "Tick", now });
     } else if (roll < 6 && pendingCreates.size > 0) answerCreate(r.pick([...pendingCreates.keys()]), false);
     else if (roll < 8 && pendingDownloads.length > 0) answerDownload(false);
+    else if (roll < 8 && pendingFlushes.length > 0) answerFlush(false);
     else if (roll === 8 && callbacks) {
       const video = [...service.entries()].filter(([id]) => m.table.entries.get(id)?.task.kind === "video");
       if (video.length > 0) {
@@ -317,6 +343,7 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
 
   // ---- drain: the service behaves from here on, until the run is quiet or stops
   for (let round = 0; round < 400 && m.table.loop._tag === "Wait"; round++) {
+    while (pendingFlushes.length > 0) answerFlush(true);
     for (const id of [...pendingCreates.keys()]) answerCreate(id, true);
     while (pendingDownloads.length > 0) answerDownload(true);
     for (const s of service.values()) if (s.status !== "failed") s.status = "succeeded";
@@ -341,7 +368,7 @@ const simulate = (seed: number): { violations: string[]; steps: number; seen: Re
   return { violations, steps, seen };
 };
 
-test("over 1,500 random event sequences: no second create while an outcome is unknown, no result without a service answer, every paid task downloaded or explained", () => {
+test("over 1,500 random event sequences: no second create while an outcome is unknown, no result without a service answer, every paid task downloaded or explained, no create skipping an intent that is not durable", () => {
   let events = 0;
   for (let seed = 1; seed <= 1500; seed++) {
     const { violations, steps } = simulate(seed);
@@ -354,7 +381,7 @@ test("over 1,500 random event sequences: no second create while an outcome is un
 test("the sequences reach the risky cases: creates looked up after unknown outcomes, adoptions, refusals, 1303s, retries, stuck tasks", () => {
   const total: Record<string, number> = {};
   for (let seed = 1; seed <= 300; seed++) for (const [k, v] of Object.entries(simulate(seed).seen)) total[k] = (total[k] ?? 0) + v;
-  for (const k of ["create after unknown outcome, looked up", "Unknown", "Unknown exists", "unknown outcome adopted by a poll's lookup", "unknown outcome settled as not there", "Adopted", "Refused", "NoSlot", "Retry", "stuck", "Fetched", "FetchFailed", "Callback", "LookedUp"]) {
+  for (const k of ["FlushIntents", "create with its intent written ahead", "create on a slot a cue lent", "create after unknown outcome, looked up", "Unknown", "Unknown exists", "unknown outcome adopted by a poll's lookup", "unknown outcome settled as not there", "Adopted", "Refused", "NoSlot", "Retry", "stuck", "Fetched", "FetchFailed", "Callback", "LookedUp"]) {
     assert.ok((total[k] ?? 0) > 0, `${k} happened (${JSON.stringify(total)})`);
   }
 });
