@@ -180,7 +180,6 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   // Each recorded result's state (issue 16): lost ones are counted apart and named.
   // For a store, in its listing (the staging folder the reports are written to holds no results).
   const scanned = input.scanResults === false ? [] : scanResults(lock.tasks, input.resultsAt ?? input.outputsDir, now, undefined, input.resultsAt ? undefined : input.seen);
-  const states = statesOf(scanned);
   const lost = lostResults(scanned);
   const markdownOf = (): string => `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summaryOf(), deletionsOf())}${lostMarkdown(lost)}`;
   await mkdir(input.outputsDir, { recursive: true });
@@ -192,7 +191,8 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     (m?.jobs && m.expandDownstream ? downstreamPlanned({ jobs: m.jobs, expandDownstream: m.expandDownstream }, lock, input.outputsDir) : undefined);
   const base = m || later ? plannedById(m?.tasks, later) : undefined;
   // Retry attempts have ids of their own: each is the manifest's task sent again.
-  const planned = base && m?.withAttempt ? plannedById([...base.values()], retryAttempts(lock, base, m.withAttempt)) : base;
+  const retries = base && m?.withAttempt ? retryAttempts(lock, base, m.withAttempt) : [];
+  const planned = base && retries.length > 0 ? plannedById([...base.values()], retries) : base;
   const standing = input.standings ?? standingsFor(lock, input.manifest);
   const standingDigest = createHash("sha256")
     .update([...standing.of].map(([id, s]) => `${id}=${s}`).sort().join("\n"))
@@ -211,6 +211,8 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     // Tasks the manifest no longer makes keep the request the last results.jsonl gave them.
     const missing = new Set(Object.keys(lock.tasks).filter((id) => !planned?.has(id) && lock.tasks[id]!.pruned_at === undefined));
     const earlier = missing.size ? earlierRecords(await readFile(files[0]!, "utf8").catch(() => ""), missing) : new Map();
+    // Each result's state by key: only reports being written need it.
+    const states = statesOf(scanned);
     const prov = provenanceOf(lock, planned, { standing, earlier });
     const summary = summaryOf();
     const deletions = deletionsOf();
