@@ -112,14 +112,15 @@ export const makePlanning = (deps: PlanningDeps) => {
    * (a folder, later a store); only the ones the service deleted or that are past its
    * 30 days are looked up.
    */
+  /** Whether `o` is a result that may be lost now: deleted at the service, or past its 30 days there. */
+  const maybeGone = (o: LockTask["outputs"][number], rec: LockTask, now: number): boolean =>
+    isResultFile(o) && (o.deleted_at !== undefined || resultState({ output: o, task: rec, local: "missing", now }).state === "lost");
   const lostOf = (id: string, rec: LockTask): Effect.Effect<LostResult[]> =>
     Effect.gen(function* () {
       const now = yield* deps.now;
       const lost: LostResult[] = [];
       for (const o of rec.outputs) {
-        if (!isResultFile(o)) continue;
-        const maybeGone = o.deleted_at !== undefined || resultState({ output: o, task: rec, local: "missing", now }).state === "lost";
-        if (!maybeGone) continue;
+        if (!maybeGone(o, rec, now)) continue;
         const local = o.path !== undefined && (yield* downloader.verify([o])) ? "matches" : "missing";
         const v = resultState({ output: o, task: rec, local, now });
         if (v.state === "lost") {
@@ -130,9 +131,18 @@ export const makePlanning = (deps: PlanningDeps) => {
     });
   const lostCount = (rec: LockTask): Effect.Effect<number> => Effect.map(lostOf("", rec), (l) => l.length);
 
-  /** The lost results of the tasks this run took up, in id order. */
-  const lostOfRun: Effect.Effect<LostResult[]> = Effect.suspend(() => {
-    const ids = [...table.entries.keys()].sort();
+  /**
+   * The lost results of the tasks this run took up, in id order. Only tasks with a result
+   * that may be lost are looked at further (a rerun over 100,000 results kept at the
+   * service and on disk runs no effect per task).
+   */
+  const lostOfRun: Effect.Effect<LostResult[]> = Effect.flatMap(deps.now, (now) => {
+    const ids: string[] = [];
+    for (const id of table.entries.keys()) {
+      const rec = recorder.get(id);
+      if (rec !== undefined && rec.outputs.some((o) => maybeGone(o, rec, now))) ids.push(id);
+    }
+    ids.sort();
     return Effect.map(
       Effect.forEach(ids, (id) => {
         const rec = recorder.get(id);

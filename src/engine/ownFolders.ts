@@ -9,14 +9,21 @@ import { folderHolders, placedFolder } from "../manifest/taskFiles.js";
 import type { LockTask } from "../state/LockFile.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 
+const holdsFiles = (t: LockTask): boolean => t.outputs.some((o) => o.path !== undefined);
+
 /** The manifest with each task's folder made its own, given the lockfile's records. */
 export const ownFolders = (manifest: RunnableManifest, lock: ReadonlyMap<string, LockTask>): RunnableManifest => {
-  // Folders holding another task's recorded files.
-  const holder = folderHolders(lock);
-  if (holder.size === 0) return manifest;
+  // No folder holds another task's recorded files: every task keeps its own.
+  let anyHolder = false;
+  for (const t of lock.values()) if ((anyHolder = holdsFiles(t))) break;
+  if (!anyHolder) return manifest;
+  // Folders holding another task's recorded files, made when a task without a record of
+  // its own asks (a rerun whose every task is recorded makes no map of 100,000 folders).
+  let holder: Map<string, string> | undefined;
   const place = (task: PlannedTask): PlannedTask => {
     // A task already recorded keeps the folder it was given (plan shows the same: taskFiles.ts).
-    const dir = placedFolder(task, lock.get(task.id)?.dir, holder);
+    const recorded = lock.get(task.id)?.dir;
+    const dir = recorded !== undefined ? recorded : placedFolder(task, undefined, (holder ??= folderHolders(lock)));
     return dir === task.dir ? task : { ...task, dir };
   };
   return {

@@ -94,8 +94,11 @@ export const slotDirs = (id: string, t: Pick<LockTask, "dir" | "attempt">): stri
   return m && (m[2] === id.slice(-6) || t.attempt > 1) ? [t.dir, m[1]!] : [t.dir];
 };
 
-const outputCount = (t: LockTask): number =>
-  t.outputs.filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video")).length;
+const outputCount = (t: LockTask): number => {
+  let n = 0;
+  for (const o of t.outputs) if (o.variant === "main" && (o.type === "image" || o.type === "video")) n++;
+  return n;
+};
 
 /**
  * The files a `+`/`~` entry's task is expected to make, relative to the outputs folder,
@@ -154,13 +157,21 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   const finished = new Map<string, [string, LockTask]>();
   /** Tasks with no attempt in the lockfile: `+` or `~`, decided once every match is known. */
   const unmatched: { task: PlannedTask; at: number }[] = [];
-  const anyLocked = Object.keys(lockTasks).length > 0;
-  const holders = anyLocked ? folderHolders(Object.entries(lockTasks)) : new Map<string, string>();
+  const lockedCount = Object.keys(lockTasks).length;
+  const anyLocked = lockedCount > 0;
+  // Made when a task without a record of its own needs it: a rerun where every task has one makes none.
+  let holdersMade: Map<string, string> | undefined;
+  const holders = (): Map<string, string> => (holdersMade ??= folderHolders(Object.entries(lockTasks)));
+  /** Where the task's results really go (the run's rule): its own record's folder, or a folder of its own. */
+  const folderOf = (task: PlannedTask): string => {
+    const recorded = lockTasks[task.id]?.dir;
+    return recorded !== undefined ? recorded : resultFolder(task, undefined, holders());
+  };
 
   /** `{ placed }` when the run's own rule puts the task's files elsewhere than its default folder. */
   const placedOf = (task: PlannedTask): { placed?: string } => {
     if (!anyLocked) return {};
-    const placed = resultFolder(task, lockTasks[task.id]?.dir, holders);
+    const placed = folderOf(task);
     return placed === task.dir ? {} : { placed };
   };
 
@@ -193,8 +204,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       entries.push(create(task, task.dir));
       return;
     }
-    // Where its results really go (the run's rule): its own record's folder, or a folder of its own.
-    const folder = resultFolder(task, lockTasks[task.id]?.dir, holders);
+    const folder = folderOf(task);
     const chain: [string, LockTask][] = [];
     const direct = lockTasks[task.id];
     if (direct) chain.push([task.id, direct]);
@@ -382,8 +392,10 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   }
 
   // `-`: superseded when the manifest's task at its position is another one, else orphaned.
+  // (Every record accounted for by the manifest's tasks: none is, and none is looked at.)
   let current: Map<string, string> | undefined;
-  for (const id in lockTasks) {
+  const candidates = accounted.size < lockedCount ? Object.keys(lockTasks) : [];
+  for (const id of candidates) {
     if (accounted.has(id)) continue;
     const t = lockTasks[id]!;
     // Pruned: its files are gone and it is out of the reports; only its spend remains.

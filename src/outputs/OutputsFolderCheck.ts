@@ -48,18 +48,22 @@ export interface LinkScope {
 
 /** A folder of the scope, as a tree of path parts. */
 interface ScopeNode {
-  readonly children: Map<string, ScopeNode>;
+  /** Made for the first child: the 100,000 task folders of a large run are leaves, with none. */
+  children: Map<string, ScopeNode> | undefined;
   inside: boolean;
 }
 
+const NO_CHILDREN: ReadonlyMap<string, ScopeNode> = new Map();
+
 const scopeTree = (scope: LinkScope): ScopeNode => {
-  const root: ScopeNode = { children: new Map(), inside: false };
+  const root: ScopeNode = { children: undefined, inside: false };
   const add = (rel: string, inside: boolean) => {
     let node = root;
     for (const part of rel.split("/")) {
       if (part === "" || part === ".") continue;
-      let next = node.children.get(part);
-      if (next === undefined) node.children.set(part, (next = { children: new Map(), inside: false }));
+      const children = (node.children ??= new Map());
+      let next = children.get(part);
+      if (next === undefined) children.set(part, (next = { children: undefined, inside: false }));
       node = next;
     }
     if (inside) node.inside = true;
@@ -144,8 +148,10 @@ export const findEscapingLinks = async (outputsDir: string, dirs?: readonly stri
   const visit = (node: ScopeNode, abs: string): void => {
     if (found.size >= limit) return;
     if (node.inside) return walk(abs);
-    const kinds = entryKinds(abs, node.children.keys(), node.children.size);
-    for (const [name, child] of node.children) {
+    const children = node.children ?? NO_CHILDREN;
+    if (children.size === 0) return;
+    const kinds = entryKinds(abs, children.keys(), children.size);
+    for (const [name, child] of children) {
       if (found.size >= limit) return;
       const kind = kinds.get(name);
       // Missing: the run makes it as a real folder. Not a folder: making one there fails later.

@@ -69,14 +69,17 @@ export const scanResults = (
 ): ScannedResult[] => {
   const out: ScannedResult[] = [];
   const slot = (t: LockTask) => `${t.job}\u0000${t.dir}\u0000${t.take}`;
+  // Only a later attempt (2 or more) supersedes anything: only their slots are keyed (a
+  // lockfile of 100,000 first attempts builds no key per task).
   const latest = new Map<string, number>();
   for (const id in tasks) {
     const t = tasks[id]!;
+    if (t.attempt < 2) continue;
     const key = slot(t);
     if ((latest.get(key) ?? -1) < t.attempt) latest.set(key, t.attempt);
   }
   const superseded = new Set<string>();
-  for (const id in tasks) if (tasks[id]!.attempt < latest.get(slot(tasks[id]!))!) superseded.add(id);
+  if (latest.size > 0) for (const id in tasks) if (tasks[id]!.attempt < (latest.get(slot(tasks[id]!)) ?? -1)) superseded.add(id);
   // Downstream of superseded, level by level (a chain of jobs is short; bounded by the task count).
   for (let grew = superseded.size > 0, rounds = 0; grew && rounds < 64; rounds++) {
     grew = false;

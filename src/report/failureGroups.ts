@@ -45,18 +45,22 @@ export interface ManifestShape {
 }
 
 export const groupFailures = (lock: LockFile, shape: ManifestShape = { downstream: [], retryFailed: {} }): Failures => {
-  // A failed attempt followed by a later attempt of the same slot (job and folder) is history.
+  // A failed attempt followed by a later attempt of the same slot (job and folder) is
+  // history. Only a later attempt (2 or more) can make another one history: the slots of
+  // those are all that is looked up (a lockfile of 100,000 first attempts builds no key per task).
   const latestAttempt = new Map<string, number>();
   // Attempts abandoned at another service (--switch-service) per slot: they use up no retry.
   const abandoned = new Map<string, number>();
+  const failing: [string, LockTask][] = [];
   for (const id in lock.tasks) {
     const t = lock.tasks[id]!;
-    latestAttempt.set(slotOf(t), Math.max(latestAttempt.get(slotOf(t)) ?? -Infinity, t.attempt));
+    if (t.attempt > 1) latestAttempt.set(slotOf(t), Math.max(latestAttempt.get(slotOf(t)) ?? -Infinity, t.attempt));
     if (t.abandoned !== undefined) abandoned.set(slotOf(t), (abandoned.get(slotOf(t)) ?? 0) + 1);
+    if (t.state === "failed" || t.state === "rejected") failing.push([id, t]);
   }
-  const current = Object.entries(lock.tasks)
-    .filter(([, t]) => t.attempt >= latestAttempt.get(slotOf(t))!)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const current = (latestAttempt.size === 0 ? failing : failing.filter(([, t]) => t.attempt >= (latestAttempt.get(slotOf(t)) ?? -Infinity))).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
   const groups = new Map<string, { reason: string; code?: number; tasks: FailureGroup["tasks"][number][] }>();
   const failedPerJob = new Map<string, number>();
   for (const [id, t] of current) {

@@ -16,7 +16,12 @@ export const retryAttempts = (
   planned: ReadonlyMap<string, PlannedTask>,
   withAttempt: (task: PlannedTask, attempt: number) => PlannedTask,
 ): PlannedTask[] => {
-  const later = Object.entries(lock.tasks).filter(([id, t]) => t.attempt > 1 && !planned.has(id));
+  // A loop, not Object.entries: a lockfile of 100,000 first attempts makes no pair per record.
+  const later: [string, LockFile["tasks"][string]][] = [];
+  for (const id in lock.tasks) {
+    const t = lock.tasks[id]!;
+    if (t.attempt > 1 && !planned.has(id)) later.push([id, t]);
+  }
   if (later.length === 0) return [];
   const at = (job: string, dir: string, take: number) => `${job}\u0000${dir}\u0000${take}`;
   const firsts = new Map<string, PlannedTask>();

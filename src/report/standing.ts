@@ -35,7 +35,7 @@ export const recordedStanding = (t: Pick<LockTask, "pruned_at" | "superseded_by"
  * From the lockfile alone, superseded is what it records (`superseded_by`, `abandoned`). With the
  * plan, also what the plan finds at the same position, and orphans.
  */
-export const standings = (lock: LockFile, plan?: PlanResult): Standings => {
+export const standings = (lock: LockFile, plan?: Pick<PlanResult, "entries">): Standings => {
   const of = new Map<string, Exclude<Standing, "current">>();
   const supersededBy = new Map<string, string>();
   for (const [id, t] of Object.entries(lock.tasks)) {

@@ -40,6 +40,7 @@ import { cashByCurrency, spendSince } from "../money/charges.js";
 import { groupFailures } from "../report/failureGroups.js";
 import { formatRunStepSummary } from "../ci/runStepSummary.js";
 import { shapeOf } from "../report/manifestLocations.js";
+import { plannable, standings, type Standings } from "../report/standing.js";
 import type { LockFile } from "../state/LockFile.js";
 
 /** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
@@ -60,19 +61,28 @@ const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: bool
   };
 };
 
+/** The plan of an empty lockfile as standings() reads it: no recorded task to stand anywhere. */
+const NO_PLAN: Pick<PlanResult, "entries"> = { entries: [] };
+
 /**
- * The start event's outlook and the supersessions of the lockfile as the run starts, from
- * one plan diff. Only the supersessions (a few pairs) outlive this call, not the plan of
- * every task: the run's generator would hold it until the end.
+ * The start event's outlook, the supersessions of the lockfile as the run starts and the
+ * tasks' standings (what the reports need of the plan), from one plan diff. Only the
+ * supersessions and the standings of tasks not current (a few) outlive this call, not
+ * the plan of every task: the run's generator would hold it until the end.
  */
 const startPlan = (
   manifest: RunnableManifest,
   lock: LockFile,
   emulated: boolean,
   spentBefore: Record<string, string>,
-): { outlook: StartOutlook; replaced: [string, string][] | undefined } => {
+): { outlook: StartOutlook; replaced: [string, string][] | undefined; standings: Standings | undefined } => {
   const plan = isLoaded(manifest) && Object.keys(lock.tasks).length ? diffPlan(manifest, lock) : undefined;
-  return { outlook: startOutlook(manifest, lock, emulated, spentBefore, plan), replaced: plan ? supersessions(plan, lock) : undefined };
+  return {
+    outlook: startOutlook(manifest, lock, emulated, spentBefore, plan),
+    replaced: plan ? supersessions(plan, lock) : undefined,
+    // As writeReports would work them out (standingsFor) for this lockfile; an empty one has none to tell.
+    standings: !plannable(manifest) ? undefined : plan ? standings(lock, plan) : Object.keys(lock.tasks).length === 0 ? standings(lock, NO_PLAN) : undefined,
+  };
 };
 
 /** The run's counts per job with the tasks expected but not made yet (downstream of unfinished work) as queued. */
@@ -298,6 +308,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const start = startPlan(manifest, before, emulated, spentBefore);
       outlook = start.outlook;
       const replacedAtStart = start.replaced;
+      const standingsAtStart = start.standings;
       // The plan leaves out what earlier failures will not make; this run's failures are taken out at the end.
       const groupsAtStart = isLoaded(manifest) ? groupFailures(before, shapeOf(manifest)) : undefined;
       const notMadeBefore = groupsAtStart?.notMade ?? {};
@@ -352,7 +363,19 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           Effect.tryPromise(() =>
             outputStore
               ? writeReportsToStore({ lock: after, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, ...reviewNote(result.jobs) }, outputStore)
-              : writeReports({ lock: after, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, seen: downloader.seen, ...reviewNote(result.jobs) }),
+              : writeReports({
+                  lock: after,
+                  outputsDir: manifest.outputsDir,
+                  manifestName: manifest.name,
+                  env: { ...env },
+                  emulated,
+                  manifest,
+                  stepHead,
+                  seen: downloader.seen,
+                  ...reviewNote(result.jobs),
+                  // The lockfile is the one the run started with: so are the standings.
+                  ...(after === beforeRun && standingsAtStart ? { standings: standingsAtStart } : {}),
+                }),
           ),
         );
         if (written._tag === "Right") reports = written.right.files;
