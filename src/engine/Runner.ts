@@ -166,6 +166,9 @@ export const runEngine = (
 
       const adapters = makeKindAdapters(client, policy, () => table.currency);
       const links = new UpstreamLinks();
+      // Fresh links are kept only for jobs a for_each job reads (a downstream create
+      // sends them); kept for every task, 200,000 tasks held every result URL to the end.
+      const feedsDownstream = new Set(manifest.jobs.flatMap((j) => (j.upstream ? [j.upstream.job] : [])));
       const now = Clock.currentTimeMillis;
       // Runs one event through the state machine and performs its effects, in order;
       // effects that admit tasks feed their own events back here first (depth first).
@@ -206,7 +209,10 @@ export const runEngine = (
               case "Retry":
                 return planning.retry(effect.task, effect.firstAttempt, effect.parentCreatedHere);
               case "Links":
-                return Effect.sync(() => links.set(effect.id, effect.outputs, effect.at));
+                return Effect.sync(() => {
+                  const job = table.entries.get(effect.id)?.task.job;
+                  if (job === undefined || feedsDownstream.has(job)) links.set(effect.id, effect.outputs, effect.at);
+                });
             }
           },
           { discard: true },

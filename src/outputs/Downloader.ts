@@ -260,16 +260,18 @@ const make = (
   };
 
   /** A recorded file still held with its recorded size: keep it, fetch nothing. */
-  const kept = (ref: RemoteOutput, previous: readonly LockOutput[]): Effect.Effect<LockOutput | undefined> =>
-    Effect.promise(async () => {
-      const old = previous.find((p) => outputKey(p) === outputKey(ref));
-      if (!old?.path || old.sha256 === undefined || old.size === undefined) return undefined;
+  const kept = (ref: RemoteOutput, previous: readonly LockOutput[]): Effect.Effect<LockOutput | undefined> => {
+    const old = previous.length === 0 ? undefined : previous.find((p) => outputKey(p) === outputKey(ref));
+    // Nothing recorded (a task's first download): no file to look at, and no promise to wait for.
+    if (!old?.path || old.sha256 === undefined || old.size === undefined) return Effect.succeed(undefined);
+    return Effect.promise(async () => {
       try {
         return (await sink.holds([old])) ? old : undefined;
       } catch {
         return undefined;
       }
     });
+  };
 
   const fetchAll = (request: FetchRequest): Effect.Effect<FetchResult, DownloadFailed> =>
     Effect.gen(function* () {
@@ -311,7 +313,8 @@ const make = (
               : Effect.catchTag(fetchOne(ref, request, links), "Gone", () => Effect.succeed(deleted(ref))),
           );
         },
-        { concurrency: policy.downloadConcurrency },
+        // One file (an image task's usual case) needs no child fiber.
+        { concurrency: request.outputs.length > 1 ? policy.downloadConcurrency : 1 },
       );
       // Every earlier record stays, in its place; one the service's answer left out is
       // deleted there. A result the service shows that was never recorded comes after.

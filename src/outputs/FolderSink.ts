@@ -4,14 +4,16 @@
 // out of the outputs folder.
 
 import { randomBytes } from "node:crypto";
-import { statSync } from "node:fs";
-import { mkdir, open, readdir, rename, unlink } from "node:fs/promises";
+import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
-import { fsyncDir, writeFully } from "../fs/durable.js";
+import { fsyncDir, fsyncFd, writeFullyFd, writeFullySync } from "../fs/durable.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { resolveInside } from "./OutputPaths.js";
 import { folderGuard } from "./OutputsFolderCheck.js";
 import { Meter, type ResultSink, type ResultSource, type WrittenResult } from "./ResultSink.js";
+
+/** Writes of a file's bytes past this size are awaited (a large video must not hold the event loop while the disk catches up); smaller ones go straight into the page cache. */
+const SYNC_WRITE_BYTES = 1024 * 1024;
 
 export const folderSink = (outputsDir: string): ResultSink => {
   const absolutePath = (rel: string) => resolveInside(outputsDir, rel);
@@ -21,16 +23,39 @@ export const folderSink = (outputsDir: string): ResultSink => {
   // reports use it instead of a second stat of every file (a file removed by hand while
   // the run goes is seen by the next run's start, which stats every recorded file).
   const sizes = new Map<string, number>();
+  // Folder fsyncs asked for while one of the same folder waits to start share it (many
+  // tasks finishing at once make their folders in the same parent); each asker's fsync
+  // starts after it asked, so what it renamed or made before is covered.
+  const folderSyncs = new Map<string, { started: boolean; done: Promise<void> }>();
+  const syncFolder = (dir: string): Promise<void> => {
+    const waiting = folderSyncs.get(dir);
+    if (waiting !== undefined && !waiting.started) return waiting.done;
+    const entry = { started: false, done: Promise.resolve() };
+    entry.done = (waiting?.done ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => {
+        entry.started = true;
+        return fsyncDir(dir);
+      })
+      .finally(() => {
+        if (folderSyncs.get(dir) === entry) folderSyncs.delete(dir);
+      });
+    folderSyncs.set(dir, entry);
+    return entry.done;
+  };
 
   const write = async (rel: string, source: ResultSource, signal: AbortSignal): Promise<WrittenResult> => {
     const target = absolutePath(rel);
+    const folder = dirname(target);
     // A symbolic link on the way (made before or during the run) must not carry the
     // write out of the outputs folder: checked before the folder is made and after.
-    guard.realDirInside(dirname(target));
-    await mkdir(dirname(target), { recursive: true });
-    guard.realDirInside(dirname(target));
-    const temp = join(dirname(target), `.${posix.basename(rel)}.${process.pid}.${randomBytes(4).toString("hex")}.part`);
-    const handle = await open(temp, "w");
+    guard.realDirInside(folder);
+    // The first folder made (undefined: it existed): its entry in its parent must be made
+    // durable too, and so must each deeper one's, before the file is recorded.
+    const made = mkdirSync(folder, { recursive: true });
+    guard.realDirInside(folder);
+    const temp = join(folder, `.${posix.basename(rel)}.${process.pid}.${randomBytes(4).toString("hex")}.part`);
+    const fd = openSync(temp, "w");
     let written: WrittenResult;
     try {
       const meter = new Meter(source);
@@ -40,19 +65,36 @@ export const folderSink = (outputsDir: string): ResultSink => {
         meter.take(data);
         // write() may write only part of the chunk (a full disk) and still succeed:
         // write the rest, so the hash and size recorded are those of the file.
-        await writeFully(handle, data, temp);
+        if (meter.bytes <= SYNC_WRITE_BYTES) writeFullySync(fd, data, temp);
+        else await writeFullyFd(fd, data, temp);
       }
       written = meter.end();
-      await handle.sync();
+      await fsyncFd(fd);
     } catch (error) {
       source.body.destroy();
-      await handle.close().catch(() => undefined);
-      await unlink(temp).catch(() => undefined);
+      try {
+        closeSync(fd);
+      } catch {
+        // already failing: the first error is the one to report
+      }
+      try {
+        rmSync(temp, { force: true });
+      } catch {
+        // a temp file left behind is cleared by the next prepare of this folder
+      }
       throw error;
     }
-    await handle.close();
-    await rename(temp, target);
-    await fsyncDir(dirname(target));
+    closeSync(fd);
+    renameSync(temp, target);
+    const syncs = [syncFolder(folder)];
+    if (made !== undefined) {
+      // Each folder made, from the task's up to the first: its entry in its parent.
+      for (let at = folder; at !== dirname(at); at = dirname(at)) {
+        syncs.push(syncFolder(dirname(at)));
+        if (at === made) break;
+      }
+    }
+    await Promise.all(syncs);
     sizes.set(rel, written.size);
     return { size: written.size, sha256: written.sha256 };
   };
@@ -62,8 +104,20 @@ export const folderSink = (outputsDir: string): ResultSink => {
     // The task's folder must not lead out of the outputs folder: refused before fetching.
     const folder = absolutePath(dir);
     guard.realDirInside(folder);
-    const names = await readdir(folder).catch(() => [] as string[]);
-    await Promise.all(names.filter((n) => n.startsWith(".") && n.endsWith(".part")).map((n) => unlink(join(folder, n)).catch(() => undefined)));
+    let names: string[];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      return; // not made yet (the usual case): nothing left over
+    }
+    for (const n of names) {
+      if (!n.startsWith(".") || !n.endsWith(".part")) continue;
+      try {
+        rmSync(join(folder, n), { force: true });
+      } catch {
+        // left for the next run; the write makes a temp file of another name
+      }
+    }
   };
 
   // A rerun checks every recorded file: a synchronous stat of a local file costs a few

@@ -18,7 +18,7 @@ import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
 import { encodeTrace, mayLackCreatesUntil, parseTrace, type RunTrace, traceFileOf } from "./RunTrace.js";
 import { sameJson } from "./sameJson.js";
 import { fsyncDir, removeStaleTempFiles, writeFileAtomic } from "./writeFileAtomic.js";
-import { writeFully } from "../fs/durable.js";
+import { fsyncFd, writeFully, writeFullySync } from "../fs/durable.js";
 
 export interface LockStoreStats {
   /** Bytes written to the lockfile and its journal since the store opened. */
@@ -162,8 +162,9 @@ const liveDisk = (
       if (!journal) journal = await open(journalPath, "a");
       const data = Buffer.from(fresh ? encodeJournalHeader(manifestName, file.sha256!) + text : text, "utf8");
       try {
-        await writeFully(journal, data, "the lockfile's journal");
-        await journal.sync();
+        // The append lands in the page cache at once; only the fsync waits for the disk.
+        writeFullySync(journal.fd, data, "the lockfile's journal");
+        await fsyncFd(journal.fd);
       } catch (error) {
         // A fragment may now end the journal: never append after it; the next durable
         // write is a full, atomic one.

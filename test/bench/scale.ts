@@ -26,7 +26,7 @@ export const scale = async (o: ScaleOptions): Promise<ScenarioResult> => {
   try {
     const file = writeImageManifest({ dir, name: "bench-scale", count: o.tasks, concurrency: 1000 });
     const rssBeforeMb = process.memoryUsage.rss() / 1048576;
-    const meter = startResourceMeter();
+    const meter = startResourceMeter({ processPeak: true });
     const { result, lockfilePath } = await runWithLockStats(file, {
       baseUrl: emulator.url,
       apiKey: emulator.apiKey,
