@@ -5,10 +5,8 @@
 // `failed` must never trigger a paid retry; malformed bodies are dropped with a notice.
 // Real emulator over loopback, a real attacker-side HTTP server counting hits.
 
-import { createServer, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { createServer } from "node:http";
+import { readFileSync } from "node:fs";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator } from "../../src/emulator/Emulator.js";
@@ -17,35 +15,10 @@ import type { RunEvent } from "../../src/engine/RunEvent.js";
 import { runLoadedManifest } from "../../src/run/runLoadedManifest.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { tempDir, testManifest } from "./testManifest.js";
+import { filesUnder, freePort, listen, readBody } from "./loopback.js";
 
 const t = suite("engine: forged and malformed callbacks");
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-const listen = (server: Server): Promise<number> =>
-  new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
-
-const readBody = (req: import("node:http").IncomingMessage): Promise<string> =>
-  new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-  });
-
-/** Every file under `dir`, recursively. */
-const filesUnder = (dir: string): string[] =>
-  readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
 
 t("no secret: forged 'succeeded' with foreign links and forged 'failed' change nothing; malformed bodies are dropped with a notice", async () => {
   const tmp = tempDir();

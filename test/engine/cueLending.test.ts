@@ -7,10 +7,8 @@
 // forged "succeeded" cues for every other task in flight must not make the run pay twice,
 // record anything forged, or send more than one refused create per task.
 
-import { createServer, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { createServer } from "node:http";
+import { readFileSync } from "node:fs";
 import { Duration } from "effect";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -21,6 +19,7 @@ import { runLoadedManifest } from "../../src/run/runLoadedManifest.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { Machine, makeTable, ofTag, task, view } from "./machine.js";
 import { tempDir, testManifest } from "./testManifest.js";
+import { filesUnder, freePort, listen, readBody } from "./loopback.js";
 
 const t = suite("cues that lend slots");
 
@@ -124,28 +123,6 @@ t("a cue for a task still running, when the service had room anyway: the create 
 
 // ---- a hostile run on the real emulator
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-const listen = (server: Server): Promise<number> =>
-  new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
-const readBody = (req: import("node:http").IncomingMessage): Promise<string> =>
-  new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-  });
-const filesUnder = (dir: string): string[] =>
-  readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
 
 t("forged cues for every task in flight: each task created once, nothing forged recorded, at most one refused create per task, queries bounded", async () => {
   const tmp = tempDir();
