@@ -131,6 +131,10 @@ export const onPolled = (
     entry.missingPolls++;
     if (entry.missingPolls >= policy.missingPolls && now - entry.sentAt > Duration.toMillis(policy.missingAfter)) {
       table.release(entry);
+      // A slot it lent is not its own any more: a create refused on it gives it back to
+      // the pool, not to a task left for a later run (which would hold it for the run).
+      entry.lent = false;
+      entry.cued = false;
       table.setPhase(entry, "stuck");
       out.effects.push({
         _tag: "Emit",
@@ -253,7 +257,11 @@ export const settleLoan = (out: Out, borrower: Entry, outcome: "kept" | "returne
   delete borrower.borrowedFrom;
   if (outcome === "kept") return false;
   const lender = out.table.entries.get(id);
-  if (!lender?.lent) return false; // answered meanwhile: the slot was free after all
+  if (!lender?.lent) return false; // answered meanwhile (or left stuck): the slot was free after all
+  if (lender.phase !== "inflight") {
+    lender.lent = false;
+    return false;
+  }
   lender.lent = false;
   out.table.hold(lender);
   if (outcome === "refused") {

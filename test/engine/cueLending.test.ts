@@ -121,6 +121,35 @@ t("a cue for a task still running, when the service had room anyway: the create 
   assert.ok(m.table.lendPausedUntil > 12 + holdMs, "lending pauses");
 });
 
+t("a lender that goes missing at the service while its slot is lent: left stuck, and a refused create on its slot gives the slot back to the pool, not to the stuck task", () => {
+  const m = full();
+  cue(m, "a", 10);
+  assert.equal(ofTag(m.feed({ _tag: "Tick", now: 11 }), "Create").map((e) => e.entry.task.id), ["c"]);
+  // c's create is slow; meanwhile the service stops showing a (deleted, another account).
+  let now = 12;
+  for (let i = 0; i < 40 && m.table.entries.get("a")!.phase !== "stuck"; i++) {
+    now += Duration.toMillis(policy.missingAfter);
+    const polls = ofTag(m.feed({ _tag: "Tick", now }), "Poll");
+    for (const p of polls) m.feed({ _tag: "Polled", now: now + 1, asked: p.tasks, views: [view("svc-b", "b", "processing")] });
+  }
+  assert.is(m.table.entries.get("a")!.phase, "stuck", "a is left for a later run");
+  // The create on a's lent slot is refused: nothing created, the slot is free again.
+  m.feed({ _tag: "NoSlot", now: now + 2, id: "c" });
+  assert.is(m.table.limiters.video.used, 1, "only b holds a slot (the stuck task holds none)");
+  // The 1303 came while we held one slot, so the run now believes in one slot (a may still
+  // run at the service). Once b ends, that slot is free: the waiting tasks go on (had the
+  // stuck task taken the lent slot back, it would hold the only slot for the rest of the run).
+  now += 2 + Duration.toMillis(policy.noSlotWait) * 200;
+  let created: string[] = [];
+  for (let i = 0; i < 40 && created.length === 0; i++) {
+    now += Duration.toMillis(policy.missingAfter);
+    const effects = m.feed({ _tag: "Tick", now });
+    created = ofTag(effects, "Create").map((e) => e.entry.task.id);
+    for (const p of ofTag(effects, "Poll")) m.feed({ _tag: "Polled", now: now + 1, asked: p.tasks, views: [view("svc-b", "b", "succeeded", 5)] });
+  }
+  assert.is(created.length, 1, `one create starts on the slot b freed: ${JSON.stringify(created)}`);
+});
+
 // ---- a hostile run on the real emulator
 
 
