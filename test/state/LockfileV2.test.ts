@@ -231,15 +231,7 @@ test("a committed version-1 lockfile is read as it was, left alone by a run that
 
   // One change: the file is version 3, every task kept, the changed one changed.
   const [firstId, first] = Object.entries(expected.tasks)[0]!;
-  const stats = await run(
-    LockStore.use(path, "demo", (store) =>
-      Effect.gen(function* () {
-        yield* store.put(firstId, { ...first, updated_at: first.updated_at + 1 });
-        yield* store.flush;
-        return yield* store.stats;
-      }),
-    ),
-  );
+  const stats = await touchOne(path, firstId, first);
   assert.is(stats.compactions, 1, "the first write over a v1 file is a full version-3 write (no journal over a v1 file)");
   const v3Text = await readFile(path, "utf8");
   const lines = v3Text.split("\n");
@@ -252,6 +244,18 @@ test("a committed version-1 lockfile is read as it was, left alone by a run that
     assert.ok(sameJson(again!.tasks[id], want), `task ${id} after the rewrite`);
   }
 });
+
+/** One run that changes one task (its updated_at), flushes, and returns the store's write counts. */
+const touchOne = (path: string, id: string, task: LockTask) =>
+  run(
+    LockStore.use(path, "demo", (store) =>
+      Effect.gen(function* () {
+        yield* store.put(id, { ...task, updated_at: task.updated_at + 1 });
+        yield* store.flush;
+        return yield* store.stats;
+      }),
+    ),
+  );
 
 test("a committed version-2 lockfile loads to the same model as the version-1 one, is left alone by a run that changes nothing, and is rewritten as version 3 by the next write", async () => {
   const dir = await tempDir();
@@ -270,15 +274,7 @@ test("a committed version-2 lockfile loads to the same model as the version-1 on
   assert.is(await readFile(path, "utf8"), v2Text, "a run with nothing to do leaves the v2 file untouched");
 
   const [firstId, first] = Object.entries(fromV2!.tasks)[0]!;
-  const stats = await run(
-    LockStore.use(path, "demo", (store) =>
-      Effect.gen(function* () {
-        yield* store.put(firstId, { ...first, updated_at: first.updated_at + 1 });
-        yield* store.flush;
-        return yield* store.stats;
-      }),
-    ),
-  );
+  const stats = await touchOne(path, firstId, first);
   assert.is(stats.compactions, 1, "the first write over a v2 file is a full version-3 write (no v3 journal line over v2 lines)");
   const v3Text = await readFile(path, "utf8");
   const lines = v3Text.split("\n");
