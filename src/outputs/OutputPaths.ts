@@ -1,7 +1,7 @@
 // Where a task's result files go, and the one check that keeps every write inside the
 // outputs folder whatever a manifest or the service says. Pure path arithmetic.
 
-import { isAbsolute, join, posix, relative, resolve, sep } from "node:path";
+import { isAbsolute, posix, relative, resolve, sep } from "node:path";
 
 export interface OutputRef {
   readonly type: "video" | "image" | "audio" | "voice" | "element";
@@ -66,7 +66,9 @@ export class UnsafeOutputPath extends Error {
   readonly _tag = "UnsafeOutputPath";
 }
 
-const plainName = /^[^/\\:\0]+$/;
+/** Plain names (no separator, drive colon or NUL) joined by single `/`s; `.` and `..` are told by dotSegment. */
+const plainPath = /^[^/\\:\0]+(?:\/[^/\\:\0]+)*$/;
+const dotSegment = /(?:^|\/)\.\.?(?:\/|$)/;
 let lastRoot: { readonly dir: string; readonly root: string } | undefined;
 const rootOf = (outputsDir: string): string => {
   if (lastRoot?.dir !== outputsDir) lastRoot = { dir: outputsDir, root: resolve(outputsDir) };
@@ -81,9 +83,12 @@ export const resolveInside = (outputsDir: string, rel: string): string => {
   const root = rootOf(outputsDir);
   // The usual case, checked cheaply (a rerun checks 100,000 of them): plain names joined
   // by `/`, none empty, `.` or `..`, none holding a separator, a drive colon or a NUL.
-  // Names like that cannot leave the folder.
-  const segments = rel.split("/");
-  if (segments.every((s) => plainName.test(s) && s !== "." && s !== "..")) return join(root, ...segments);
+  // Names like that cannot leave the folder, and need no normalising: joined as text
+  // (path.join cost a fifth of a rerun's check of each recorded file).
+  if (plainPath.test(rel) && !dotSegment.test(rel)) {
+    const tail = sep === "/" ? rel : rel.split("/").join(sep);
+    return root.endsWith(sep) ? `${root}${tail}` : `${root}${sep}${tail}`;
+  }
   if (rel.includes("\0") || isAbsolute(rel) || /^[A-Za-z]:/.test(rel)) {
     throw new UnsafeOutputPath(`refusing to write outside the outputs folder: ${JSON.stringify(rel)}`);
   }

@@ -156,7 +156,8 @@ export const findEscapingLinks = async (outputsDir: string, dirs?: readonly stri
       const kind = kinds.get(name);
       // Missing: the run makes it as a real folder. Not a folder: making one there fails later.
       if (kind === "link") judge(join(abs, name));
-      else if (kind === "dir") visit(child, join(abs, name));
+      // A folder with nothing of the scope below it (a finished task's) is not entered: no path made for it.
+      else if (kind === "dir" && (child.inside || child.children !== undefined)) visit(child, join(abs, name));
     }
   };
   if (dirs === undefined) walk(lexicalRoot);
