@@ -11,6 +11,7 @@
 import type { LockFile, LockTask } from "./LockFile.js";
 import { LOCKFILE_VERSION } from "./LockFile.js";
 import { decodeTaskLine, encodeTaskLine, lineRuleProblem, type LineRules, type TaskLine } from "./TaskLine.js";
+import { isPlainTaskLine } from "./taskLineCheck.js";
 import { lockFileProblems, lockSchemaProblems } from "./validateLockFile.js";
 
 /** The header line (no newline): the same bytes on every write while the name and the service stay. */
@@ -122,7 +123,8 @@ const parseV2 = (text: string, header: unknown, version: LineRules): ParsedLockF
       problem(lineNo, `not valid JSON (${(error as Error).message.split("\n")[0]})`);
       continue;
     }
-    const lineProblems = lockSchemaProblems("taskLine", data, 3);
+    // The usual line is checked by hand (taskLineCheck.ts); any other by the schema, which explains.
+    const lineProblems = isPlainTaskLine(data) ? [] : lockSchemaProblems("taskLine", data, 3);
     const ruleProblem = lineProblems.length > 0 ? undefined : lineRuleProblem(data as TaskLine, version);
     if (ruleProblem !== undefined) lineProblems.push(ruleProblem);
     if (lineProblems.length > 0) {
