@@ -58,7 +58,7 @@ export interface ExpandState {
   readonly ids: Map<string, { readonly vars: Record<string, unknown>; readonly combo: Combination }>;
   /** id -> intent digest, so a later attempt can be derived from any task. */
   readonly intents: Map<string, string>;
-  /** Folders used per job. */
+  /** Per job: the key of its folder index (the folders in use, `folderIndexes`). */
   readonly dirs: Map<string, Set<string>>;
   /** Per job: request field -> manifest place (for checks made after expansion). */
   readonly fieldPlaces: Map<string, FieldPlaces>;
@@ -85,9 +85,8 @@ interface FolderIndex {
 }
 const folderIndexes = new WeakMap<Set<string>, FolderIndex>();
 
-/** Why `dir` clashes with a folder already in `index` (and whose), or undefined. */
-const folderClash = (index: FolderIndex, dir: string): { owner: FolderOwner; why: string } | undefined => {
-  const lower = dir.toLowerCase();
+/** Why `dir` (lower-cased: `lower`) clashes with a folder already in `index` (and whose), or undefined. */
+const folderClash = (index: FolderIndex, dir: string, lower: string): { owner: FolderOwner; why: string } | undefined => {
   const same = index.exact.get(lower);
   if (same) return { owner: same, why: `its folder '${dir}' differs only in letter case from '${same.dir}'` };
   // Each proper prefix ending before a `/` (indexOf, not split and join: 100,000 tasks).
@@ -100,8 +99,7 @@ const folderClash = (index: FolderIndex, dir: string): { owner: FolderOwner; why
   return undefined;
 };
 
-const addFolder = (index: FolderIndex, owner: FolderOwner): void => {
-  const lower = owner.dir.toLowerCase();
+const addFolder = (index: FolderIndex, owner: FolderOwner, lower: string): void => {
   index.exact.set(lower, owner);
   for (let cut = lower.indexOf("/"); cut >= 0; cut = lower.indexOf("/", cut + 1)) {
     const key = lower.slice(0, cut);
@@ -512,8 +510,13 @@ export const expandJob = (
           continue;
         }
         let dir = `${job.id}/${folder}${job.take > 1 ? `/take-${take}` : ""}`;
-        if (dirs.has(dir)) dir = `${dir}-${id.slice(-6)}`;
-        const clash = folderClash(folderIndex, dir);
+        let lower = dir.toLowerCase();
+        // Taken already (by this very name: a folder differing only in case is a clash below).
+        if (folderIndex.exact.get(lower)?.dir === dir) {
+          dir = `${dir}-${id.slice(-6)}`;
+          lower = dir.toLowerCase();
+        }
+        const clash = folderClash(folderIndex, dir, lower);
         if (clash) {
           const here = comboPlace(combo, clash.owner.combo);
           const there = state.pos(comboPlace(clash.owner.combo, combo));
@@ -523,10 +526,11 @@ export const expandJob = (
           );
           continue;
         }
-        state.ids.set(id, { vars: taskVars, combo });
+        // One record per task serves the duplicate check and the folder index.
+        const owner: FolderOwner = { dir, combo, vars: taskVars };
+        state.ids.set(id, owner);
         state.intents.set(id, intent);
-        dirs.add(dir);
-        addFolder(folderIndex, { dir, combo, vars: taskVars });
+        addFolder(folderIndex, owner, lower);
         // The body is this task's own object: with one take it is completed in place.
         const own = job.take === 1 ? body : { ...body };
         if (job.kind === "video") (own as VideoCreateRequest).options = { ...(own as VideoCreateRequest).options, external_task_id: id };
