@@ -74,7 +74,14 @@ const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
 // Char code -> base32 value (-1: not base32); a table, as this runs once per task on load.
 const BASE32_VALUE = new Int8Array(128).fill(-1);
 for (let i = 0; i < BASE32.length; i++) BASE32_VALUE[BASE32.charCodeAt(i)] = i;
-const HEX = "0123456789abcdef";
+const HEX_CODES = Array.from("0123456789abcdef", (c) => c.charCodeAt(0));
+
+/**
+ * `parts` as one flat string. Strings joined with `+` or a template are kept as a tree of
+ * their parts until used whole; a decoded task keeps its hash, folder and paths for the
+ * whole run, so they are made whole here (Array.join makes one string).
+ */
+const joined = (parts: readonly string[], separator: string): string => parts.join(separator);
 
 /**
  * The 25 hex digits an id's last 20 characters spell in base32 (5 bits each), or
@@ -83,7 +90,9 @@ const HEX = "0123456789abcdef";
  */
 export const idHashHex = (id: string): string | undefined => {
   if (id.length < 21 || id.charCodeAt(id.length - 21) !== 45 /* - */) return undefined;
-  let hex = "";
+  // Char codes made into one string at the end: `+=` per digit left a chain of a dozen
+  // joined strings in every decoded request hash (about 400 bytes a task, kept for the run).
+  const hex: number[] = [];
   let acc = 0;
   let bits = 0;
   for (let i = id.length - 20; i < id.length; i++) {
@@ -93,14 +102,14 @@ export const idHashHex = (id: string): string | undefined => {
     acc = ((acc << 5) | v) & 0x1ff;
     bits += 5;
     if (bits >= 8) {
-      hex += HEX[(acc >>> (bits - 4)) & 15]! + HEX[(acc >>> (bits - 8)) & 15]!;
+      hex.push(HEX_CODES[(acc >>> (bits - 4)) & 15]!, HEX_CODES[(acc >>> (bits - 8)) & 15]!);
       bits -= 8;
     } else if (bits >= 4) {
-      hex += HEX[(acc >>> (bits - 4)) & 15]!;
+      hex.push(HEX_CODES[(acc >>> (bits - 4)) & 15]!);
       bits -= 4;
     }
   }
-  return hex;
+  return String.fromCharCode(...hex);
 };
 
 /** The job an id `<name>-<job>-<20 characters>` names, or undefined. */
@@ -113,9 +122,9 @@ export const idJob = (name: string, id: string): string | undefined =>
 export const defaultDir = (job: string, vars: Readonly<Record<string, unknown>>): string => {
   const keys = Object.keys(vars);
   if (keys.length > 1) keys.sort();
-  let folder = "";
-  for (let i = 0; i < keys.length; i++) folder += `${i > 0 ? "_" : ""}${String(vars[keys[i]!])}`;
-  return `${job}/${folder}`;
+  const values = new Array<string>(keys.length);
+  for (let i = 0; i < keys.length; i++) values[i] = String(vars[keys[i]!]);
+  return joined([job, joined(values, "_")], "/");
 };
 
 /**
@@ -218,7 +227,7 @@ export const decodeTaskLine = (name: string, line: TaskLine, rules: LineRules = 
     kind: line.kind,
     vars,
     dir,
-    request_hash: line.hash ?? `${idHashHex(id)!}${line.hash_rest!}`,
+    request_hash: line.hash ?? joined([idHashHex(id)!, line.hash_rest!], ""),
     take: line.take ?? 1,
     attempt: line.attempt ?? 1,
     state: line.state ?? "downloaded",
@@ -241,11 +250,11 @@ export const decodeTaskLine = (name: string, line: TaskLine, rules: LineRules = 
 
 const decodeOutput = (kind: LockTask["kind"], dir: string, o: OutputLine, position: number, rules: LineRules): LockOutput => {
   const out: { -readonly [K in keyof LockOutput]: LockOutput[K] } = { type: o.type ?? kind, index: o.index ?? position, variant: o.variant ?? "main" };
-  if (typeof o.file === "string") out.path = `${dir}/${o.file}`;
+  if (typeof o.file === "string") out.path = joined([dir, o.file], "/");
   else if (o.path !== undefined) out.path = o.path;
   else if (o.file === undefined && rules === 3) {
     const fallback = defaultFileName(out);
-    if (fallback !== undefined) out.path = `${dir}/${fallback}`;
+    if (fallback !== undefined) out.path = joined([dir, fallback], "/");
   }
   if (o.size !== undefined) out.size = o.size;
   if (o.sha256 !== undefined) out.sha256 = o.sha256;
