@@ -295,7 +295,12 @@ const makeService = (
         : Effect.void,
     );
 
-    const compactNow = Effect.suspend(() => {
+    // A write, once begun, is not interruptible (compactNow, flushNow): an interrupted
+    // write would give the write permit back while its disk side went on, and the next
+    // write (the stop's flush, the closing compaction) would run beside it: a second
+    // journal header (a journal the next run refuses), or an old batch appended over the
+    // file a compaction just wrote. A stop waits for the write in flight instead.
+    const compactNow = Effect.uninterruptible(Effect.suspend(() => {
       const text = encodeLockFile(manifestName, tasks, service);
       const batch = pending;
       pending = new Map();
@@ -308,7 +313,7 @@ const makeService = (
         ),
         Effect.tapError(() => Effect.sync(() => restore(batch))),
       );
-    });
+    }));
 
     // After a failed write, the batch must be written again by the next flush
     // (unless a newer put of the same id is already waiting).
@@ -316,7 +321,7 @@ const makeService = (
       for (const [id] of batch) if (!pending.has(id)) pending.set(id, tasks.get(id)!);
     };
 
-    const flushNow = Effect.suspend(() => {
+    const flushNow = Effect.uninterruptible(Effect.suspend(() => {
       if (pending.size === 0 && !headerStale) return Effect.void;
       if (!disk.fileCurrent() || headerStale) return compactNow;
       const batch = pending;
@@ -329,7 +334,7 @@ const makeService = (
       return Effect.tryPromise({ try: () => disk.append(text), catch: failure("append to the journal of") }).pipe(
         Effect.tapError(() => Effect.sync(() => restore(batch))),
       );
-    });
+    }));
 
     // Checked again once the write is durable: a run frozen (SIGSTOP) during the write's
     // fsync and thawed after a takeover would otherwise send the create whose intent it
