@@ -2,6 +2,8 @@
 // it as created, refreshes a downstream request's upstream links when stale, makes the
 // intent durable (`submitting`, flushed) before the request leaves, sends, and reports
 // one CreateOutcome (an intent written ahead, tick.ts `writeAhead`, is not written again).
+// Every send after the first (fresh links after a refused one, a retry) confirms the run
+// lock again first.
 // What to do after an error is decided in createRules.ts; a create whose outcome is
 // unknown is never sent again by the worker (it reports Unknown).
 
@@ -106,6 +108,9 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
           // Time has passed (retries, lookups) or a link was refused: refresh when stale.
           const again = yield* Effect.either(freshRequest(task));
           if (again._tag === "Right") task = again.right;
+          // Each send, not only the first, leaves only while the run lock is ours: a run
+          // frozen since its last check and thawed after a takeover sends nothing more.
+          yield* store.confirmLock;
         }
         const sentAt = yield* Clock.currentTimeMillis;
         const result = yield* Effect.either(adapters[task.kind].create(task, deps.callbackUrl));
@@ -153,8 +158,10 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
     }).pipe(
       Effect.catchAll((error: ApiError | LockfileWriteError): Effect.Effect<CreateOutcome> => {
         if (error._tag === "LockfileWriteError") {
-          // The intent could not be made durable, so nothing was sent; try later, and
-          // after repeated failures leave it for the next run (exit 3).
+          // The intent could not be made durable, or the lock was lost before a send
+          // again (every earlier send was answered: nothing created), so nothing was
+          // sent that is in doubt; try later, and after repeated failures leave it for
+          // the next run (exit 3).
           return Effect.succeed({ _tag: "SendFailed", id, message: error.message, lookupFirst: true, intentRecorded });
         }
         if (unknownSince !== undefined) {

@@ -56,6 +56,13 @@ export const replayJournal = (text: string): ReplayedJournal | string => {
     } catch (error) {
       return `line ${i + 1} is not JSON (${(error as Error).message})`;
     }
+    // A second header: two appends of one run wrote at once (a stop interrupting an append,
+    // before the store made appends uninterruptible). Not replayed: the two batches could
+    // land in either order, so a line after it may be older than one before it for the
+    // same task, and replaying would undo the newer change.
+    if (i > 0 && line === lines[0]) {
+      return `line ${i + 1} repeats the header (line 1): two writes of one run ran at once, so its lines may not be in the order they were made`;
+    }
     if (i === 0) {
       const header = record as { journal?: unknown; name?: unknown; base?: unknown };
       if ((header?.journal !== 1 && header?.journal !== 2 && header?.journal !== JOURNAL_VERSION) || typeof header.name !== "string" || typeof header.base !== "string") {

@@ -250,6 +250,8 @@ const makeService = (
   options: LockStoreOptions,
   /** Whether the run lock is still ours, checked now (false: stop writing). */
   lockHeld: () => Promise<boolean>,
+  /** Whether the owner file still names this run, now (no heartbeat age): for a flush with nothing to write. */
+  lockOwned: () => boolean,
   lockLost: Effect.Effect<void> = Effect.never,
   lacksUntil: number | undefined = undefined,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
@@ -295,7 +297,28 @@ const makeService = (
         : Effect.void,
     );
 
-    const compactNow = Effect.suspend(() => {
+    // A write, once begun, is not interruptible (compactNow, flushNow): an interrupted
+    // write would give the write permit back while its disk side went on, and the next
+    // write (the stop's flush, the closing compaction) would run beside it: a second
+    // journal header (a journal the next run refuses), or an old batch appended over the
+    // file a compaction just wrote. A stop waits for the write in flight instead.
+    // A flush with nothing to write needs no proof that nobody is taking the lock over
+    // (our heartbeat may be late after a long synchronous stretch: a rerun with nothing to
+    // do over 100,000 tasks on a loaded machine), but a run whose lock another run took
+    // still stops here, clearly, instead of reporting as if it were alone.
+    const guardOwner = Effect.suspend(() =>
+      lockOwned()
+        ? Effect.void
+        : Effect.fail(
+            new LockfileWriteError({
+              path,
+              cause: undefined,
+              message: `the run lock of ${path} was taken over by another run (its owner file names that run now); this run stops without writing anything more, so the two runs do not overwrite each other. Run the same command again once the other run has ended.`,
+            }),
+          ),
+    );
+
+    const compactNow = Effect.uninterruptible(Effect.suspend(() => {
       const text = encodeLockFile(manifestName, tasks, service);
       const batch = pending;
       pending = new Map();
@@ -308,7 +331,7 @@ const makeService = (
         ),
         Effect.tapError(() => Effect.sync(() => restore(batch))),
       );
-    });
+    }));
 
     // After a failed write, the batch must be written again by the next flush
     // (unless a newer put of the same id is already waiting).
@@ -316,7 +339,7 @@ const makeService = (
       for (const [id] of batch) if (!pending.has(id)) pending.set(id, tasks.get(id)!);
     };
 
-    const flushNow = Effect.suspend(() => {
+    const flushNow = Effect.uninterruptible(Effect.suspend(() => {
       if (pending.size === 0 && !headerStale) return Effect.void;
       if (!disk.fileCurrent() || headerStale) return compactNow;
       const batch = pending;
@@ -329,13 +352,17 @@ const makeService = (
       return Effect.tryPromise({ try: () => disk.append(text), catch: failure("append to the journal of") }).pipe(
         Effect.tapError(() => Effect.sync(() => restore(batch))),
       );
-    });
+    }));
 
     // Checked again once the write is durable: a run frozen (SIGSTOP) during the write's
     // fsync and thawed after a takeover would otherwise send the create whose intent it
     // just flushed. The check is a read of the small owner file; the window left is the
     // few synchronous steps from here to the request leaving.
-    const flush = writeLock.withPermits(1)(Effect.zipRight(guardLock, Effect.zipRight(flushNow, guardLock)));
+    const flush = writeLock.withPermits(1)(
+      Effect.suspend(() =>
+        pending.size === 0 && !headerStale ? guardOwner : Effect.zipRight(guardLock, Effect.zipRight(flushNow, guardLock)),
+      ),
+    );
     const compact = writeLock.withPermits(1)(
       Effect.zipRight(
         guardLock,
@@ -442,7 +469,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
       const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION }, options.trace !== false);
-      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.whenLost, loaded.lacksUntil);
+      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.owned, lock.whenLost, loaded.lacksUntil);
     });
 
   /** The live layer: LockStore.open for the layer's lifetime. */
@@ -465,6 +492,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
         memoryDisk(),
         {},
         async () => true,
+        () => true,
       ),
     );
 

@@ -2,11 +2,13 @@
 // on every file system) holding an owner file {pid, host, started}, its mtime refreshed as
 // a heartbeat. A lock whose heartbeat stopped, or whose pid is dead on this host, was left
 // by a killed run and is taken over, under a second guard folder so two runs that both
-// find it stale cannot both take it.
+// find it stale cannot both take it. A holder whose own heartbeat went late (its event
+// loop blocked past the stale limit) keeps the lock only when, after refreshing it, it
+// finds no takeover under way and the owner file still naming it (`reclaim`).
 
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { readFileSync, statSync, utimesSync } from "node:fs";
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { Deferred, Effect, Exit, Schedule, type Scope } from "effect";
@@ -35,6 +37,9 @@ export interface RunLockStatus {
 }
 
 export const runLockPathOf = (lockfilePath: string): string => `${lockfilePath}.running`;
+
+/** The folder a run holds while it takes a stale lock over (from before its last staleness check until its owner is in place). */
+const takeoverGuardOf = (lockDir: string): string => `${lockDir}.takeover`;
 
 const DEFAULT_STALE_MS = 30_000;
 
@@ -142,7 +147,7 @@ const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promis
   const seen = await inspectRunLock(lockfilePath, options);
   if (seen && !seen.stale) return busy(lockfilePath, seen.holder);
   // Stale: take it over under a guard, re-checking inside that nobody else did first.
-  const guard = `${dir}.takeover`;
+  const guard = takeoverGuardOf(dir);
   if (!(await mkdirOnce(guard))) {
     // A guard left by a run killed in the middle of a takeover. Replacing it must be done
     // by one run only: whoever makes the claim folder checks again, inside it, that the
@@ -193,6 +198,8 @@ export const acquireRunLock = (
     readonly holder: RunLockHolder;
     readonly lost: () => boolean;
     readonly confirm: () => Promise<boolean>;
+    /** The owner file names this run, now (no heartbeat age). */
+    readonly owned: () => boolean;
     /** Completes as soon as the lock is found lost (by the heartbeat or a confirm). */
     readonly whenLost: Effect.Effect<void>;
   },
@@ -220,44 +227,83 @@ export const acquireRunLock = (
       lost = true;
       Deferred.unsafeDone(lostSignal, Exit.void);
     };
-    // When our heartbeat last reached the lock folder (this process's clock).
+    // When our heartbeat last reached the lock folder (this process's clock; the time
+    // set, taken before the write, so never later than the mtime others see).
     let lastBeat = Date.now();
-    const beat = Effect.promise(async () => {
+    const guard = takeoverGuardOf(dir);
+    const ours = () => readHolderSync(dir)?.token === holder.token;
+    /**
+     * Our heartbeat is older than the stale limit (the event loop was blocked, or the
+     * process frozen): another run may have taken the lock over, or be taking it over now.
+     * Being late proves neither. The lock is still ours, and stays ours for another stale
+     * limit, when, in this order: (1) our heartbeat is refreshed, (2) no takeover guard
+     * exists, (3) the owner file names us. A run that takes a stale lock over holds the
+     * guard from before its last staleness check until its own owner is in place
+     * (tryAcquire). So if (2) finds no guard, any takeover either ended before (2), and
+     * then (3) finds its owner (or none: the folder removed), or starts after (2), and
+     * then its staleness check comes after (1) and finds the lock fresh. All synchronous:
+     * nothing of this run runs in between. Any failure (the folder gone, a guard left
+     * by a killed run) counts as lost: the safe side.
+     */
+    const reclaim = (): boolean => {
+      const now = new Date();
+      try {
+        utimesSync(dir, now, now);
+        if (statSync(guard, { throwIfNoEntry: false }) !== undefined) return false;
+      } catch {
+        return false;
+      }
+      if (!ours()) return false;
+      lastBeat = now.getTime();
+      return true;
+    };
+    // Synchronous (microseconds: a small file in the page cache, one utimes), so the
+    // checks and the refresh see one moment, not two turns of a busy event loop apart.
+    const beat = Effect.sync(() => {
       if (lost) return;
-      const current = await readHolder(dir);
-      if (current?.token !== holder.token) {
-        markLost();
+      if (Date.now() - lastBeat > staleMs) {
+        if (!reclaim()) markLost();
         return;
       }
-      // A beat after a stall past the stale limit comes too late: another run may be
-      // taking the lock over right now, and refreshing could hide that from both.
-      if (Date.now() - lastBeat > staleMs) {
+      if (!ours()) {
         markLost();
         return;
       }
       const now = new Date();
-      const ok = await utimes(dir, now, now).then(
-        () => true,
-        () => false,
-      );
-      if (ok) lastBeat = now.getTime();
+      try {
+        utimesSync(dir, now, now);
+        lastBeat = now.getTime();
+      } catch {
+        // The next beat tries again; a lock left unrefreshed goes stale and is checked as above.
+      }
     });
     const every = options.heartbeatMs ?? Math.floor(staleMs / 6);
     yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(`${every} millis`)));
     /**
-     * Whether the lock is still ours, checked now (before every intent flush, so before
-     * every create): false when our last heartbeat is older than the stale limit (we were
-     * frozen: SIGSTOP, a suspended laptop, a stalled VM; another run may have taken over
-     * or be taking over) or the owner file names another run. Once false, always false.
+     * Whether the lock is still ours, checked now (before and after every write, and
+     * before every create whose intent was written ahead): false when the owner file names
+     * another run, or, after our heartbeat went older than the stale limit (blocked,
+     * frozen: SIGSTOP, a suspended laptop, a stalled VM), when `reclaim` cannot prove that
+     * nobody took over or is taking over. Once false, always false.
      */
     const confirm = async (): Promise<boolean> => {
       if (lost) return false;
       if (Date.now() - lastBeat > staleMs) {
-        markLost();
-        return false;
+        if (!reclaim()) markLost();
+        return !lost;
       }
-      if (readHolderSync(dir)?.token !== holder.token) markLost();
+      if (!ours()) markLost();
       return !lost;
     };
-    return { holder, lost: () => lost, confirm, whenLost: Deferred.await(lostSignal) };
+    /**
+     * Only whether the owner file still names this run (no heartbeat age): for a flush
+     * with nothing to write, which needs no proof that nobody is taking over, but must
+     * still stop a run whose lock another run took.
+     */
+    const owned = (): boolean => {
+      if (lost) return false;
+      if (!ours()) markLost();
+      return !lost;
+    };
+    return { holder, lost: () => lost, confirm, owned, whenLost: Deferred.await(lostSignal) };
   });

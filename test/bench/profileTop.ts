@@ -1,8 +1,11 @@
-// Reads a V8 .cpuprofile (from `node --cpu-prof`) and prints where the time went: the
-// functions with the most self time, and the source files with the most self time.
-// Usage: node --import tsx test/bench/profileTop.ts FILE.cpuprofile [N]
+// Reads V8 .cpuprofile files (from `node --cpu-prof`, or the bench's BENCH_CPU_PROF) and
+// prints where the time went: the functions with the most self time, the source files with
+// the most self time, and the inclusive time of project functions. Several profiles (the
+// processes of one run, e.g. `/tmp/prof/CPU.*.cpuprofile`) are added together.
+// Usage: node --import tsx test/bench/profileTop.ts FILE.cpuprofile... [--top N | N]
+// (rows per table, default 25: `--top N`, or a last argument that is a plain number and not a file).
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 
 interface ProfileNode {
   id: number;
@@ -15,28 +18,41 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const file = process.argv[2];
-if (!file) {
-  process.stderr.write("usage: profileTop.ts FILE.cpuprofile [N]\n");
+const usage = () => {
+  process.stderr.write("usage: profileTop.ts FILE.cpuprofile... [--top N | N]\n");
   process.exit(2);
+};
+const args = process.argv.slice(2);
+let top = 25;
+const topAt = args.indexOf("--top");
+if (topAt >= 0) {
+  top = Number(args[topAt + 1]);
+  args.splice(topAt, 2);
+} else if (args.length > 1 && /^\d+$/.test(args.at(-1)!) && !existsSync(args.at(-1)!)) {
+  top = Number(args.pop());
 }
-const top = Number(process.argv[3] ?? 25);
-const p = JSON.parse(readFileSync(file, "utf8")) as Profile;
-const byId = new Map(p.nodes.map((n) => [n.id, n] as const));
-const selfUs = new Map<number, number>();
-p.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+if (args.length === 0 || !Number.isInteger(top) || top <= 0) usage();
+const profiles = args.map((file) => JSON.parse(readFileSync(file, "utf8")) as Profile);
+
+// Self time per node, each node keyed by its profile (node ids restart in every profile).
+const selfUs = new Map<ProfileNode, number>();
+for (const p of profiles) {
+  const byId = new Map(p.nodes.map((n) => [n.id, n] as const));
+  p.samples.forEach((id, i) => {
+    const n = byId.get(id)!;
+    selfUs.set(n, (selfUs.get(n) ?? 0) + (p.timeDeltas[i] ?? 0));
+  });
+}
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
-const short = (url: string) => url.replace(/^file:\/\//, "").replace(/^.*\/work\/main\//, "").replace(/^.*node_modules\//, "nm/");
+const short = (url: string) =>
+  url.replace(/^file:\/\//, "").replace(/^.*\/work\/(main|wt\/[^/]+)\//, "").replace(/^.*node_modules\//, "nm/");
 const fnKey = (n: ProfileNode) => `${n.callFrame.functionName || "(anonymous)"}  ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
 const fileKey = (n: ProfileNode) => short(n.callFrame.url) || n.callFrame.functionName;
 
 const sum = (key: (n: ProfileNode) => string) => {
   const m = new Map<string, number>();
-  for (const [id, us] of selfUs) {
-    const n = byId.get(id)!;
-    m.set(key(n), (m.get(key(n)) ?? 0) + us);
-  }
+  for (const [n, us] of selfUs) m.set(key(n), (m.get(key(n)) ?? 0) + us);
   return [...m.entries()].sort((a, b) => b[1] - a[1]);
 };
 
@@ -51,13 +67,15 @@ print("self time by function", sum(fnKey));
 print("self time by file", sum(fileKey));
 
 // Inclusive time of project functions (src/): the time spent under each.
-const parent = new Map<number, number>();
-for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const parent = new Map<ProfileNode, ProfileNode>();
+for (const p of profiles) {
+  const byId = new Map(p.nodes.map((n) => [n.id, n] as const));
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(byId.get(c)!, n);
+}
 const inclusive = new Map<string, number>();
-for (const [id, us] of selfUs) {
+for (const [node, us] of selfUs) {
   const seen = new Set<string>();
-  for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-    const n = byId.get(cur)!;
+  for (let n: ProfileNode | undefined = node; n !== undefined; n = parent.get(n)) {
     if (!/\/(src|dist)\//.test(n.callFrame.url) || n.callFrame.url.includes("node_modules")) continue;
     const k = fnKey(n);
     if (seen.has(k)) continue;

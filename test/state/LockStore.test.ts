@@ -417,7 +417,40 @@ test("a flush checks the lock itself, without waiting for a heartbeat: the owner
   assert.is((await readLockFile(path))!.tasks[taskId(2)], undefined);
 });
 
-test("a flush after our heartbeat went older than the stale limit (a frozen run) is refused, even if nobody took over yet", async () => {
+/** Blocks the event loop (and so the heartbeat) for `ms`, as a long synchronous stretch or a frozen process does. */
+const blockFor = (ms: number) =>
+  Effect.sync(() => {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      // blocked
+    }
+  });
+
+test("a flush after our heartbeat went older than the stale limit, nobody taking over: written, and the lock is fresh again (another run is refused)", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  await run(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          yield* store.put(taskId(1), task(1));
+          yield* store.flush;
+          // No heartbeat for longer than the stale limit (none is due: every 10 minutes).
+          yield* blockFor(1_200);
+          yield* store.put(taskId(2), task(2));
+          yield* store.flush;
+          // The flush refreshed the heartbeat on its way: a run starting now finds the lock held.
+          const error = yield* Effect.flip(LockStore.use(path, "spring", () => Effect.void, { staleMs: 1_000 }));
+          assert.instance(error, LockfileBusy);
+        }),
+      { staleMs: 1_000, heartbeatMs: 600_000, coalesceMs: 60_000 },
+    ),
+  );
+  assert.ok((await readLockFile(path))!.tasks[taskId(2)]);
+});
+
+test("a flush after our heartbeat went older than the stale limit while another run is taking the lock over (its takeover guard exists) is refused", async () => {
   const path = join(await tempDir(), "m.lock.json");
   const error = await failureOf(
     LockStore.use(
@@ -427,14 +460,9 @@ test("a flush after our heartbeat went older than the stale limit (a frozen run)
         Effect.gen(function* () {
           yield* store.put(taskId(1), task(1));
           yield* store.flush;
-          // No heartbeat for longer than the stale limit (none is due: every 10 minutes),
-          // as when SIGSTOP or a suspend stops every thread of the process.
-          yield* Effect.sync(() => {
-            const until = Date.now() + 1_200;
-            while (Date.now() < until) {
-              // frozen
-            }
-          });
+          yield* blockFor(1_200);
+          // Another run found the lock stale and holds the guard: it may replace the owner any moment.
+          yield* Effect.promise(() => mkdir(`${runLockPathOf(path)}.takeover`));
           yield* store.put(taskId(2), task(2));
           yield* store.flush;
         }),
@@ -443,6 +471,63 @@ test("a flush after our heartbeat went older than the stale limit (a frozen run)
   );
   assert.instance(error, LockfileWriteError);
   assert.match((error as LockfileWriteError).message, /stalled past the lock's stale limit/);
+  assert.is((await readLockFile(path))!.tasks[taskId(2)], undefined);
+});
+
+test("a late heartbeat of a run that was taken over meanwhile: the heartbeat's own check finds it lost (lockLost), and a flush is refused", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  let lostSeen = false;
+  const error = await failureOf(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          yield* store.put(taskId(1), task(1));
+          yield* store.flush;
+          yield* Effect.promise(() =>
+            writeFile(join(runLockPathOf(path), "owner.json"), JSON.stringify({ pid: 1, host: "other", started: 2, token: "theirs" })),
+          );
+          yield* blockFor(600);
+          // Heartbeats (every 50 ms) come after the block: the first one finds the other owner.
+          lostSeen = (yield* Effect.timeoutOption(store.lockLost, "2 seconds"))._tag === "Some";
+          yield* store.put(taskId(2), task(2));
+          yield* store.flush;
+        }),
+      { staleMs: 500, heartbeatMs: 50, coalesceMs: 60_000 },
+    ),
+  );
+  assert.ok(lostSeen, "lockLost completed");
+  assert.instance(error, LockfileWriteError);
+  assert.match((error as LockfileWriteError).message, /taken over by another run/);
+  assert.is((await readLockFile(path))!.tasks[taskId(2)], undefined);
+});
+
+test("a flush with nothing to write checks only that the owner file still names this run: passes after a stall during a takeover attempt, fails once another run holds the lock", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const error = await failureOf(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          yield* store.put(taskId(1), task(1));
+          yield* store.flush;
+          yield* blockFor(1_200);
+          const guard = `${runLockPathOf(path)}.takeover`;
+          yield* Effect.promise(() => mkdir(guard));
+          yield* store.flush; // nothing to write: no proof needed that nobody is taking over
+          yield* Effect.promise(() => rm(guard, { recursive: true }));
+          yield* Effect.promise(() =>
+            writeFile(join(runLockPathOf(path), "owner.json"), JSON.stringify({ pid: 1, host: "other", started: 2, token: "theirs" })),
+          );
+          yield* store.flush;
+        }),
+      { staleMs: 1_000, heartbeatMs: 600_000, coalesceMs: 60_000 },
+    ),
+  );
+  assert.instance(error, LockfileWriteError);
+  assert.match((error as LockfileWriteError).message, /taken over by another run \(its owner file names that run now\)/);
 });
 
 test.run();
