@@ -93,6 +93,15 @@ forSeeds("property: tasks without evidence are never polled later than the rhyth
   if (none.tasks.length > 0) assert.is(nextPollAt(none), input.lastPoll + input.rhythmMs, `seed ${seed}: no evidence = the rhythm`);
 });
 
+forSeeds("property: no starvation: a task older than every duration seen is polled no later than the rhythm, whatever the others", (r, seed) => {
+  const input = randomInput(r);
+  const points = randomPoints(r);
+  // Alive at the last poll and past the longest duration seen for its settings.
+  const outlier: TimedTask = { startedAt: input.lastPoll - points[points.length - 1]! - 1 - r.int(1_000_000), durations: points };
+  const due = nextPollAt({ ...input, tasks: [...input.tasks, outlier] });
+  assert.ok(due <= input.lastPoll + input.rhythmMs, `seed ${seed}: polled ${due - input.lastPoll} ms after the last poll, rhythm ${input.rhythmMs}`);
+});
+
 forSeeds("property: one more task in flight never makes the next poll later", (r, seed) => {
   const input = randomInput(r);
   const extra = randomInput(r).tasks[0] ?? { startedAt: input.lastPoll, durations: randomPoints(r) };
