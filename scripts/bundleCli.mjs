@@ -14,8 +14,12 @@
 // test/cli/startupImports.test.ts reads to tell which modules a start loaded. The AWS
 // SDK (loaded only by an s3:// outputs store) and node-fetch (only by commands that talk
 // to the service) stay ordinary imports of node_modules.
+//
+// The executable a user runs (package.json "bin") is a second, small bundle:
+// dist/cli/omnibatch.cjs from src/cli/launcher.ts, CommonJS, which answers `--help` and
+// `--version` without starting Node's ES module loader and otherwise imports bin.js.
 
-import { rmSync, writeFileSync } from "node:fs";
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
@@ -44,7 +48,28 @@ const result = await esbuild.build({
   metafile: true,
 });
 
+// The launcher: CommonJS, self-contained but for bin.js (imported as it is, for every
+// other command line).
+const launcher = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: ["src/cli/launcher.ts"],
+  outfile: "dist/cli/omnibatch.cjs",
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  tsconfig: "tsconfig.build.json",
+  banner: { js: "#!/usr/bin/env node" },
+  plugins: [{ name: "bin-stays-esm", setup: (b) => b.onResolve({ filter: /^\.\/bin\.js$/ }, (a) => ({ path: a.path, external: true })) }],
+  logLevel: "warning",
+  metafile: true,
+});
+chmodSync(`${root}dist/cli/omnibatch.cjs`, 0o755);
+const launcherBytes = Object.values(launcher.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
+
 const outputs = Object.entries(result.metafile.outputs);
 const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
 if (process.argv.includes("--meta")) writeFileSync(`${root}dist/chunks/meta.json`, JSON.stringify(result.metafile));
-process.stdout.write(`bundled the CLI: dist/cli/bin.js and ${outputs.length - 1} chunks in dist/chunks (${Math.round(bytes / 1024)} KB)\n`);
+process.stdout.write(
+  `bundled the CLI: dist/cli/bin.js and ${outputs.length - 1} chunks in dist/chunks (${Math.round(bytes / 1024)} KB); the launcher dist/cli/omnibatch.cjs (${Math.round(launcherBytes / 1024)} KB)\n`,
+);

@@ -28,7 +28,7 @@ t("a packed omnibatch installs into an empty project: npx omnibatch, the schema 
     const pack = await execa("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", g.root], { cwd: repoRoot, timeout: 60_000 });
     const packed = (JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
     const shipped = packed.files.map((f) => f.path);
-    assert.ok(shipped.includes("action.yml") && shipped.includes("schemas/manifest.schema.json") && shipped.includes("dist/cli/bin.js") && shipped.includes("dist/ci/actionStep.js"));
+    assert.ok(shipped.includes("action.yml") && shipped.includes("schemas/manifest.schema.json") && shipped.includes("dist/cli/bin.js") && shipped.includes("dist/cli/omnibatch.cjs") && shipped.includes("dist/ci/actionStep.js"));
     assert.equal(shipped.filter((p) => p.startsWith("test/") || p.startsWith("examples/") || (p.startsWith("src/") && !p.endsWith(".mp4")) || p.endsWith(".tsbuildinfo")), [], "ships only what it needs");
 
     const install = await execa("npm", ["install", "--save-dev", "--no-audit", "--no-fund", "--prefer-offline", join(g.root, packed.filename)], { cwd: g.work, timeout: 240_000, reject: false, all: true });

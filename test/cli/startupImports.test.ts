@@ -5,7 +5,8 @@
 // their own module. `--help` and `validate` must not load the core of Effect (which
 // `Data.TaggedError` brings), the HTTP client, the S3 client, the engine, the emulator,
 // the reports, the review server or ajv's compiler. The controls show the same check
-// sees each kind of module where a command does load it.
+// sees each kind of module where a command does load it. The installed executable (the
+// CommonJS launcher package.json names) answers --help and --version from its own file.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execa } from "execa";
@@ -27,6 +28,26 @@ const modulesIn = (file: string): string[] => {
   const held = [...readFileSync(file, "utf8").matchAll(/^\/\/ ((?:src|node_modules)\/\S+)$/gm)].map((m) => m[1]!);
   const own = rel.startsWith("dist/") ? [`src/${rel.slice(5)}`] : [rel];
   return [...own, ...held].map((m) => (m.startsWith("src/") ? m.replace(/\.(ts|js)$/, "") : m));
+};
+
+/** What `omnibatch` runs once installed (package.json "bin"): the CommonJS launcher. */
+const installed = join(root, (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { bin: { omnibatch: string } }).bin.omnibatch);
+
+/** Every file of the package (not node_modules) the process loaded, relative to the package. */
+const filesLoadedBy = async (file: string, args: string[]): Promise<{ files: string[]; exitCode: number; stdout: string }> => {
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-loads-"));
+  const log = join(dir, "loads.txt");
+  try {
+    const r = await execa("node", ["--import", recorder, file, ...args], { cwd: root, reject: false, timeout: 60_000, env: { OMNIBATCH_LOAD_LOG: log, OMNIBATCH_API_KEY: "" } });
+    const files = readFileSync(log, "utf8")
+      .split("\n")
+      .filter((l) => l.startsWith("file://") || l.startsWith("/"))
+      .map((l) => relative(root, l.startsWith("file://") ? fileURLToPath(l) : l).split("\\").join("/"))
+      .filter((f) => !f.startsWith("..") && !f.startsWith("node_modules/"));
+    return { files: [...new Set(files)], exitCode: r.exitCode ?? -1, stdout: r.stdout };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 };
 
 const loadedBy = async (args: string[]): Promise<{ modules: Set<string>; exitCode: number; stdout: string }> => {
@@ -102,6 +123,22 @@ test("control: `run --help` loads the run command's module, and with it the engi
   for (const what of ["the engine", "the HTTP client (node-fetch)", "the core of Effect (Data.TaggedError brings it)"]) {
     assert.ok(found(r.modules, notAtStart[what]!).length > 0, `${what} is seen where it is loaded`);
   }
+});
+
+test("the installed executable answers --help and --version from its own file alone: no ES module of the CLI, no chunk", async () => {
+  for (const args of [["--help"], ["--version"]]) {
+    const r = await filesLoadedBy(installed, args);
+    assert.is(r.exitCode, 0);
+    assert.ok(r.stdout.length > 0);
+    assert.equal(r.files, [relative(root, installed)], `${args.join(" ")} loaded ${r.files.join(", ")}`);
+  }
+});
+
+test("control: the installed executable with a command loads bin.js and the command's chunks, which the check sees", async () => {
+  const r = await filesLoadedBy(installed, ["validate", "manifests/demo.yaml"]);
+  assert.is(r.exitCode, 0);
+  assert.ok(r.files.includes("dist/cli/bin.js"), r.files.join(", "));
+  assert.ok(r.files.some((f) => f.startsWith("dist/chunks/")), r.files.join(", "));
 });
 
 test.run();
