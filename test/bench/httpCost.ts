@@ -4,7 +4,8 @@
 // node-fetch, and through bare node:http, against the emulator in its own process on
 // loopback. Separates what HTTP costs from what the client adds around it.
 // Usage: node --import tsx test/bench/httpCost.ts [N] [concurrency] [which,...]
-//   which: client, client-sink (download written to a folder), fetch, http (default: all)
+//   which: client, client-sink (download written to a folder), fetch, http, transport
+//   (the client's transport, httpTransport.ts, without the client around it) (default: all)
 
 import http from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,12 +14,13 @@ import { join } from "node:path";
 import { Effect, Redacted } from "effect";
 import fetch from "node-fetch";
 import { OmniClient, type OmniClientService } from "../../src/api/OmniClient.js";
+import { destroyAgents, makeAgents, readBody, sendRequest } from "../../src/api/httpTransport.js";
 import { folderSink } from "../../src/outputs/FolderSink.js";
 import { startEmulatorProcess } from "./EmulatorProcess.js";
 
 const n = Math.min(20_000, Number(process.argv[2] ?? 2_000));
 const concurrency = Math.min(256, Number(process.argv[3] ?? 16));
-const which = (process.argv[4] ?? "client,client-sink,fetch,http").split(",");
+const which = (process.argv[4] ?? "client,client-sink,fetch,http,transport").split(",");
 
 const emulator = await startEmulatorProcess({ slots: { video: 10, image: 10_000_000 }, timing: { scale: 0 } });
 const auth = { Authorization: `Bearer ${emulator.apiKey}`, "Content-Type": "application/json", Accept: "application/json", "User-Agent": "omnibatch" };
@@ -118,6 +120,20 @@ const viaHttp = async (i: number) => {
   await request(url, "GET", { "User-Agent": "omnibatch" });
 };
 
+const transportAgents = makeAgents(16);
+const exchange = (url: string, method: string, headers: Record<string, string>, body?: string) =>
+  new Promise<Buffer>((resolve, reject) => {
+    sendRequest(new URL(url), { method, headers: body === undefined ? headers : { ...headers, "Content-Length": String(Buffer.byteLength(body)) }, agents: transportAgents, ...(body === undefined ? {} : { body }) }, (res) => readBody(res, 32 * 1024 ** 2, (error, bytes) => (error ? reject(error) : resolve(bytes))), reject);
+  });
+const viaTransport = async (i: number) => {
+  const created = JSON.parse((await exchange(`${emulator.url}/v1/images/omni-image`, "POST", auth, createBody(i))).toString()) as { data: { task_id: string } };
+  const url = await untilDone(
+    async () => JSON.parse((await exchange(`${emulator.url}/v1/images/omni-image/${created.data.task_id}`, "GET", auth)).toString()) as { data: unknown },
+    (got) => imageUrl(got.data),
+  );
+  await exchange(url, "GET", { "User-Agent": "omnibatch" });
+};
+
 const dir = mkdtempSync(join(tmpdir(), "omnibatch-httpcost-"));
 try {
   process.stdout.write(`${n} tasks (create + query + download), ${concurrency} at a time, node ${process.version}\n`);
@@ -130,6 +146,7 @@ try {
             if (w === "client-sink") await measure("client-sink", viaClient(client, dir));
             if (w === "fetch") await measure("node-fetch", viaFetch);
             if (w === "http") await measure("node:http", viaHttp);
+            if (w === "transport") await measure("transport", viaTransport);
           }
         }),
       ),
@@ -138,6 +155,7 @@ try {
 } finally {
   fetchAgent.destroy();
   httpAgent.destroy();
+  destroyAgents(transportAgents);
   await emulator.close();
   rmSync(dir, { recursive: true, force: true });
 }
