@@ -298,7 +298,11 @@ const make = (config: OmniClientConfig) =>
                   return failed(new RedirectRefused(`the service answered HTTP ${status} to a ${sendMethod}: a redirect that would change the request, not followed`));
                 }
                 if (hops >= maxRedirects) return failed(new RedirectRefused(`more than ${maxRedirects} redirects: not followed`));
-                return send(next, sendMethod, hops + 1);
+                try {
+                  return send(next, sendMethod, hops + 1);
+                } catch (error) {
+                  return failed(error);
+                }
               }
               readBody(response, maxAnswerBytes, (error, bytes) => {
                 if (error !== undefined) return failed(error);
@@ -321,7 +325,13 @@ const make = (config: OmniClientConfig) =>
             failed,
           );
         };
-        send(new URL(`${baseText}${path}`), method, 0);
+        try {
+          send(new URL(`${baseText}${path}`), method, 0);
+        } catch (error) {
+          // A request Node refuses to send (a header it cannot carry): an error, not a defect.
+          failed(error);
+          current?.destroy();
+        }
         return Effect.sync(() => {
           ended = true;
           clearTimeout(timer);
@@ -624,7 +634,11 @@ const make = (config: OmniClientConfig) =>
                   return failed(new RedirectRefused(`HTTP ${status} redirecting to a link that is not http(s) (${next.protocol.slice(0, 20)}): not followed`));
                 }
                 if (hops >= maxRedirects) return failed(new RedirectRefused(`more than ${maxRedirects} redirects: not followed`));
-                return get(next, hops + 1);
+                try {
+                  return get(next, hops + 1);
+                } catch (error) {
+                  return failed(error);
+                }
               }
               if (status < 200 || status >= 300) {
                 // The error page is read (within the header limit) for an envelope's code.
@@ -662,7 +676,12 @@ const make = (config: OmniClientConfig) =>
             failed,
           );
         };
-        get(target, 0);
+        try {
+          get(target, 0);
+        } catch (error) {
+          failed(error);
+          current?.destroy();
+        }
         return Effect.sync(() => {
           ended = true;
           clearTimeout(timer);

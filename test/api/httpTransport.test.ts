@@ -186,6 +186,15 @@ test("an interrupted call destroys its request: the server sees the connection c
   await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error("the connection stayed open")), 2_000))]);
 });
 
+test("a header Node cannot send (a user agent with a line break) fails the call as a TransportError, not a crash", async ({ server }) => {
+  server.handle((_req, res) => envelope(res, 200, ok(imageTask)));
+  const error = failure(await run(server.url, (c) => c.getImage("t1"), { userAgent: "omnibatch\r\nX-Injected: 1" }));
+  assert.is(error._tag, "TransportError");
+  assert.is(server.seen.length, 0);
+  const download = failure(await run(server.url, (c) => c.download(`${server.url}/_files/1/a.png`), { userAgent: "bad\nagent" }));
+  assert.is(download._tag, "TransportError");
+});
+
 test("readBody: a body that closes without an end is an error, not a short body", async () => {
   const server = http.createServer((_req, res) => {
     res.writeHead(200, { "content-length": "100" });
