@@ -12,8 +12,7 @@
 // Bundled from the TypeScript sources (as the tests run them, through tsx's esbuild),
 // not minified: each module's code is preceded by a `// <path>` comment, which
 // test/cli/startupImports.test.ts reads to tell which modules a start loaded. The AWS
-// SDK (loaded only by an s3:// outputs store) and node-fetch (only by commands that talk
-// to the service) stay ordinary imports of node_modules.
+// SDK (loaded only by an s3:// outputs store) stays an ordinary import of node_modules.
 //
 // The executable a user runs (package.json "bin") is a second, small bundle:
 // dist/cli/omnibatch.cjs from src/cli/launcher.ts, CommonJS, which answers `--help` and
@@ -40,7 +39,7 @@ const result = await esbuild.build({
   platform: "node",
   target: "node20",
   tsconfig: "tsconfig.build.json",
-  external: ["@aws-sdk/*", "node-fetch"],
+  external: ["@aws-sdk/*"],
   // Bundled CommonJS code (yaml, ajv) calls require() for Node's own modules.
   banner: { js: 'import { createRequire as __omnibatchRequire } from "node:module";\nconst require = __omnibatchRequire(import.meta.url);' },
   // The entry keeps tsc's `#!/usr/bin/env node` line (esbuild moves it first).

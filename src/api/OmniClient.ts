@@ -1,16 +1,14 @@
 // The client of the service's six operations, plus result downloads, as an Effect
-// service. It speaks HTTP (node-fetch over keep-alive agents), checks every answer
+// service. It speaks HTTP (node:http over keep-alive agents, httpTransport.ts), checks every answer
 // against schemas/api/, and reports failures as ApiError values. It never retries a
 // create: deciding whether a create may be sent again is the engine's job.
 // The key goes to the service's exact origin only: redirects are followed by hand, and
 // only to that origin; downloads never carry it. Every string of every answer is
 // scrubbed of the key and has its control characters neutralised before it leaves here.
 
-import http from "node:http";
-import https from "node:https";
+import type { ClientRequest } from "node:http";
 import type { Readable } from "node:stream";
 import { Context, Effect, Either, Layer, Redacted, type Schedule } from "effect";
-import fetch, { type RequestInit, type Response } from "node-fetch";
 import {
   ClientConfigInvalid,
   DecodeError,
@@ -28,6 +26,7 @@ import { interpretAnswer, interpretTaskAnswer, type TaskAnomaly, type TaskAnswer
 import { stringifyExact } from "./exactJson.js";
 import { serviceTextCleaner } from "./neutralise.js";
 import { withRetry } from "./retry.js";
+import { decodeText, destroyAgents, flatHeaders, headerValue, makeAgents, readBody, sendRequest } from "./httpTransport.js";
 import {
   paths,
   type CursorPage,
@@ -143,6 +142,13 @@ const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 /** A redirect the client will not follow (another origin, not http(s), too many hops). */
 class RedirectRefused extends Error {}
 const defaultDownloadTimeoutMs = 10 * 60_000;
+/**
+ * The largest API answer read: far above any real one (a B3 page of 500 tasks is about
+ * 1 MB), so an endless or huge body from a broken service cannot fill the memory.
+ */
+const maxAnswerBytes = 32 * 1024 ** 2;
+/** The most of a failed download's answer read, for an envelope's code and message. */
+const maxErrorPageBytes = 64 * 1024;
 /** With this many ids or fewer, asking B2 per id is cheaper than paging B3. */
 const directLookupLimit = 3;
 
@@ -170,14 +176,6 @@ const urlForMessage = (url: string): string => {
   }
 };
 
-const headersOf = (response: Response): Record<string, string> => {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name.toLowerCase()] = value;
-  });
-  return headers;
-};
-
 const chunk = <T>(items: readonly T[], size: number): T[][] => {
   const batches: T[][] = [];
   for (let i = 0; i < items.length; i += size) batches.push(items.slice(i, i + size));
@@ -200,18 +198,15 @@ const make = (config: OmniClientConfig) =>
 
     const scrub = serviceTextCleaner(Redacted.value(config.apiKey));
 
-    // Idle keep-alive sockets are dropped after 4 s, before a typical server's 5 s,
-    // so a reused socket is rarely closed under a request by the other side.
-    const agentOptions = { keepAlive: true, maxSockets: config.maxSockets ?? 16, timeout: 4_000 };
-    const apiAgents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
-    const downloadAgents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+    // Downloads have agents of their own: a slow transfer never holds a socket an API call waits for.
+    const apiAgents = makeAgents(config.maxSockets ?? 16);
+    const downloadAgents = makeAgents(config.maxSockets ?? 16);
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        for (const agent of [apiAgents.http, apiAgents.https, downloadAgents.http, downloadAgents.https]) agent.destroy();
+        destroyAgents(apiAgents);
+        destroyAgents(downloadAgents);
       }),
     );
-    const agentFor = (agents: { http: http.Agent; https: https.Agent }) => (url: URL) =>
-      url.protocol === "http:" ? agents.http : agents.https;
 
     const count = (operation: Operation) => {
       counts[operation] = (counts[operation] ?? 0) + 1;
@@ -227,91 +222,121 @@ const make = (config: OmniClientConfig) =>
       Effect.async<
         { httpStatus: number; retryAfter: string | null; headerRequestId: string | null; body: string },
         TransportError | RequestTimeout
-      >((resume, signal) => {
-        const controller = new AbortController();
-        let timedOut = false;
-        const timer = setTimeout(() => {
-          timedOut = true;
-          controller.abort();
-        }, timeoutMs);
-        const onInterrupt = () => controller.abort();
-        signal.addEventListener("abort", onInterrupt);
+      >((resume) => {
         count(operation);
         // Element ids above 2^53 travel as bigint and are written as exact JSON integers.
         const bodyText = body === undefined ? undefined : stringifyExact(body);
-        // Redirects are followed by hand: node-fetch would keep Authorization for the same
-        // host on another port. Only the exact origin of the service gets the key; a GET
-        // may follow any redirect there, another method only a 307/308 (same method, same body).
-        const send = async (url: string, sendMethod: "GET" | "POST", hops: number): Promise<Response> => {
-          const init: RequestInit = {
-            method: sendMethod,
-            agent: agentFor(apiAgents),
-            signal: controller.signal,
-            redirect: "manual",
-            headers: {
-              // The key leaves its Redacted wrapper only here, at the moment of sending.
-              Authorization: `Bearer ${Redacted.value(config.apiKey)}`,
-              "Content-Type": "application/json",
-              Accept: "application/json",
-              "User-Agent": userAgent,
-            },
-            ...(bodyText === undefined || sendMethod === "GET" ? {} : { body: bodyText }),
-          };
-          const response = await fetch(url, init);
-          if (!redirectStatuses.has(response.status)) return response;
-          const location = response.headers.get("location");
-          if (location === null) return response;
-          await response.arrayBuffer().catch(() => undefined);
-          let next: URL;
-          try {
-            next = new URL(location, url);
-          } catch {
-            throw new RedirectRefused(`the service answered HTTP ${response.status} with a malformed redirect: not followed`);
-          }
-          if (next.origin !== base.origin) {
-            throw new RedirectRefused(
-              `the service answered HTTP ${response.status} redirecting to another origin (${urlForMessage(next.href)}); ` +
-                `the API key is sent only to ${base.origin}, so the redirect was not followed`,
-            );
-          }
-          if (sendMethod !== "GET" && response.status !== 307 && response.status !== 308) {
-            throw new RedirectRefused(`the service answered HTTP ${response.status} to a ${sendMethod}: a redirect that would change the request, not followed`);
-          }
-          if (hops >= maxRedirects) throw new RedirectRefused(`more than ${maxRedirects} redirects: not followed`);
-          return send(next.href, sendMethod, hops + 1);
+        let current: ClientRequest | undefined;
+        let ended = false;
+        const end = (effect: Effect.Effect<{ httpStatus: number; retryAfter: string | null; headerRequestId: string | null; body: string }, TransportError | RequestTimeout>) => {
+          if (ended) return;
+          ended = true;
+          clearTimeout(timer);
+          resume(effect);
         };
-        send(`${baseText}${path}`, method, 0)
-          .then(async (response) => ({
-            httpStatus: response.status,
-            retryAfter: response.headers.get("retry-after"),
-            headerRequestId: response.headers.get("x-request-id"),
-            body: await response.text(),
-          }))
-          .then(
-            (answer) => resume(Effect.succeed(answer)),
-            (error: unknown) => {
-              if (timedOut) {
-                resume(Effect.fail(new RequestTimeout({ operation, afterMs: timeoutMs, phase: "sent" })));
-              } else {
-                const code = errorCode(error);
-                resume(
-                  Effect.fail(
-                    new TransportError({
-                      operation,
-                      // A refused redirect answered a request that was sent: a create's outcome is unknown.
-                      phase: !(error instanceof RedirectRefused) && code !== undefined && connectCodes.has(code) ? "connect" : "sent",
-                      reason: scrub(error instanceof RedirectRefused ? error.message : errorText(error)),
-                    }),
-                  ),
-                );
-              }
+        const timer = setTimeout(() => {
+          end(Effect.fail(new RequestTimeout({ operation, afterMs: timeoutMs, phase: "sent" })));
+          current?.destroy();
+        }, timeoutMs);
+        const failed = (error: unknown) => {
+          const code = errorCode(error);
+          end(
+            Effect.fail(
+              new TransportError({
+                operation,
+                // A refused redirect answered a request that was sent: a create's outcome is unknown.
+                phase: !(error instanceof RedirectRefused) && code !== undefined && connectCodes.has(code) ? "connect" : "sent",
+                reason: scrub(error instanceof RedirectRefused ? error.message : errorText(error)),
+              }),
+            ),
+          );
+        };
+        // Redirects are followed by hand, and only within the exact origin of the service
+        // (scheme, host and port): only there does the key go. A GET may follow any
+        // redirect there, another method only a 307/308 (same method, same body).
+        const send = (url: URL, sendMethod: "GET" | "POST", hops: number) => {
+          const withBody = bodyText !== undefined && sendMethod !== "GET";
+          current = sendRequest(
+            url,
+            {
+              method: sendMethod,
+              agents: apiAgents,
+              headers: {
+                // The key leaves its Redacted wrapper only here, at the moment of sending.
+                Authorization: `Bearer ${Redacted.value(config.apiKey)}`,
+                "Content-Type": "application/json",
+                Accept: "application/json",
+                "User-Agent": userAgent,
+                ...(withBody ? { "Content-Length": Buffer.byteLength(bodyText) } : {}),
+              },
+              ...(withBody ? { body: bodyText } : {}),
             },
-          )
-          .finally(() => {
-            clearTimeout(timer);
-            signal.removeEventListener("abort", onInterrupt);
-          });
-        return Effect.sync(() => controller.abort());
+            (response) => {
+              if (ended) {
+                response.destroy();
+                return;
+              }
+              const status = response.statusCode ?? 0;
+              const location = response.headers.location;
+              if (redirectStatuses.has(status) && location !== undefined) {
+                response.resume();
+                let next: URL;
+                try {
+                  next = new URL(location, url);
+                } catch {
+                  return failed(new RedirectRefused(`the service answered HTTP ${status} with a malformed redirect: not followed`));
+                }
+                if (next.origin !== base.origin) {
+                  return failed(
+                    new RedirectRefused(
+                      `the service answered HTTP ${status} redirecting to another origin (${urlForMessage(next.href)}); ` +
+                        `the API key is sent only to ${base.origin}, so the redirect was not followed`,
+                    ),
+                  );
+                }
+                if (sendMethod !== "GET" && status !== 307 && status !== 308) {
+                  return failed(new RedirectRefused(`the service answered HTTP ${status} to a ${sendMethod}: a redirect that would change the request, not followed`));
+                }
+                if (hops >= maxRedirects) return failed(new RedirectRefused(`more than ${maxRedirects} redirects: not followed`));
+                try {
+                  return send(next, sendMethod, hops + 1);
+                } catch (error) {
+                  return failed(error);
+                }
+              }
+              readBody(response, maxAnswerBytes, (error, bytes) => {
+                if (error !== undefined) return failed(error);
+                let text: string;
+                try {
+                  text = decodeText(bytes, response.headers, maxAnswerBytes);
+                } catch (decodeError) {
+                  return failed(new Error(`the answer's compressed body could not be read (${errorText(decodeError)})`));
+                }
+                end(
+                  Effect.succeed({
+                    httpStatus: status,
+                    retryAfter: headerValue(response.headers, "retry-after"),
+                    headerRequestId: headerValue(response.headers, "x-request-id"),
+                    body: text,
+                  }),
+                );
+              });
+            },
+            failed,
+          );
+        };
+        try {
+          send(new URL(`${baseText}${path}`), method, 0);
+        } catch (error) {
+          // A request Node refuses to send (a header it cannot carry): an error, not a defect.
+          failed(error);
+          current?.destroy();
+        }
+        return Effect.sync(() => {
+          ended = true;
+          clearTimeout(timer);
+          current?.destroy();
+        });
       });
 
     /** One call: exchange, then the envelope and schema decide. */
@@ -535,7 +560,7 @@ const make = (config: OmniClientConfig) =>
       Effect.map(findImagesByExternalIds([externalId], opts), (found) => found.get(externalId));
 
     const downloadOnce = (url: string) =>
-      Effect.async<DownloadResponse, ApiError>((resume, signal) => {
+      Effect.async<DownloadResponse, ApiError>((resume) => {
         let target: URL;
         try {
           target = new URL(url);
@@ -557,82 +582,111 @@ const make = (config: OmniClientConfig) =>
           );
           return;
         }
-        const controller = new AbortController();
-        let timedOut: "headers" | "body" | undefined;
-        let timer = setTimeout(() => {
-          timedOut = "headers";
-          controller.abort();
-        }, Math.min(timeoutMs, downloadTimeoutMs));
-        const onInterrupt = () => controller.abort();
-        signal.addEventListener("abort", onInterrupt);
         count("download");
         const started = Date.now();
-        // Result links are signed: a download never carries the key, wherever it points.
-        const headers: Record<string, string> = { "User-Agent": userAgent };
-        const get = async (href: string, hops: number): Promise<Response> => {
-          const response = await fetch(href, { method: "GET", agent: agentFor(downloadAgents), signal: controller.signal, headers, redirect: "manual" });
-          const location = response.headers.get("location");
-          if (!redirectStatuses.has(response.status) || location === null) return response;
-          response.body?.resume();
-          let next: URL;
-          try {
-            next = new URL(location, href);
-          } catch {
-            throw new RedirectRefused(`HTTP ${response.status} with a malformed redirect`);
-          }
-          if (next.protocol !== "http:" && next.protocol !== "https:") {
-            throw new RedirectRefused(`HTTP ${response.status} redirecting to a link that is not http(s) (${next.protocol.slice(0, 20)}): not followed`);
-          }
-          if (hops >= maxRedirects) throw new RedirectRefused(`more than ${maxRedirects} redirects: not followed`);
-          return get(next.href, hops + 1);
+        const headersWithinMs = Math.min(timeoutMs, downloadTimeoutMs);
+        let current: ClientRequest | undefined;
+        let ended = false;
+        const end = (effect: Effect.Effect<DownloadResponse, ApiError>) => {
+          if (ended) return;
+          ended = true;
+          clearTimeout(timer);
+          resume(effect);
         };
-        get(target.href, 0).then(
-          async (response) => {
-            signal.removeEventListener("abort", onInterrupt);
-            clearTimeout(timer);
-            if (response.status < 200 || response.status >= 300) {
-              const text = await response.text().catch(() => "");
-              resume(Effect.fail(downloadFailure(url, response.status, response.headers.get("retry-after"), text)));
-              return;
-            }
-            // The body may take longer than an API answer: a separate, longer limit.
-            const body = response.body as unknown as Readable;
-            timer = setTimeout(() => {
-              timedOut = "body";
-              controller.abort();
-            }, Math.max(0, downloadTimeoutMs - (Date.now() - started)));
-            timer.unref();
-            body.once("close", () => clearTimeout(timer));
-            const length = Number(response.headers.get("content-length"));
-            resume(
-              Effect.succeed({
-                status: response.status,
-                headers: headersOf(response),
-                body,
-                ...(Number.isFinite(length) && response.headers.has("content-length") ? { contentLength: length } : {}),
+        const timer = setTimeout(() => {
+          end(Effect.fail(new RequestTimeout({ operation: "download", afterMs: headersWithinMs, phase: "sent" })));
+          current?.destroy();
+        }, headersWithinMs);
+        const failed = (error: unknown) => {
+          const code = errorCode(error);
+          end(
+            Effect.fail(
+              new TransportError({
+                operation: "download",
+                phase: !(error instanceof RedirectRefused) && code !== undefined && connectCodes.has(code) ? "connect" : "sent",
+                reason: scrub(`${error instanceof RedirectRefused ? error.message : errorText(error)} (${urlForMessage(url)})`),
               }),
-            );
-          },
-          (error: unknown) => {
-            signal.removeEventListener("abort", onInterrupt);
-            clearTimeout(timer);
-            if (timedOut !== undefined) {
-              resume(Effect.fail(new RequestTimeout({ operation: "download", afterMs: Math.min(timeoutMs, downloadTimeoutMs), phase: "sent" })));
-            } else {
-              const code = errorCode(error);
-              resume(
-                Effect.fail(
-                  new TransportError({
-                    operation: "download",
-                    phase: code !== undefined && connectCodes.has(code) ? "connect" : "sent",
-                    reason: scrub(`${error instanceof RedirectRefused ? error.message : errorText(error)} (${urlForMessage(url)})`),
-                  }),
-                ),
+            ),
+          );
+        };
+        // Result links are signed: a download never carries the key, wherever it points.
+        const headers = { "User-Agent": userAgent };
+        const get = (href: URL, hops: number) => {
+          current = sendRequest(
+            href,
+            { method: "GET", headers, agents: downloadAgents },
+            (response) => {
+              if (ended) {
+                response.destroy();
+                return;
+              }
+              const status = response.statusCode ?? 0;
+              const location = response.headers.location;
+              if (redirectStatuses.has(status) && location !== undefined) {
+                response.resume();
+                let next: URL;
+                try {
+                  next = new URL(location, href);
+                } catch {
+                  return failed(new RedirectRefused(`HTTP ${status} with a malformed redirect`));
+                }
+                if (next.protocol !== "http:" && next.protocol !== "https:") {
+                  return failed(new RedirectRefused(`HTTP ${status} redirecting to a link that is not http(s) (${next.protocol.slice(0, 20)}): not followed`));
+                }
+                if (hops >= maxRedirects) return failed(new RedirectRefused(`more than ${maxRedirects} redirects: not followed`));
+                try {
+                  return get(next, hops + 1);
+                } catch (error) {
+                  return failed(error);
+                }
+              }
+              if (status < 200 || status >= 300) {
+                // The error page is read (within the header limit) for an envelope's code.
+                readBody(response, maxErrorPageBytes, (_error, bytes) => {
+                  let text = "";
+                  try {
+                    text = decodeText(bytes, response.headers, maxErrorPageBytes);
+                  } catch {
+                    // an unreadable error page: the status alone says what happened
+                  }
+                  end(Effect.fail(downloadFailure(url, status, headerValue(response.headers, "retry-after"), text)));
+                });
+                return;
+              }
+              // The body may take longer than an API answer: a separate, longer limit, on
+              // the stream the caller reads (it errors when the limit passes).
+              clearTimeout(timer);
+              const bodyTimer = setTimeout(
+                () => response.destroy(new Error(`the download took longer than ${downloadTimeoutMs} ms (${urlForMessage(url)})`)),
+                Math.max(0, downloadTimeoutMs - (Date.now() - started)),
               );
-            }
-          },
-        );
-        return Effect.sync(() => controller.abort());
+              bodyTimer.unref();
+              response.once("close", () => clearTimeout(bodyTimer));
+              const lengthHeader = response.headers["content-length"];
+              const length = Number(lengthHeader);
+              end(
+                Effect.succeed({
+                  status,
+                  headers: flatHeaders(response.headers),
+                  body: response,
+                  ...(lengthHeader !== undefined && Number.isFinite(length) ? { contentLength: length } : {}),
+                }),
+              );
+            },
+            failed,
+          );
+        };
+        try {
+          get(target, 0);
+        } catch (error) {
+          failed(error);
+          current?.destroy();
+        }
+        return Effect.sync(() => {
+          ended = true;
+          clearTimeout(timer);
+          current?.destroy();
+        });
       });
 
     /** A non-2xx download answer: the envelope's code if the body has one, else only the status. */

@@ -59,14 +59,22 @@ export const cleanStrings = (value: unknown, clean: (text: string) => string): u
     return out ?? value;
   }
   if (typeof value === "object" && value !== null) {
-    let changed = false;
-    const entries = Object.entries(value).map(([k, v]) => {
+    // Copied only from the first member that changed (every answer passes here: a clean
+    // one, the usual case, allocates nothing).
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
       const ck = clean(k);
-      const cv = cleanStrings(v, clean);
-      if (ck !== k || cv !== v) changed = true;
-      return [ck, cv] as const;
-    });
-    return changed ? Object.fromEntries(entries) : value;
+      const cv = cleanStrings(record[k], clean);
+      if (ck === k && cv === record[k]) continue;
+      // Object.fromEntries: a "__proto__" key stays an own member (an assignment would set the prototype).
+      const entries: [string, unknown][] = keys.slice(0, i).map((key) => [key, record[key]]);
+      entries.push([ck, cv]);
+      for (let j = i + 1; j < keys.length; j++) entries.push([clean(keys[j]!), cleanStrings(record[keys[j]!], clean)]);
+      return Object.fromEntries(entries);
+    }
+    return value;
   }
   return value;
 };

@@ -56,11 +56,15 @@ export interface ResultSink {
   readonly seen?: (rel: string, size: number | undefined) => boolean;
 }
 
-/** Hashes and counts a body while it passes, refusing more than `cap` bytes or fewer than announced. */
+/**
+ * Hashes and counts a body while it passes, refusing more than `cap` bytes or fewer than
+ * announced. The MD5s an object store's ETag is compared with are computed only for a
+ * store's meter (one given a `partSize`): a folder needs the SHA-256 alone.
+ */
 export class Meter {
   bytes = 0;
   private readonly sha = createHash("sha256");
-  private readonly md5 = createHash("md5");
+  private readonly md5: Hash | undefined;
   /** MD5 of each part of `partSize` bytes: the composite ETag of a multipart upload is made of them. */
   private readonly partDigests: Buffer[] = [];
   private part: Hash | undefined;
@@ -70,6 +74,7 @@ export class Meter {
     private readonly source: Pick<ResultSource, "type" | "cap" | "contentLength">,
     private readonly partSize?: number,
   ) {
+    this.md5 = partSize === undefined ? undefined : createHash("md5");
     if (source.contentLength !== undefined && source.contentLength > source.cap) {
       throw this.tooLarge(`of ${source.contentLength} bytes, over`);
     }
@@ -84,8 +89,8 @@ export class Meter {
     this.bytes += data.byteLength;
     if (this.bytes > this.source.cap) throw this.tooLarge("growing past");
     this.sha.update(data);
+    if (this.md5 === undefined || this.partSize === undefined) return;
     this.md5.update(data);
-    if (this.partSize === undefined) return;
     let at = 0;
     while (at < data.byteLength) {
       this.part ??= createHash("md5");
@@ -102,12 +107,17 @@ export class Meter {
   }
 
   /** At the end of the body: throws when fewer bytes came than Content-Length announced. */
-  end(): WrittenResult & { readonly md5: string; readonly compositeEtag?: string } {
+  end(): WrittenResult & { readonly md5?: string; readonly compositeEtag?: string } {
     if (this.source.contentLength !== undefined && this.bytes !== this.source.contentLength) {
       throw new TransferProblem(`truncated download: ${this.bytes} of ${this.source.contentLength} bytes`, false);
     }
     const digests = this.part ? [...this.partDigests, this.part.digest()] : this.partDigests;
     const compositeEtag = digests.length > 0 ? `${createHash("md5").update(Buffer.concat(digests)).digest("hex")}-${digests.length}` : undefined;
-    return { size: this.bytes, sha256: this.sha.digest("hex"), md5: this.md5.digest("hex"), ...(compositeEtag ? { compositeEtag } : {}) };
+    return {
+      size: this.bytes,
+      sha256: this.sha.digest("hex"),
+      ...(this.md5 !== undefined ? { md5: this.md5.digest("hex") } : {}),
+      ...(compositeEtag ? { compositeEtag } : {}),
+    };
   }
 }

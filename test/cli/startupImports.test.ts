@@ -74,7 +74,7 @@ const loadedBy = async (args: string[]): Promise<{ modules: Set<string>; exitCod
 const notAtStart: Record<string, string> = {
   "the core of Effect (Data.TaggedError brings it)": "node_modules/effect/dist/esm/internal/core.js",
   "Effect's fiber runtime": "node_modules/effect/dist/esm/internal/fiberRuntime.js",
-  "the HTTP client (node-fetch)": "node_modules/node-fetch/",
+  "the HTTP transport": "src/api/httpTransport",
   "the S3 client": "node_modules/@aws-sdk/",
   "ajv's schema compiler": "node_modules/ajv/dist/compile/",
   "the engine": "src/engine/",
@@ -120,7 +120,7 @@ test("control: a wrong command line loads UsageError and with it the core of Eff
 test("control: `run --help` loads the run command's module, and with it the engine and the HTTP client, which the check sees", async () => {
   const r = await loadedBy(["run", "--help"]);
   assert.is(r.exitCode, 0);
-  for (const what of ["the engine", "the HTTP client (node-fetch)", "the core of Effect (Data.TaggedError brings it)"]) {
+  for (const what of ["the engine", "the HTTP transport", "the core of Effect (Data.TaggedError brings it)"]) {
     assert.ok(found(r.modules, notAtStart[what]!).length > 0, `${what} is seen where it is loaded`);
   }
 });

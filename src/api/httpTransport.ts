@@ -1,0 +1,134 @@
+// One HTTP exchange over node:http / node:https with keep-alive agents: the transport
+// of the API client and of result downloads (OmniClient.ts decides what is sent where,
+// follows redirects by hand and turns failures into ApiError values). It replaced
+// node-fetch on this path (issue 13): the three requests of a throughput task cost
+// about 2.0 ms of CPU through bare node-fetch against 0.8 ms through bare node:http
+// (test/bench/httpCost.ts), four times the whole 0.5 ms per task the runner is allowed.
+// node-fetch builds a WHATWG Request, Headers and Response per call, pipes every body
+// through a PassThrough (stream.pipeline: an AbortController, and a DOMException with a
+// stack trace when it finishes), and decodes the text with a TextDecoder; none of it is
+// needed to send a small JSON request and read a small JSON answer, or to hand on a body.
+// Callbacks, not promises: exactly one of a request's callbacks is called, once.
+
+import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
+import https from "node:https";
+import zlib from "node:zlib";
+
+export interface Agents {
+  readonly http: http.Agent;
+  readonly https: https.Agent;
+}
+
+/**
+ * Keep-alive agents, `maxSockets` per host. Idle sockets are dropped after 4 s, before a
+ * typical server's 5 s, so a reused socket is rarely closed under a request by the other side.
+ */
+export const makeAgents = (maxSockets: number): Agents => {
+  const options = { keepAlive: true, maxSockets, timeout: 4_000 };
+  return { http: new http.Agent(options), https: new https.Agent(options) };
+};
+
+export const destroyAgents = (agents: Agents): void => {
+  agents.http.destroy();
+  agents.https.destroy();
+};
+
+/**
+ * Sends one request to `url` (http or https, chosen by its protocol). `onResponse` gets
+ * the answer (its body still to be read or destroyed), or `onError` a failure before it
+ * (refused, reset, destroyed). The request is returned so that a timeout or an interrupt
+ * can destroy it.
+ */
+export const sendRequest = (
+  url: URL,
+  init: { readonly method: string; readonly headers: OutgoingHttpHeaders; readonly body?: string; readonly agents: Agents },
+  onResponse: (response: IncomingMessage) => void,
+  onError: (error: Error) => void,
+): http.ClientRequest => {
+  const options = { method: init.method, headers: init.headers };
+  const request =
+    url.protocol === "http:"
+      ? http.request(url, { ...options, agent: init.agents.http }, onResponse)
+      : https.request(url, { ...options, agent: init.agents.https }, onResponse);
+  request.on("error", onError);
+  request.end(init.body);
+  return request;
+};
+
+const empty = Buffer.alloc(0);
+
+/** An answer's body was larger than the reader allows. */
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`the answer's body is larger than ${limit} bytes: not read`);
+  }
+}
+
+/**
+ * Reads a whole body of at most `limit` bytes (refused from Content-Length when it says
+ * more, cut off when it grows past), then calls `done` once: with the bytes, or with the
+ * error that ended it (a reset, a connection closed before the end, too large).
+ */
+export const readBody = (response: IncomingMessage, limit: number, done: (error: Error | undefined, body: Buffer) => void): void => {
+  let finished = false;
+  const finish = (error: Error | undefined, body: Buffer) => {
+    if (finished) return;
+    finished = true;
+    done(error, body);
+  };
+  const declared = Number(response.headers["content-length"]);
+  if (declared > limit) {
+    response.destroy();
+    finish(new BodyTooLarge(limit), empty);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  response.on("data", (chunk: Buffer) => {
+    size += chunk.byteLength;
+    if (size > limit) {
+      response.destroy();
+      finish(new BodyTooLarge(limit), empty);
+      return;
+    }
+    chunks.push(chunk);
+  });
+  response.once("end", () => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+  response.once("error", (error) => finish(error, empty));
+  // Closed without an end and without an error: the body was cut short. (The error is
+  // made only then: an Error captures a stack trace, and 'close' follows every answer.)
+  response.once("close", () => {
+    if (!finished) finish(Object.assign(new Error("the connection closed before the answer ended"), { code: "ECONNRESET" }), empty);
+  });
+};
+
+/**
+ * A body as text: decompressed when the server compressed it although nothing asked it
+ * to (gzip, deflate, br; at most `limit` bytes decoded), a UTF-8 byte order mark dropped
+ * (as a TextDecoder would). An encoding not known is left as is (it reads as "not JSON").
+ */
+export const decodeText = (body: Buffer, headers: IncomingHttpHeaders, limit: number): string => {
+  const encoding = headers["content-encoding"]?.trim().toLowerCase();
+  let bytes = body;
+  if (encoding === "gzip" || encoding === "x-gzip") bytes = zlib.gunzipSync(body, { maxOutputLength: limit });
+  else if (encoding === "deflate") bytes = zlib.inflateSync(body, { maxOutputLength: limit });
+  else if (encoding === "br") bytes = zlib.brotliDecompressSync(body, { maxOutputLength: limit });
+  const text = bytes.toString("utf8");
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+};
+
+/** A header's value as one string (repeated headers joined with ", "), or null when absent. */
+export const headerValue = (headers: IncomingHttpHeaders, name: string): string | null => {
+  const value = headers[name];
+  return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+};
+
+/** Every header as one string per lower-case name. */
+export const flatHeaders = (headers: IncomingHttpHeaders): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+};

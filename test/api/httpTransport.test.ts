@@ -1,0 +1,219 @@
+// The client's own HTTP transport (node:http, src/api/httpTransport.ts) against small
+// hostile loopback servers: answers that stall after their headers, end early, grow past
+// the size limit, come compressed unasked or with a byte order mark, and downloads cut
+// short or redirected in a loop. Each must end as the right ApiError (or a failing
+// stream), within its time limit, and leave the client usable.
+
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
+import { Effect, Either, Redacted } from "effect";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { ApiError } from "../../src/api/ApiError.js";
+import { classify } from "../../src/api/classify.js";
+import { OmniClient, type OmniClientConfig, type OmniClientService } from "../../src/api/OmniClient.js";
+import { readBody } from "../../src/api/httpTransport.js";
+import { envelope, startCannedServer, type CannedServer } from "./cannedServer.js";
+
+const apiKey = "sk-transport-Hj4Kl5Mn6Op7";
+const test = suite<{ server: CannedServer }>("http transport", { server: undefined as unknown as CannedServer });
+
+test.before(async (ctx) => {
+  ctx.server = await startCannedServer();
+});
+test.after(async (ctx) => {
+  await ctx.server.close();
+});
+test.before.each((ctx) => {
+  ctx.server.seen.length = 0;
+});
+
+const run = <A>(baseUrl: string, use: (client: OmniClientService) => Effect.Effect<A, ApiError>, config: Partial<OmniClientConfig> = {}) =>
+  Effect.runPromise(Effect.scoped(Effect.flatMap(OmniClient.make({ baseUrl, apiKey: Redacted.make(apiKey), timeoutMs: 5_000, ...config }), use)).pipe(Effect.either));
+
+const failure = <A>(result: Either.Either<A, ApiError>): ApiError => {
+  if (Either.isRight(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.right)}`);
+  return result.left;
+};
+
+const imageTask = { task_id: "t1", task_status: "succeed", task_status_msg: "", task_info: {}, watermark_info: { enabled: false }, created_at: 1, updated_at: 2 };
+const ok = (data: unknown) => ({ code: 0, message: "", request_id: "r-1", data });
+
+test("an answer that stalls after its headers ends as RequestTimeout within timeoutMs, and the next call works", async ({ server }) => {
+  server.handle((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json", "content-length": "500" });
+    res.write('{"code":0,');
+  });
+  const started = Date.now();
+  const error = failure(await run(server.url, (c) => c.getImage("t1"), { timeoutMs: 200 }));
+  assert.is(error._tag, "RequestTimeout");
+  assert.ok(Date.now() - started < 2_000, `took ${Date.now() - started} ms`);
+  assert.is(classify(error), "retry");
+  server.handle((_req, res) => envelope(res, 200, ok(imageTask)));
+  const again = await run(server.url, (c) => c.getImage("t1"));
+  assert.is(Either.getOrThrow(again).task_id, "t1");
+});
+
+test("an answer cut short (connection closed before Content-Length was reached) is a TransportError, never a parsed answer", async ({ server }) => {
+  server.handle((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json", "content-length": "400" });
+    res.write(JSON.stringify(ok(imageTask)).slice(0, 40));
+    setTimeout(() => res.socket?.destroy(), 20);
+  });
+  const error = failure(await run(server.url, (c) => c.getImage("t1")));
+  assert.is(error._tag, "TransportError");
+  assert.is(error._tag === "TransportError" && error.phase, "sent");
+  const create = failure(await run(server.url, (c) => c.createImage({ prompt: "x", external_task_id: "e-1" })));
+  assert.is(classify(create), "unknown-outcome");
+});
+
+test("an answer announcing more than 32 MB is refused without reading it; one growing past 32 MB is cut off", async ({ server }) => {
+  server.handle((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json", "content-length": String(64 * 1024 ** 2) });
+    res.write("{");
+  });
+  const announced = failure(await run(server.url, (c) => c.getImage("t1")));
+  assert.is(announced._tag, "TransportError");
+  assert.match(announced.message, "larger than 33554432 bytes");
+  // No Content-Length (chunked): 40 MB of spaces, sent as fast as the socket takes them.
+  let sent = 0;
+  server.handle((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    const piece = Buffer.alloc(1024 ** 2, 0x20);
+    const more = () => {
+      while (sent < 40 * 1024 ** 2) {
+        sent += piece.length;
+        if (!res.write(piece)) return void res.once("drain", more);
+      }
+      res.end("{}");
+    };
+    res.socket?.on("error", () => undefined);
+    res.on("error", () => undefined);
+    more();
+  });
+  const grown = failure(await run(server.url, (c) => c.getImage("t1"), { timeoutMs: 20_000 }));
+  assert.is(grown._tag, "TransportError");
+  assert.match(grown.message, "larger than 33554432 bytes");
+  assert.ok(sent < 40 * 1024 ** 2 + 1, "the server's loop is bounded");
+});
+
+test("an answer compressed although nothing asked for it is decoded; one with a byte order mark is read", async ({ server }) => {
+  server.handle((req, res) => {
+    assert.is(req.headers["accept-encoding"], undefined, "the client asks for no compression");
+    const body = gzipSync(JSON.stringify(ok(imageTask)));
+    res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(body.length) });
+    res.end(body);
+  });
+  assert.is(Either.getOrThrow(await run(server.url, (c) => c.getImage("t1"))).task_id, "t1");
+  server.handle((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(`\ufeff${JSON.stringify(ok(imageTask))}`);
+  });
+  assert.is(Either.getOrThrow(await run(server.url, (c) => c.getImage("t1"))).task_id, "t1");
+  server.handle((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
+    res.end("not gzip at all");
+  });
+  const garbled = failure(await run(server.url, (c) => c.getImage("t1")));
+  assert.is(garbled._tag, "TransportError");
+  assert.match(garbled.message, "compressed body could not be read");
+});
+
+test("a POST body is sent with its Content-Length (not chunked), and bigint element ids exactly", async ({ server }) => {
+  server.handle((_req, res) => envelope(res, 200, ok({ task_id: "t9", task_info: {}, task_status: "submitted", created_at: 1, updated_at: 1 })));
+  const created = await run(server.url, (c) => c.createImage({ prompt: "é x", element_list: [{ element_id: 829836802793406551n }] }));
+  assert.is(Either.getOrThrow(created).task_id, "t9");
+  const seen = server.seen[0]!;
+  assert.is(seen.headers["transfer-encoding"], undefined);
+  assert.is(Number(seen.headers["content-length"]), Buffer.byteLength(seen.body));
+  assert.match(seen.body, '"element_id":829836802793406551');
+});
+
+test("a download cut short fails its stream; the bytes before the cut are all that came", async ({ server }) => {
+  server.handle((_req, res) => {
+    res.writeHead(200, { "content-type": "image/png", "content-length": "1000" });
+    res.write(Buffer.alloc(300, 1));
+    setTimeout(() => res.socket?.destroy(), 20);
+  });
+  const response = Either.getOrThrow(await run(server.url, (c) => c.download(`${server.url}/_files/1/a.png`)));
+  assert.is(response.contentLength, 1000);
+  let bytes = 0;
+  let failed: unknown;
+  try {
+    for await (const part of response.body) bytes += (part as Buffer).length;
+  } catch (error) {
+    failed = error;
+  }
+  assert.ok(failed !== undefined, "the stream fails");
+  assert.is(bytes, 300);
+});
+
+test("a download redirected in a loop stops after 5 hops; one whose headers never come is a RequestTimeout", async ({ server }) => {
+  server.handle((req, res) => {
+    res.writeHead(302, { location: `${req.url}x` });
+    res.end();
+  });
+  const looped = failure(await run(server.url, (c) => c.download(`${server.url}/_files/loop`)));
+  assert.is(looped._tag, "TransportError");
+  assert.match(looped.message, "more than 5 redirects");
+  assert.is(server.seen.length, 6);
+  server.handle(() => {
+    /* never answers */
+  });
+  const started = Date.now();
+  const hung = failure(await run(server.url, (c) => c.download(`${server.url}/_files/2/b.png`), { timeoutMs: 200 }));
+  assert.is(hung._tag, "RequestTimeout");
+  assert.ok(Date.now() - started < 2_000);
+});
+
+test("an interrupted call destroys its request: the server sees the connection close", async ({ server }) => {
+  let closed: Promise<unknown> | undefined;
+  server.handle((req, res) => {
+    closed = once(res, "close");
+    void req;
+  });
+  const result = await Effect.runPromise(
+    Effect.scoped(
+      Effect.flatMap(OmniClient.make({ baseUrl: server.url, apiKey: Redacted.make(apiKey), timeoutMs: 5_000 }), (c) =>
+        c.getImage("t1").pipe(Effect.timeout("150 millis"), Effect.either),
+      ),
+    ),
+  );
+  assert.ok(Either.isLeft(result), "the call was cut off");
+  assert.ok(closed !== undefined, "the request reached the server");
+  await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error("the connection stayed open")), 2_000))]);
+});
+
+test("a header Node cannot send (a user agent with a line break) fails the call as a TransportError, not a crash", async ({ server }) => {
+  server.handle((_req, res) => envelope(res, 200, ok(imageTask)));
+  const error = failure(await run(server.url, (c) => c.getImage("t1"), { userAgent: "omnibatch\r\nX-Injected: 1" }));
+  assert.is(error._tag, "TransportError");
+  assert.is(server.seen.length, 0);
+  const download = failure(await run(server.url, (c) => c.download(`${server.url}/_files/1/a.png`), { userAgent: "bad\nagent" }));
+  assert.is(download._tag, "TransportError");
+});
+
+test("readBody: a body that closes without an end is an error, not a short body", async () => {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { "content-length": "100" });
+    res.write("abc");
+    setTimeout(() => res.socket?.destroy(), 20);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const outcome = await new Promise<{ error: Error | undefined; body: Buffer }>((resolve, reject) => {
+      http
+        .get(`http://127.0.0.1:${port}/`, (res) => readBody(res, 1_000, (error, body) => resolve({ error, body })))
+        .on("error", reject);
+    });
+    assert.ok(outcome.error !== undefined);
+    assert.is(outcome.body.length, 0);
+  } finally {
+    server.close();
+  }
+});
+
+test.run();
