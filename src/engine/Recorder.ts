@@ -117,8 +117,12 @@ export class Recorder {
     return Effect.suspend(() => {
       const current = this.records.get(task.id) ?? freshRecord(identityOf(task), "planned", now);
       const next: LockTask = { ...current, ...patch, updated_at: now };
-      const changed = current.state !== next.state && !quiet;
-      return Effect.tap(this.put(task.id, next), () => Effect.sync(() => changed && this.emit(taskEvent(task.id, next, this.outputsDir))));
+      const put = this.put(task.id, next);
+      if (current.state === next.state || quiet) return put;
+      return Effect.zipRight(
+        put,
+        Effect.sync(() => this.emit(taskEvent(task.id, next, this.outputsDir))),
+      );
     });
   }
 
