@@ -217,7 +217,7 @@ const submit = (out: Out): number | undefined => {
     table.counters.creating++;
     const intentReady = entry.intent === "ready";
     if (entry.intent !== undefined) table.intentCount--;
-    delete entry.intent;
+    entry.intent = undefined;
     out.effects.push({ _tag: "Create", entry, lookupFirst: entry.lookupFirst, sendFailures: entry.sendFailures, intentReady });
   }
   return wakeAt;

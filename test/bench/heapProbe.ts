@@ -18,19 +18,11 @@ import { makePolicy, RunPolicy } from "../../src/policy/Policy.js";
 import { LockStore } from "../../src/state/LockStore.js";
 import { writeImageManifest } from "./benchManifest.js";
 import { startEmulatorProcess } from "./EmulatorProcess.js";
+import { processCpuMs } from "./processCpu.js";
 
 const tasks = Number(process.argv[2] ?? 20_000);
 const snapshotAt = new Set((process.argv[3] ?? "").split(",").filter(Boolean).map(Number));
 const snapshotDir = process.argv[4] ?? tmpdir();
-/** CPU time (user + system) of another process so far, in ms (Linux /proc), or NaN. */
-const cpuOf = (pid: number): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return Number.NaN;
-  }
-};
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with --expose-gc");
 
@@ -68,10 +60,10 @@ try {
     await session.post("HeapProfiler.startSampling", { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
   }
   let done = 0;
-  const step = Math.max(1000, Math.floor(tasks / 10));
+  const step = Number(process.env.HEAP_PROBE_STEP ?? Math.max(1000, Math.floor(tasks / 10)));
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
-  const emulatorCpu0 = cpuOf(emulator.pid);
+  const emulatorCpu0 = processCpuMs(emulator.pid);
   const result = await Effect.runPromise(
     Effect.provide(
       Effect.flatMap(Engine, (engine) =>
@@ -99,7 +91,7 @@ try {
     writeFileSync(allocFile, JSON.stringify(profile));
     process.stdout.write(`allocation profile ${allocFile}\n`);
   }
-  const emulatorMs = cpuOf(emulator.pid) - emulatorCpu0;
+  const emulatorMs = processCpuMs(emulator.pid) - emulatorCpu0;
   line(
     `end (exit ${result.exitCode}, ${done} downloaded, ${Math.round(performance.now() - t0)} ms, runner cpu ${((cpu.user + cpu.system) / 1000 / Math.max(1, done)).toFixed(2)} ms/task, emulator cpu ${(emulatorMs / Math.max(1, done)).toFixed(2)} ms/task, peak RSS ${/^VmHWM:\s+(\d+)/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1]} kB)`,
   );
