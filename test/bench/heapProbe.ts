@@ -60,6 +60,12 @@ try {
     await session.post("HeapProfiler.startSampling", { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
   }
   let done = 0;
+  // Where the peak is: RSS sampled every 50 ms, with the tasks done at the highest sample.
+  let peak = { rss: 0, done: -1, atMs: 0 };
+  const sampler = setInterval(() => {
+    const rss = process.memoryUsage.rss();
+    if (rss > peak.rss) peak = { rss, done, atMs: Math.round(performance.now() - t0) };
+  }, 50);
   const step = Number(process.env.HEAP_PROBE_STEP ?? Math.max(1000, Math.floor(tasks / 10)));
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
@@ -86,6 +92,8 @@ try {
     ),
   );
   const cpu = process.cpuUsage(cpu0);
+  clearInterval(sampler);
+  process.stdout.write(`highest RSS sample ${mb(peak.rss)} MB at ${peak.atMs} ms, with ${peak.done} done\n`);
   if (session && allocFile) {
     const { profile } = (await session.post("HeapProfiler.stopSampling")) as { profile: unknown };
     writeFileSync(allocFile, JSON.stringify(profile));
