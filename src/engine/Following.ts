@@ -2,7 +2,7 @@
 // callback cues. Both only report what they heard (Polled, PollFailed, Callback); what it
 // means for each task is decided by the state machine (followAnswers.ts).
 
-import { Clock, Effect, Queue } from "effect";
+import { Clock, Effect } from "effect";
 import { classify } from "../api/classify.js";
 import type { CallbackFeed, CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { TaskView } from "../protocol/TaskView.js";
@@ -41,9 +41,9 @@ export const poll = (adapter: KindAdapter, order: Extract<EngineEffect, { _tag: 
     } as const;
   });
 
-/** Puts every callback observation into `inbox`, and tells `onDrop` why one was dropped, until the scope closes. */
-export const listen = <A>(feed: CallbackFeed, inbox: Queue.Queue<A>, wrap: (observation: CallbackObservation) => A, onDrop?: (reason: string) => void) =>
+/** Hands every callback observation to `offer` (the controller's inbox), and tells `onDrop` why one was dropped, until the scope closes. */
+export const listen = (feed: CallbackFeed, offer: (observation: CallbackObservation) => void, onDrop?: (reason: string) => void) =>
   Effect.gen(function* () {
-    const unsubscribe = feed.subscribe((observation) => Queue.unsafeOffer(inbox, wrap(observation)), onDrop);
+    const unsubscribe = feed.subscribe(offer, onDrop);
     yield* Effect.addFinalizer(() => Effect.sync(unsubscribe));
   });

@@ -25,6 +25,10 @@ const identityOf = (task: PlannedTask): Identity => ({
   ...(task.upstream ? { upstream: task.upstream } : {}),
 });
 
+// One empty list for every record with no outputs or no billing yet (200,000 planned
+// tasks held two empty arrays each); frozen, as records are never changed in place.
+const NONE: readonly never[] = Object.freeze([]);
+
 /** A record with nothing done yet: `state` at `now`, no outputs, no billing. */
 export const freshRecord = (identity: Identity, state: TaskState, now: number): LockTask => ({
   job: identity.job,
@@ -37,8 +41,8 @@ export const freshRecord = (identity: Identity, state: TaskState, now: number): 
   state,
   planned_at: now,
   updated_at: now,
-  outputs: [],
-  billing: [],
+  outputs: NONE,
+  billing: NONE,
   ...(identity.upstream ? { upstream: identity.upstream } : {}),
 });
 
@@ -117,8 +121,12 @@ export class Recorder {
     return Effect.suspend(() => {
       const current = this.records.get(task.id) ?? freshRecord(identityOf(task), "planned", now);
       const next: LockTask = { ...current, ...patch, updated_at: now };
-      const changed = current.state !== next.state && !quiet;
-      return Effect.tap(this.put(task.id, next), () => Effect.sync(() => changed && this.emit(taskEvent(task.id, next, this.outputsDir))));
+      const put = this.put(task.id, next);
+      if (current.state === next.state || quiet) return put;
+      return Effect.zipRight(
+        put,
+        Effect.sync(() => this.emit(taskEvent(task.id, next, this.outputsDir))),
+      );
     });
   }
 

@@ -6,7 +6,7 @@
 // point leaves a lockfile from which the next run resumes without paying twice.
 // The loop and who owns what: README.md in this folder.
 
-import { Clock, Deferred, Duration, Effect, Exit, FiberSet, Option, Queue } from "effect";
+import { Clock, Deferred, Duration, Effect, Exit, FiberSet, Option } from "effect";
 import type { CallbackFeed, CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { DownloaderService } from "../outputs/Downloader.js";
 import type { Policy } from "../policy/Policy.js";
@@ -16,6 +16,7 @@ import type { OmniClientService } from "../api/OmniClient.js";
 import type { CreateOutcome, EngineEffect, EngineEvent, FetchOutcome, StopReason } from "./EngineEvent.js";
 import { makeFetching } from "./Fetching.js";
 import { listen, poll } from "./Following.js";
+import { Inbox } from "./Inbox.js";
 import { makePlanning, ReviewHold, UpstreamLinks } from "./Planning.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { Recorder } from "./Recorder.js";
@@ -64,7 +65,7 @@ export interface RunnerOptions {
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
-type Inbox =
+type Message =
   | CreateOutcome
   | FetchOutcome
   | { readonly _tag: "Stop"; readonly reason: StopReason }
@@ -119,7 +120,9 @@ export const runEngine = (
         // (an intent written ahead for a task still waiting was never sent)
         [...table.entries.values()].some((e) => (e.recorded === "submitting" && e.intent === undefined) || e.sendFailures > 0);
 
-      const inbox = yield* Queue.unbounded<Inbox>();
+      // The loop's clock (a TestClock in tests), read without an effect per message.
+      const clock = yield* Effect.clock;
+      const inbox = new Inbox<Message>(yield* FiberSet.make<void, never>());
       // The deadline (--max-wait) and the interrupt (the first Ctrl-C) end every wait: the
       // loop's own, and the parts the controller performs inline (the start-up lookup, a
       // poll), which a stalled service could otherwise hold for minutes (timeouts times
@@ -131,7 +134,7 @@ export const runEngine = (
       }
       const onAbort = () => {
         Deferred.unsafeDone(stopped, Exit.succeed("signal"));
-        Queue.unsafeOffer(inbox, { _tag: "Stop", reason: "signal" });
+        inbox.offer({ _tag: "Stop", reason: "signal" });
       };
       // A run whose lock was taken over stops at once (it can write nothing more, and must
       // not keep polling and downloading beside the run that holds the lock now).
@@ -139,7 +142,7 @@ export const runEngine = (
         Effect.flatMap(store.lockLost, () =>
           Effect.sync(() => {
             Deferred.unsafeDone(stopped, Exit.succeed("lock"));
-            Queue.unsafeOffer(inbox, { _tag: "Stop", reason: "lock" });
+            inbox.offer({ _tag: "Stop", reason: "lock" });
           }),
         ),
       );
@@ -159,10 +162,11 @@ export const runEngine = (
           drops++;
           if (drops <= 3) emit({ type: "notice", level: "warn", message: `callback dropped: ${reason}${drops === 3 ? " (further drops are not shown)" : ""}` });
         };
-        yield* listen(options.callbacks, inbox, (observation) => ({ _tag: "Callback", observation }) as const, onDrop);
+        yield* listen(options.callbacks, (observation) => inbox.offer({ _tag: "Callback", observation }), onDrop);
       }
       const workers = yield* FiberSet.make<void, never>();
-      const fork = <A extends Inbox>(worker: Effect.Effect<A>) => FiberSet.run(workers, Effect.flatMap(worker, (m) => Queue.offer(inbox, m))).pipe(Effect.asVoid);
+      const fork = <A extends Message>(worker: Effect.Effect<A>) =>
+        Effect.asVoid(FiberSet.run(workers, Effect.flatMap(worker, (m) => Effect.sync(() => inbox.offer(m)))));
 
       const adapters = makeKindAdapters(client, policy, () => table.currency);
       const links = new UpstreamLinks();
@@ -183,47 +187,47 @@ export const runEngine = (
       const submitting = makeSubmitting({ adapters, recorder, store, policy, manifest, table, links, planning, callbackUrl: options.callbacks?.url });
       const fetching = makeFetching({ downloader, adapters, recorder, policy, table, fork });
 
+      // Most events ask for no effect or one: those skip the loop over them.
       const perform = (effects: readonly EngineEffect[]): Effect.Effect<void> =>
-        Effect.forEach(
-          effects,
-          (effect): Effect.Effect<void> => {
-            switch (effect._tag) {
-              case "Record":
-                return recorder.record(effect.task, effect.patch, effect.at, effect.quiet === true);
-              case "FlushIntents":
-                // Intents written ahead: durable before any of their creates may skip its own write.
-                return fork(Effect.map(Effect.either(store.flush), (r) => ({ _tag: "IntentsWritten", ids: effect.ids, ok: r._tag === "Right" }) as const));
-              case "Emit":
-                return Effect.sync(() => emit(effect.event));
-              case "Create":
-                return fork(submitting.create(effect));
-              case "Poll":
-                // Only the asking is cut short by a stop; its answer, once in, is taken in whole.
-                return Effect.flatMap(untilStopped(Effect.map(poll(adapters[effect.kind], effect), Option.some), Option.none()), (answer) =>
-                  Option.isSome(answer) ? feed(answer.value) : Effect.void,
-                );
-              case "Download":
-                return fetching.enqueue(effect.entry, effect.view);
-              case "Expand":
-                return planning.expand(effect.entry);
-              case "Retry":
-                return planning.retry(effect.task, effect.firstAttempt, effect.parentCreatedHere);
-              case "Links":
-                return Effect.sync(() => {
-                  const job = table.entries.get(effect.id)?.task.job;
-                  if (job === undefined || feedsDownstream.has(job)) links.set(effect.id, effect.outputs, effect.at);
-                });
-            }
-          },
-          { discard: true },
-        );
+        effects.length === 0 ? Effect.void : effects.length === 1 ? performOne(effects[0]!) : Effect.forEach(effects, performOne, { discard: true });
+      const performOne = (effect: EngineEffect): Effect.Effect<void> => {
+        switch (effect._tag) {
+          case "Record":
+            return recorder.record(effect.task, effect.patch, effect.at, effect.quiet === true);
+          case "FlushIntents":
+            // Intents written ahead: durable before any of their creates may skip its own write.
+            return fork(Effect.map(Effect.either(store.flush), (r) => ({ _tag: "IntentsWritten", ids: effect.ids, ok: r._tag === "Right" }) as const));
+          case "Emit":
+            return Effect.sync(() => emit(effect.event));
+          case "Create":
+            return fork(submitting.create(effect));
+          case "Poll":
+            // Only the asking is cut short by a stop; its answer, once in, is taken in whole.
+            return Effect.flatMap(untilStopped(Effect.map(poll(adapters[effect.kind], effect), Option.some), Option.none()), (answer) =>
+              Option.isSome(answer) ? feed(answer.value) : Effect.void,
+            );
+          case "Download":
+            return fetching.enqueue(effect.entry, effect.view);
+          case "Expand":
+            return planning.expand(effect.entry);
+          case "Retry":
+            return planning.retry(effect.task, effect.firstAttempt, effect.parentCreatedHere);
+          case "Links":
+            return Effect.sync(() => {
+              const job = table.entries.get(effect.id)?.task.job;
+              if (job === undefined || feedsDownstream.has(job)) links.set(effect.id, effect.outputs, effect.at);
+            });
+        }
+      };
 
       /** An inbox message, stamped with the time it is taken. */
-      const handle = (msg: Inbox): Effect.Effect<void> =>
-        Effect.gen(function* () {
-          if (msg._tag === "Fetched" || msg._tag === "FetchFailed") yield* fetching.finished;
-          yield* feed({ ...msg, now: yield* now } as EngineEvent);
-        });
+      const handle = (msg: Message): Effect.Effect<void> =>
+        msg._tag === "Fetched" || msg._tag === "FetchFailed"
+          ? Effect.zipRight(
+              fetching.finished,
+              Effect.suspend(() => feed({ ...msg, now: clock.unsafeCurrentTimeMillis() })),
+            )
+          : feed({ ...msg, now: clock.unsafeCurrentTimeMillis() } as EngineEvent);
 
       // ------------------------------------------------------------ start-up
 
@@ -248,19 +252,13 @@ export const runEngine = (
 
       for (;;) {
         // Take in everything the workers said, without waiting.
-        for (;;) {
-          const msg = yield* Queue.poll(inbox);
-          if (Option.isNone(msg)) break;
-          yield* handle(msg.value);
-        }
-        const tickAt = yield* now;
+        for (let msg = inbox.take(); msg !== undefined; msg = inbox.take()) yield* handle(msg);
+        const tickAt = clock.unsafeCurrentTimeMillis();
         yield* feed({ _tag: "Tick", now: tickAt, ...(table.config.budget ? { charged: recorder.charged() } : {}) });
         const step = table.loop;
         if (step._tag !== "Wait") break;
-        const waitMs = Math.max(0, Math.min(step.until, tickAt + wakeAtLeast) - (yield* now));
-        if (step.until <= (yield* now)) continue;
-        const msg = yield* Queue.take(inbox).pipe(Effect.timeoutOption(Duration.millis(waitMs)));
-        if (Option.isSome(msg)) yield* handle(msg.value);
+        // Until a message comes, or the time the tick asked for (at most wakeAtLeast on).
+        yield* inbox.waitUntil(Math.min(step.until, tickAt + wakeAtLeast), clock.unsafeCurrentTimeMillis());
       }
 
       // ------------------------------------------------------------ stopping

@@ -164,8 +164,8 @@ const onUnknownLookedUp = (out: Out, lookedUp: LookedUpUnknown): void => {
     switch (next._tag) {
       case "Adopt":
         table.counters.adopted++;
-        delete entry.unknownSince;
-        delete entry.existsAtService;
+        entry.unknownSince = undefined;
+        entry.existsAtService = undefined;
         entry.lookupFirst = false;
         entry.missingPolls = 0;
         notice(out, "info", `${id}: found at the service (${view!.taskId}), not created again`);
@@ -177,7 +177,7 @@ const onUnknownLookedUp = (out: Out, lookedUp: LookedUpUnknown): void => {
         // A definite "not there", after the visibility window: the create never landed.
         table.release(entry);
         table.setPhase(entry, "waiting");
-        delete entry.unknownSince;
+        entry.unknownSince = undefined;
         entry.lookupFirst = false;
         entry.notBefore = out.now;
         record(out, entry, { state: "planned" });
@@ -254,7 +254,7 @@ export const lend = (table: TaskTable, lender: Entry, borrower: Entry, now: numb
 export const settleLoan = (out: Out, borrower: Entry, outcome: "kept" | "returned" | "refused"): boolean => {
   const id = borrower.borrowedFrom;
   if (id === undefined) return false;
-  delete borrower.borrowedFrom;
+  borrower.borrowedFrom = undefined;
   if (outcome === "kept") return false;
   const lender = out.table.entries.get(id);
   if (!lender?.lent) return false; // answered meanwhile (or left stuck): the slot was free after all

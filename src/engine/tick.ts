@@ -44,13 +44,15 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
   for (const kind of KINDS) {
     const rhythm = pollDueAt(table, kind, now);
     if (rhythm === undefined) continue;
-    const inflight = [...table.inflightOf[kind]];
+    const inflight = table.inflightOf[kind];
     // Tasks a callback said may have finished are asked about soon, and the service's
     // answer (not the callback) decides. Video queries take up to 50 ids in one request,
     // so a cue brings the kind's regular poll forward (every task in flight, one query,
     // which also stands for the rhythm's next poll); image tasks are read one by one when
     // few, so there only the cued ones are asked. Either way at most once per spacing.
-    const cued = inflight.filter((e) => e.cued && e.taskId !== undefined);
+    // (Scanned, not copied: a poll's rhythm is asked on every tick, with up to `concurrency` tasks in flight.)
+    const cued: Entry[] = [];
+    for (const e of inflight) if (e.cued && e.taskId !== undefined) cued.push(e);
     const fold = kind === "video";
     // Videos: a cued task that lent its slot is only to be recorded, so its query may wait
     // for others (cueRules.ts `cueQueryAt`); one still holding its slot is asked soon.
@@ -58,9 +60,13 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
     const due = fold ? Math.min(rhythm, cueAt) : rhythm;
     if (due <= now) {
       if (fold && cueAt <= now) table.lastCueQuery[kind] = now;
-      const flying = inflight.filter((e) => e.taskId !== undefined);
+      const flying: Entry[] = [];
       // "Outcome unknown": no task id yet, looked up by external id with every poll.
-      const lookups = inflight.filter((e) => e.taskId === undefined && e.unknownSince !== undefined).map((e) => ({ id: e.task.id, watermark: watermarkOf(e.task) }));
+      const lookups: { readonly id: string; readonly watermark: boolean }[] = [];
+      for (const e of inflight) {
+        if (e.taskId !== undefined) flying.push(e);
+        else if (e.unknownSince !== undefined) lookups.push({ id: e.task.id, watermark: watermarkOf(e.task) });
+      }
       table.lastPoll[kind] = now;
       for (const e of flying) e.cued = false;
       if (flying.length > 0 || lookups.length > 0) out.effects.push(pollOf(kind, flying, now, lookups));
@@ -111,6 +117,14 @@ const pollOf = (
   at,
 });
 
+// A task's duration key, worked out once per task (asked for every task in flight whenever the set changes).
+const keys = new WeakMap<PlannedTask, string>();
+const keyOf = (task: PlannedTask): string => {
+  let key = keys.get(task);
+  if (key === undefined) keys.set(task, (key = durationKey(task)));
+  return key;
+};
+
 /** Above this many tasks of a kind in flight, the fixed rhythm applies (a poll is many requests then, and weighing each task would cost more than it saves). */
 const ADAPTIVE_MAX = 64;
 
@@ -144,7 +158,7 @@ const pollDueAt = (table: TaskTable, kind: ProductKind, now: number): number | u
     ...bounds,
     idleBudgetMs: Duration.toMillis(policy.pollIdleBudget(kind)),
     // Tasks without a task id ("outcome unknown", looked up with every poll) have no evidence.
-    tasks: [...inflight].map((e) => ({ startedAt: e.sentAt, durations: e.taskId === undefined ? undefined : table.evidence.points(durationKey(e.task)) })),
+    tasks: [...inflight].map((e) => ({ startedAt: e.sentAt, durations: e.taskId === undefined ? undefined : table.evidence.points(keyOf(e.task)) })),
   });
   table.pollCache[kind] = { lastPoll: last, version, evidence, value };
   return withRhythm(value, bounds);
@@ -203,7 +217,7 @@ const submit = (out: Out): number | undefined => {
     table.counters.creating++;
     const intentReady = entry.intent === "ready";
     if (entry.intent !== undefined) table.intentCount--;
-    delete entry.intent;
+    entry.intent = undefined;
     out.effects.push({ _tag: "Create", entry, lookupFirst: entry.lookupFirst, sendFailures: entry.sendFailures, intentReady });
   }
   return wakeAt;

@@ -78,7 +78,7 @@ const step = (out: Out, event: EngineEvent): void => {
         if (event.ok) e.intent = "ready";
         else {
           // Not durable: its create writes and flushes its own intent, as without writing ahead.
-          delete e.intent;
+          e.intent = undefined;
           table.intentCount--;
         }
       }
@@ -101,8 +101,8 @@ const step = (out: Out, event: EngineEvent): void => {
       entry.sentAt = Math.min(now, event.sentAt ?? now);
       entry.lookupFirst = false;
       entry.createdHere = true;
-      delete entry.unknownSince;
-      delete entry.existsAtService;
+      entry.unknownSince = undefined;
+      entry.existsAtService = undefined;
       record(out, entry, { state: "submitted", task_id: event.taskId, created_at: event.createdAt });
       const early = table.watch?.takeEarly(task.id);
       if (early) onCallback(out, early);
@@ -113,8 +113,8 @@ const step = (out: Out, event: EngineEvent): void => {
       counters.creating--;
       counters.adopted++;
       entry.lookupFirst = false;
-      delete entry.unknownSince;
-      delete entry.existsAtService;
+      entry.unknownSince = undefined;
+      entry.existsAtService = undefined;
       entry.sentAt = now;
       notice(out, "info", `${task.id}: found at the service (${event.view.taskId}), not created again`);
       return applyView(out, entry, event.view);
@@ -207,7 +207,7 @@ export const enterUnknown = (out: Out, entry: Entry, sentAt: number, exists: boo
   const { table } = out;
   table.setPhase(entry, "inflight");
   table.hold(entry);
-  delete entry.taskId;
+  entry.taskId = undefined;
   // The window runs from when the create could last have landed, not from its send: a
   // slow request may be carried out just before the client gives up (or the run is
   // killed), so the answer's time (the restart, for a record a killed run left) counts.
@@ -268,8 +268,8 @@ const admit = (out: Out, event: Extract<EngineEvent, { _tag: "Admit" }>): void =
       } else if (fresh) {
         // A fresh service no longer has the task: make it again.
         table.setPhase(entry, "waiting");
-        delete entry.taskId;
-        delete entry.createdAt;
+        entry.taskId = undefined;
+        entry.createdAt = undefined;
         notice(out, "warn", `${entry.task.id}: files missing or changed on disk, creating it again on the emulator`);
       } else {
         table.setPhase(entry, "waiting");
