@@ -2,7 +2,7 @@
 // pause is at least what the service asked for in Retry-After. The schedules themselves
 // (backoff, jitter, limits) are named in src/policy/Policy.ts; tests pass their own.
 
-import { Duration, Effect, Ref, Schedule } from "effect";
+import { Data, Duration, Effect, Ref, Schedule } from "effect";
 import type { ApiError } from "./ApiError.js";
 import { classify, retryAfterOf } from "./classify.js";
 
@@ -13,17 +13,40 @@ import { classify, retryAfterOf } from "./classify.js";
  * Safe around a create: a create that may have reached the service is classified
  * "unknown-outcome", not "retry", so only answers proving nothing was created (1302, a
  * refused connection) send it again; the rest are left to the engine's lookup.
+ * `beforeRetry`, when given, runs before every attempt after the first (a create confirms
+ * the run lock there: time has passed since the engine's check); if it fails, nothing
+ * more is sent and the effect fails with its error.
  */
-export const withRetry = <A, E extends ApiError, R, Out, RS>(
+export const withRetry = <A, E extends ApiError, R, Out, RS, G = never>(
   effect: Effect.Effect<A, E, R>,
   schedule: Schedule.Schedule<Out, E, RS>,
-): Effect.Effect<A, E, R | RS> =>
+  beforeRetry?: Effect.Effect<void, G>,
+): Effect.Effect<A, E | G, R | RS> => {
+  if (beforeRetry === undefined) return retrying(effect, schedule);
+  return Effect.suspend(() => {
+    let attempts = 0;
+    const attempt = Effect.suspend(() =>
+      attempts++ === 0 ? effect : Effect.zipRight(Effect.mapError(beforeRetry, (cause) => new Halt({ cause })), effect),
+    );
+    return retrying<A, E | Halt<G>, R, Out, RS>(attempt, schedule as Schedule.Schedule<Out, E | Halt<G>, RS>).pipe(
+      Effect.catchIf(
+        (e): e is Halt<G> => e instanceof Halt,
+        (halt) => Effect.fail(halt.cause),
+      ),
+    ) as Effect.Effect<A, E | G, R | RS>;
+  });
+};
+
+/** A failed `beforeRetry`, carried through the retry loop (never retried) and unwrapped after it. */
+class Halt<G> extends Data.TaggedError("RetryHalted")<{ readonly cause: G }> {}
+
+const retrying = <A, E, R, Out, RS>(effect: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<Out, E, RS>): Effect.Effect<A, E, R | RS> =>
   Effect.flatMap(Ref.make(0), (askedMs) =>
     effect.pipe(
-      Effect.tapError((error) => Ref.set(askedMs, retryAfterOf(error))),
+      Effect.tapError((error) => Ref.set(askedMs, error instanceof Halt ? 0 : retryAfterOf(error as ApiError))),
       Effect.retry(
         schedule.pipe(
-          Schedule.whileInput((error: E) => classify(error) === "retry"),
+          Schedule.whileInput((error: E) => !(error instanceof Halt) && classify(error as ApiError) === "retry"),
           Schedule.modifyDelayEffect((_, delay) =>
             Effect.map(Ref.get(askedMs), (ms) => Duration.max(delay, Duration.millis(ms))),
           ),

@@ -29,8 +29,16 @@ const oddOf = (anomalies: readonly TaskAnomaly[]): OddTask[] =>
   }));
 
 export interface KindAdapter {
-  /** Sends the create (retried while resending is safe), with the callback address when set. */
-  readonly create: (task: PlannedTask, callbackUrl: string | undefined) => Effect.Effect<{ readonly taskId: string; readonly createdAt: number }, ApiError>;
+  /**
+   * Sends the create (retried while resending is safe), with the callback address when
+   * set; `beforeResend` runs before each send after the first (the run lock confirmed
+   * again) and, failing, stops the create with its error.
+   */
+  readonly create: <G = never>(
+    task: PlannedTask,
+    callbackUrl: string | undefined,
+    beforeResend?: Effect.Effect<void, G>,
+  ) => Effect.Effect<{ readonly taskId: string; readonly createdAt: number }, ApiError | G>;
   /** Tasks with these external ids, keyed by external id; absent ones are not (yet) visible. */
   readonly byExternalId: (ids: readonly string[], watermarkOf: (id: string) => boolean) => Effect.Effect<Map<string, TaskView>, ApiError>;
   /**
@@ -49,11 +57,11 @@ export const makeKindAdapters = (
   currency: () => string | undefined,
 ): Record<ProductKind, KindAdapter> => ({
   video: {
-    create: (task, url) => {
+    create: (task, url, beforeResend) => {
       const request = task.request as VideoCreateRequest;
       // The body actually sent: the callback address is not part of the request (nor its hash or id).
       const body = url === undefined ? request : { ...request, options: { ...request.options, callback_url: url } };
-      return Effect.map(withRetry(client.createVideo(body), policy.requestRetry), (d) => ({ taskId: d.id, createdAt: d.create_time }));
+      return Effect.map(withRetry(client.createVideo(body), policy.requestRetry, beforeResend), (d) => ({ taskId: d.id, createdAt: d.create_time }));
     },
     byExternalId: (ids, watermarkOf) =>
       Effect.map(findVideosByExternalId(client, policy, ids), (m) => {
@@ -70,10 +78,10 @@ export const makeKindAdapters = (
     },
   },
   image: {
-    create: (task, url) => {
+    create: (task, url, beforeResend) => {
       const request = task.request as ImageCreateRequest;
       const body = url === undefined ? request : { ...request, callback_url: url };
-      return Effect.map(withRetry(client.createImage(body), policy.requestRetry), (d) => ({ taskId: d.task_id, createdAt: d.created_at }));
+      return Effect.map(withRetry(client.createImage(body), policy.requestRetry, beforeResend), (d) => ({ taskId: d.task_id, createdAt: d.created_at }));
     },
     byExternalId: (ids, watermarkOf) =>
       Effect.map(findImagesByExternalId(client, policy, ids), (m) => {

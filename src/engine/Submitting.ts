@@ -7,7 +7,7 @@
 // What to do after an error is decided in createRules.ts; a create whose outcome is
 // unknown is never sent again by the worker (it reports Unknown).
 
-import { Clock, Duration, Effect } from "effect";
+import { Clock, Duration, Effect, type Either } from "effect";
 import type { ApiError } from "../api/ApiError.js";
 import { classify } from "../api/classify.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
@@ -113,7 +113,9 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
           yield* store.confirmLock;
         }
         const sentAt = yield* Clock.currentTimeMillis;
-        const result = yield* Effect.either(adapters[task.kind].create(task, deps.callbackUrl));
+        // A send the client repeats itself (an answer proving nothing was created: 1302, a
+        // refused connection) confirms the lock first too.
+        const result = yield* Effect.flatMap(Effect.either(adapters[task.kind].create(task, deps.callbackUrl, store.confirmLock)), lockFailureStops);
         if (result._tag === "Right") return { _tag: "Created", id, ...result.right, sentAt } as const;
         const error = result.left;
         const code = errorCode(error);
@@ -179,3 +181,9 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
 
   return { create };
 };
+
+/** The lock lost before a resend stops the create as the check before the first send does; a service's error is the worker's to read. */
+const lockFailureStops = <A>(
+  result: Either.Either<A, ApiError | LockfileWriteError>,
+): Effect.Effect<Either.Either<A, ApiError>, LockfileWriteError> =>
+  result._tag === "Left" && result.left._tag === "LockfileWriteError" ? Effect.fail(result.left) : Effect.succeed(result as Either.Either<A, ApiError>);

@@ -70,6 +70,43 @@ test("when the schedule ends, the last error is returned unchanged", async () =>
   assert.ok(Either.isLeft(result) && result.left._tag === "ServiceError" && result.left.code === 1302);
 });
 
+test("beforeRetry runs before each attempt after the first, not before the first", async () => {
+  let checks = 0;
+  const script = scripted([tooFast(), tooFast()]);
+  const check = Effect.sync(() => {
+    checks += 1;
+    // Each check comes just before the attempt it guards.
+    assert.is(script.attempts(), checks);
+  });
+  const result = await runTest(withRetry(script.effect, Schedule.recurs(3), check));
+  assert.is(result, 3);
+  assert.is(checks, 2);
+});
+
+test("a failing beforeRetry stops the retries: nothing more is sent, the effect fails with its error", async () => {
+  class Lost extends Error {
+    readonly _tag = "Lost";
+  }
+  let checks = 0;
+  const script = scripted([tooFast(), tooFast()]);
+  const check = Effect.suspend(() => {
+    checks += 1;
+    return Effect.fail(new Lost("lock taken over"));
+  });
+  const result = await runTest(Effect.either(withRetry(script.effect, Schedule.recurs(3), check)));
+  assert.is(script.attempts(), 1, "no attempt after the failed check");
+  assert.is(checks, 1);
+  assert.ok(Either.isLeft(result) && result.left instanceof Lost, `failed with the check's own error: ${JSON.stringify(result)}`);
+});
+
+test("without a retry, beforeRetry never runs", async () => {
+  let checks = 0;
+  const script = scripted([]);
+  const result = await runTest(withRetry(script.effect, Schedule.recurs(3), Effect.sync(() => void (checks += 1))));
+  assert.is(result, 1);
+  assert.is(checks, 0);
+});
+
 test("parseRetryAfter reads seconds and HTTP dates, and ignores nonsense", () => {
   const now = Date.parse("2026-01-01T00:00:00Z");
   assert.is(parseRetryAfter("2", now), 2000);

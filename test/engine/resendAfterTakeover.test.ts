@@ -11,6 +11,11 @@
 // "could not fetch ... 403"), and hands the lock to "another run" (its owner file) before
 // answering. The heartbeat is idle (every 10 minutes), so only the worker's own check can
 // stop the resend.
+//
+// The same for a send the API client repeats on its own (src/api/retry.ts: an answer
+// proving nothing was created, 1302 or a refused connection): the client confirms the
+// lock before each repeat (found by the helper fixing the above: `withRetry` in
+// src/engine/ServiceKinds.ts re-sent without it).
 
 import { writeFileSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -78,6 +83,58 @@ t("a downstream create refused for its input link, the lock taken over meanwhile
     );
     assert.ok(videoCreates >= 1, "the downstream create was tried");
     assert.is(videoCreates, 1, `creates sent after the takeover: ${videoCreates - 1}`);
+    assert.ok("error" in ended, `the run stops with the lock error: ${JSON.stringify(ended)}`);
+    assert.match(String((ended.error as Error).message), /taken over by another run/);
+  } finally {
+    proxy.closeAllConnections();
+    await new Promise<void>((r) => proxy.close(() => r()));
+    tmp.remove();
+  }
+});
+
+t("a create answered 1302 (nothing created; the client sends it again), the lock taken over meanwhile: no second create leaves", async () => {
+  const tmp = tempDir();
+  const m = testManifest(tmp.dir, { tasks: [{ job: "stills", kind: "image", prompt: "a still" }], concurrency: 1 });
+  const owner = join(runLockPathOf(m.lockfilePath), "owner.json");
+  let imageCreates = 0;
+  const proxy = createServer(async (req, res) => {
+    const body = await readBody(req);
+    if (req.method === "POST" && (req.url ?? "").includes("/images/")) {
+      imageCreates++;
+      if (imageCreates === 1) {
+        const mine = JSON.parse(readFileSync(owner, "utf8")) as Record<string, unknown>;
+        writeFileSync(owner, JSON.stringify({ ...mine, token: "another-run" }));
+        const text = JSON.stringify({ code: 1302, message: "rate limit exceeded", request_id: "proxy-1302" });
+        res.writeHead(429, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+        res.end(text);
+        return;
+      }
+    }
+    const answer = await fetch(`${emu.url}${req.url}`, {
+      method: req.method ?? "GET",
+      headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "host" && k !== "content-length") as [string, string][]),
+      ...(body !== "" ? { body } : {}),
+    });
+    const text = Buffer.from(await answer.arrayBuffer());
+    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json", "content-length": text.byteLength });
+    res.end(text);
+  });
+  const port = await listen(proxy);
+  try {
+    const ended = await runLoadedManifest(m, {
+      baseUrl: `http://127.0.0.1:${port}`,
+      env: { OMNIBATCH_API_KEY: emu.apiKey },
+      policy: makePolicy(0.05),
+      reports: false,
+      callbacks: false,
+      maxWaitMs: 30_000,
+      lockStore: { heartbeatMs: 600_000 },
+    }).then(
+      (summary) => ({ summary }),
+      (error: unknown) => ({ error }),
+    );
+    assert.ok(imageCreates >= 1, "the create was tried");
+    assert.is(imageCreates, 1, `creates sent after the takeover: ${imageCreates - 1}`);
     assert.ok("error" in ended, `the run stops with the lock error: ${JSON.stringify(ended)}`);
     assert.match(String((ended.error as Error).message), /taken over by another run/);
   } finally {
