@@ -198,8 +198,6 @@ export const acquireRunLock = (
     readonly holder: RunLockHolder;
     readonly lost: () => boolean;
     readonly confirm: () => Promise<boolean>;
-    /** The owner file names this run, now (no heartbeat age). */
-    readonly owned: () => boolean;
     /** Completes as soon as the lock is found lost (by the heartbeat or a confirm). */
     readonly whenLost: Effect.Effect<void>;
   },
@@ -295,15 +293,5 @@ export const acquireRunLock = (
       if (!ours()) markLost();
       return !lost;
     };
-    /**
-     * Only whether the owner file still names this run (no heartbeat age): for a flush
-     * with nothing to write, which needs no proof that nobody is taking over, but must
-     * still stop a run whose lock another run took.
-     */
-    const owned = (): boolean => {
-      if (lost) return false;
-      if (!ours()) markLost();
-      return !lost;
-    };
-    return { holder, lost: () => lost, confirm, owned, whenLost: Deferred.await(lostSignal) };
+    return { holder, lost: () => lost, confirm, whenLost: Deferred.await(lostSignal) };
   });
