@@ -532,4 +532,31 @@ test("group commit: worker 1's flush writes worker 2's intent too; after a stall
   assert.match(flushes[0]!, /stalled past the lock's stale limit/, "worker 2 would send its create while another run takes the lock over");
 });
 
+test("a takeover guard left by a run killed mid-takeover an hour ago, no other run: a flush after a stall past the stale limit is written (only a guard made since this run took its lock stops it)", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const guard = `${runLockPathOf(path)}.takeover`;
+  await mkdir(guard);
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  await utimes(guard, hourAgo, hourAgo);
+  await run(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          yield* store.put(taskId(1), task(1));
+          yield* store.flush;
+          yield* blockFor(1_200);
+          yield* store.put(taskId(2), task(2));
+          yield* store.flush;
+          // Still ours: a run starting now finds the lock held (the flush refreshed it).
+          const error = yield* Effect.flip(LockStore.use(path, "spring", () => Effect.void, { staleMs: 1_000 }));
+          assert.instance(error, LockfileBusy);
+        }),
+      { staleMs: 1_000, heartbeatMs: 600_000, coalesceMs: 60_000 },
+    ),
+  );
+  assert.ok((await readLockFile(path))!.tasks[taskId(2)], "the flush after the stall was written");
+});
+
 test.run();
