@@ -300,11 +300,14 @@ const makeService = (
     // write (the stop's flush, the closing compaction) would run beside it: a second
     // journal header (a journal the next run refuses), or an old batch appended over the
     // file a compaction just wrote. A stop waits for the write in flight instead.
+    // The lock is checked again between the encoding (long and synchronous for a large
+    // lockfile: a block past the stale limit lets another run take over and open the
+    // journal) and the write, so a run taken over meanwhile does not replace the file.
     const compactNow = Effect.uninterruptible(Effect.suspend(() => {
       const text = encodeLockFile(manifestName, tasks, service);
       const batch = pending;
       pending = new Map();
-      return Effect.tryPromise({ try: () => disk.writeFull(text), catch: failure("write") }).pipe(
+      return Effect.zipRight(guardLock, Effect.tryPromise({ try: () => disk.writeFull(text), catch: failure("write") })).pipe(
         Effect.tap(() =>
           Effect.sync(() => {
             dirty = false;
