@@ -250,8 +250,6 @@ const makeService = (
   options: LockStoreOptions,
   /** Whether the run lock is still ours, checked now (false: stop writing). */
   lockHeld: () => Promise<boolean>,
-  /** Whether the owner file still names this run, now (no heartbeat age): for a flush with nothing to write. */
-  lockOwned: () => boolean,
   lockLost: Effect.Effect<void> = Effect.never,
   lacksUntil: number | undefined = undefined,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
@@ -302,27 +300,14 @@ const makeService = (
     // write (the stop's flush, the closing compaction) would run beside it: a second
     // journal header (a journal the next run refuses), or an old batch appended over the
     // file a compaction just wrote. A stop waits for the write in flight instead.
-    // A flush with nothing to write needs no proof that nobody is taking the lock over
-    // (our heartbeat may be late after a long synchronous stretch: a rerun with nothing to
-    // do over 100,000 tasks on a loaded machine), but a run whose lock another run took
-    // still stops here, clearly, instead of reporting as if it were alone.
-    const guardOwner = Effect.suspend(() =>
-      lockOwned()
-        ? Effect.void
-        : Effect.fail(
-            new LockfileWriteError({
-              path,
-              cause: undefined,
-              message: `the run lock of ${path} was taken over by another run (its owner file names that run now); this run stops without writing anything more, so the two runs do not overwrite each other. Run the same command again once the other run has ended.`,
-            }),
-          ),
-    );
-
+    // The lock is checked again between the encoding (long and synchronous for a large
+    // lockfile: a block past the stale limit lets another run take over and open the
+    // journal) and the write, so a run taken over meanwhile does not replace the file.
     const compactNow = Effect.uninterruptible(Effect.suspend(() => {
       const text = encodeLockFile(manifestName, tasks, service);
       const batch = pending;
       pending = new Map();
-      return Effect.tryPromise({ try: () => disk.writeFull(text), catch: failure("write") }).pipe(
+      return Effect.zipRight(guardLock, Effect.tryPromise({ try: () => disk.writeFull(text), catch: failure("write") })).pipe(
         Effect.tap(() =>
           Effect.sync(() => {
             dirty = false;
@@ -358,11 +343,11 @@ const makeService = (
     // fsync and thawed after a takeover would otherwise send the create whose intent it
     // just flushed. The check is a read of the small owner file; the window left is the
     // few synchronous steps from here to the request leaving.
-    const flush = writeLock.withPermits(1)(
-      Effect.suspend(() =>
-        pending.size === 0 && !headerStale ? guardOwner : Effect.zipRight(guardLock, Effect.zipRight(flushNow, guardLock)),
-      ),
-    );
+    // Every flush confirms the lock, even one with nothing left to write: with several
+    // create workers, one worker's flush writes the intents of all (group commit), and
+    // the others' flushes, finding nothing pending, are still their last check before
+    // their creates leave. A late heartbeat alone does not fail it (`reclaim`, RunLock.ts).
+    const flush = writeLock.withPermits(1)(Effect.zipRight(guardLock, Effect.zipRight(flushNow, guardLock)));
     const compact = writeLock.withPermits(1)(
       Effect.zipRight(
         guardLock,
@@ -469,7 +454,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
       const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION }, options.trace !== false);
-      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.owned, lock.whenLost, loaded.lacksUntil);
+      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.whenLost, loaded.lacksUntil);
     });
 
   /** The live layer: LockStore.open for the layer's lifetime. */
@@ -492,7 +477,6 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
         memoryDisk(),
         {},
         async () => true,
-        () => true,
       ),
     );
 

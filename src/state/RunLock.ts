@@ -198,8 +198,6 @@ export const acquireRunLock = (
     readonly holder: RunLockHolder;
     readonly lost: () => boolean;
     readonly confirm: () => Promise<boolean>;
-    /** The owner file names this run, now (no heartbeat age). */
-    readonly owned: () => boolean;
     /** Completes as soon as the lock is found lost (by the heartbeat or a confirm). */
     readonly whenLost: Effect.Effect<void>;
   },
@@ -242,14 +240,19 @@ export const acquireRunLock = (
      * (tryAcquire). So if (2) finds no guard, any takeover either ended before (2), and
      * then (3) finds its owner (or none: the folder removed), or starts after (2), and
      * then its staleness check comes after (1) and finds the lock fresh. All synchronous:
-     * nothing of this run runs in between. Any failure (the folder gone, a guard left
-     * by a killed run) counts as lost: the safe side.
+     * nothing of this run runs in between. A guard made before this run took its lock
+     * (mtime older than our `started`) is not a takeover of our lock: a run takes over only
+     * the lock it found stale before making its guard, and re-checks that owner under the
+     * guard; such a guard was left by a run killed mid-takeover (kill -9, a second Ctrl-C)
+     * and would otherwise fail every later late heartbeat for ever. Any other failure (the
+     * folder gone, a guard made since we started) counts as lost: the safe side.
      */
     const reclaim = (): boolean => {
       const now = new Date();
       try {
         utimesSync(dir, now, now);
-        if (statSync(guard, { throwIfNoEntry: false }) !== undefined) return false;
+        const takeover = statSync(guard, { throwIfNoEntry: false });
+        if (takeover !== undefined && takeover.mtimeMs >= holder.started) return false;
       } catch {
         return false;
       }
@@ -295,15 +298,5 @@ export const acquireRunLock = (
       if (!ours()) markLost();
       return !lost;
     };
-    /**
-     * Only whether the owner file still names this run (no heartbeat age): for a flush
-     * with nothing to write, which needs no proof that nobody is taking over, but must
-     * still stop a run whose lock another run took.
-     */
-    const owned = (): boolean => {
-      if (lost) return false;
-      if (!ours()) markLost();
-      return !lost;
-    };
-    return { holder, lost: () => lost, confirm, owned, whenLost: Deferred.await(lostSignal) };
+    return { holder, lost: () => lost, confirm, whenLost: Deferred.await(lostSignal) };
   });

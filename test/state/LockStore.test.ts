@@ -503,9 +503,42 @@ test("a late heartbeat of a run that was taken over meanwhile: the heartbeat's o
   assert.is((await readLockFile(path))!.tasks[taskId(2)], undefined);
 });
 
-test("a flush with nothing to write checks only that the owner file still names this run: passes after a stall during a takeover attempt, fails once another run holds the lock", async () => {
+test("group commit: worker 1's flush writes worker 2's intent too; after a stall past the stale limit, with another run taking the lock over, worker 2's flush (nothing left to write, its last check before its create) is refused", async () => {
   const path = join(await tempDir(), "m.lock.json");
-  const error = await failureOf(
+  const flushes: string[] = [];
+  await run(
+    LockStore.use(
+      path,
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          yield* store.put(taskId(0), task(0));
+          yield* store.flush;
+          // Two create workers record their intents; worker 1's flush writes both.
+          yield* store.put(taskId(1), task(1));
+          yield* store.put(taskId(2), task(2));
+          yield* store.flush;
+          // Frozen past the stale limit before worker 2 gets the write permit; another run
+          // found the lock stale and holds the takeover guard, about to replace the owner.
+          yield* blockFor(1_200);
+          yield* Effect.promise(() => mkdir(`${runLockPathOf(path)}.takeover`));
+          const worker2 = yield* Effect.either(store.flush);
+          flushes.push(worker2._tag === "Left" ? worker2.left.message : "Right");
+        }),
+      { staleMs: 1_000, heartbeatMs: 600_000, coalesceMs: 60_000 },
+    ),
+  );
+  assert.is(flushes.length, 1);
+  assert.match(flushes[0]!, /stalled past the lock's stale limit/, "worker 2 would send its create while another run takes the lock over");
+});
+
+test("a takeover guard left by a run killed mid-takeover an hour ago, no other run: a flush after a stall past the stale limit is written (only a guard made since this run took its lock stops it)", async () => {
+  const path = join(await tempDir(), "m.lock.json");
+  const guard = `${runLockPathOf(path)}.takeover`;
+  await mkdir(guard);
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  await utimes(guard, hourAgo, hourAgo);
+  await run(
     LockStore.use(
       path,
       "spring",
@@ -514,20 +547,16 @@ test("a flush with nothing to write checks only that the owner file still names 
           yield* store.put(taskId(1), task(1));
           yield* store.flush;
           yield* blockFor(1_200);
-          const guard = `${runLockPathOf(path)}.takeover`;
-          yield* Effect.promise(() => mkdir(guard));
-          yield* store.flush; // nothing to write: no proof needed that nobody is taking over
-          yield* Effect.promise(() => rm(guard, { recursive: true }));
-          yield* Effect.promise(() =>
-            writeFile(join(runLockPathOf(path), "owner.json"), JSON.stringify({ pid: 1, host: "other", started: 2, token: "theirs" })),
-          );
+          yield* store.put(taskId(2), task(2));
           yield* store.flush;
+          // Still ours: a run starting now finds the lock held (the flush refreshed it).
+          const error = yield* Effect.flip(LockStore.use(path, "spring", () => Effect.void, { staleMs: 1_000 }));
+          assert.instance(error, LockfileBusy);
         }),
       { staleMs: 1_000, heartbeatMs: 600_000, coalesceMs: 60_000 },
     ),
   );
-  assert.instance(error, LockfileWriteError);
-  assert.match((error as LockfileWriteError).message, /taken over by another run \(its owner file names that run now\)/);
+  assert.ok((await readLockFile(path))!.tasks[taskId(2)], "the flush after the stall was written");
 });
 
 test.run();
