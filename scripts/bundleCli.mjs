@@ -1,7 +1,7 @@
 // Bundles the CLI (after `tsc`, in `npm run build`) so a start reads a few files instead
 // of hundreds: `validate` used to load about 110 ES modules and 80 CommonJS files of
-// `yaml`, and resolving, reading and compiling each one was most of its time (README
-// "Performance", "What a start loads, and why"). The result replaces tsc's
+// `yaml`, and resolving, reading and compiling each one was most of its time (docs/benchmarks.md,
+// "What a start loads, and why"). The result replaces tsc's
 // dist/cli/bin.js; every command's module stays a separate chunk loaded by the
 // dispatcher's `import()` when that command runs, and code shared by commands is in
 // shared chunks, all in dist/chunks/ (two levels under the package root, as every

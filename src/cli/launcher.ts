@@ -2,7 +2,7 @@
 // CommonJS (dist/cli/omnibatch.cjs, scripts/bundleCli.mjs), so `omnibatch --help` and
 // `--version` are answered without starting Node's ES module loader or reading any other
 // file of the CLI: that start cost about 20 ms of CPU above `node -e 0`, most of what
-// `--help` cost (README "Performance", "What a start loads, and why"). Everything else,
+// `--help` cost (docs/benchmarks.md, "What a start loads, and why"). Everything else,
 // `help <command>` included, is the ES module CLI (bin.ts), imported here unchanged with
 // the same command line. The output, the exit code and the closed-pipe handling of the
 // answers given here are bin.ts's and main.ts's own (test/cli/help.test.ts compares them).

@@ -130,8 +130,8 @@ const pollRhythm = {
 /**
  * Adaptive polling, once durations have been seen. The idle budget is what one query is
  * worth in idle slot-time: with 8 video slots of 1-to-8-minute tasks, 3.2 s gives about
- * 2.46 queries per task and leaves about 3 % of slot-time idle (simulated, README
- * "Performance"). The floor keeps a kind from being asked more often than every 2 s
+ * 2.46 queries per task and leaves about 3 % of slot-time idle (simulated, docs/
+ * benchmarks.md, "Adaptive polling"). The floor keeps a kind from being asked more often than every 2 s
  * (videos) or 1 s (images); the ceiling (1 minute, 20 s) bounds how late a slow or stuck
  * task is noticed. The floor is at most the rhythm's start and the ceiling at least its
  * cap, so without evidence the rhythm holds.

@@ -1,4 +1,4 @@
-// What a start loads (README "Performance", "What a start loads, and why"): the built CLI
+// What a start loads (docs/benchmarks.md, "What a start loads, and why"): the built CLI
 // is run with a recorder preloaded (recordLoads.mjs) that lists every file the process
 // loaded; the bundled files (scripts/bundleCli.mjs) are read for the modules they hold
 // (each begins with a `// src/...` or `// node_modules/...` line), tsc's files stand for

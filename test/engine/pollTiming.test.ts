@@ -278,7 +278,7 @@ test("simulated durations are the emulator's own: the same seed gives the same d
 });
 
 test("simulated, the saturation scenario: no timing passes the instant poller, and the adaptive timing keeps up with a fixed interval at the same queries per task", () => {
-  // Why polling alone misses 0.97 at 2.5 queries per task here (README "Adaptive polling"):
+  // Why polling alone misses 0.97 at 2.5 queries per task here (docs/benchmarks.md, "Adaptive polling"):
   // ends of 1-to-8-minute tasks through 8 slots come almost as a Poisson stream, so where
   // the polls fall matters little; this holds the adaptive timing to that reference.
   const o = { tasks: 400, slots: 8, createPathMs: 0, policy: makePolicy(1) } as const;

@@ -125,8 +125,9 @@ export const emulatorCommand = defineCommand({
   description: [
     "Serves all six endpoints of the service on loopback with its envelope, input rules, concurrency slots,",
     "state transitions, billing, callbacks, signed expiring result links and switchable faults.",
-    "Prints its base URL and key as `export` lines. Every knob of the config file (see README, 'Emulator')",
-    "can be set in --config FILE.json; the flags below override the file. Stops cleanly on SIGINT/SIGTERM.",
+    "Prints its base URL and key as `export` lines. Every knob of the config file (see docs/emulator.md in the",
+    "omnibatch repository) can be set in --config FILE.json; the flags below override the file.",
+    "Stops cleanly on SIGINT/SIGTERM.",
     "Inspection (loopback, no key): GET /_emulator/stats, GET /_emulator/slots, POST /_emulator/clock {advanceMs},",
     "POST /_emulator/config {patch}, POST /_emulator/reset.",
   ].join("\n"),
