@@ -279,7 +279,9 @@ const make = (config: OmniClientConfig) =>
               const status = response.statusCode ?? 0;
               const location = response.headers.location;
               if (redirectStatuses.has(status) && location !== undefined) {
-                response.resume();
+                // Its body is not read: the connection goes with it (a redirect whose body
+                // never ends must not keep a socket of the pool for good).
+                response.destroy();
                 let next: URL;
                 try {
                   next = new URL(location, url);
@@ -623,7 +625,9 @@ const make = (config: OmniClientConfig) =>
               const status = response.statusCode ?? 0;
               const location = response.headers.location;
               if (redirectStatuses.has(status) && location !== undefined) {
-                response.resume();
+                // Its body is not read: the connection goes with it (a redirect whose body
+                // never ends must not keep a socket of the pool for good).
+                response.destroy();
                 let next: URL;
                 try {
                   next = new URL(location, href);
@@ -652,6 +656,13 @@ const make = (config: OmniClientConfig) =>
                   end(Effect.fail(downloadFailure(url, status, headerValue(response.headers, "retry-after"), text)));
                 });
                 return;
+              }
+              // Nothing asked for a compressed body: bytes sent compressed are not the result
+              // (stored as they came, they would pass a size check against their own length).
+              const encoding = headerValue(response.headers, "content-encoding")?.trim().toLowerCase();
+              if (encoding !== undefined && encoding !== "" && encoding !== "identity") {
+                response.destroy();
+                return failed(new Error(`the result came with Content-Encoding "${encoding.slice(0, 40)}", which nothing asked for: not stored`));
               }
               // The body may take longer than an API answer: a separate, longer limit, on
               // the stream the caller reads (it errors when the limit passes).

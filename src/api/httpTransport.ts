@@ -82,18 +82,36 @@ export const readBody = (response: IncomingMessage, limit: number, done: (error:
     finish(new BodyTooLarge(limit), empty);
     return;
   }
-  const chunks: Buffer[] = [];
+  // One chunk (the usual answer) is kept as it came; from the second on, the bytes go
+  // into one buffer that doubles as needed, so an answer sent in many tiny chunks costs
+  // memory in proportion to its bytes, not one Buffer object per chunk.
+  let first: Buffer | undefined;
+  let joined: Buffer | undefined;
   let size = 0;
   response.on("data", (chunk: Buffer) => {
+    const at = size;
     size += chunk.byteLength;
     if (size > limit) {
       response.destroy();
       finish(new BodyTooLarge(limit), empty);
       return;
     }
-    chunks.push(chunk);
+    if (joined === undefined) {
+      if (first === undefined) {
+        first = chunk;
+        return;
+      }
+      joined = Buffer.allocUnsafe(Math.min(limit, Math.max(64 * 1024, size * 2)));
+      first.copy(joined, 0);
+      first = undefined;
+    } else if (size > joined.byteLength) {
+      const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(joined.byteLength * 2, size)));
+      joined.copy(grown, 0, 0, at);
+      joined = grown;
+    }
+    chunk.copy(joined, at);
   });
-  response.once("end", () => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+  response.once("end", () => finish(undefined, joined !== undefined ? joined.subarray(0, size) : (first ?? empty)));
   response.once("error", (error) => finish(error, empty));
   // Closed without an end and without an error: the body was cut short. (The error is
   // made only then: an Error captures a stack trace, and 'close' follows every answer.)
