@@ -39,21 +39,30 @@ t.after(async () => {
   await emu.close();
 });
 
-t("a downstream create refused for its input link, the lock taken over meanwhile: no second create leaves", async () => {
-  const tmp = tempDir();
-  const m = testManifest(tmp.dir, { tasks: [{ job: "stills", kind: "image", prompt: "a still" }], downstreamOf: "stills", concurrency: 2 });
+/**
+ * Runs `m` through a proxy to the emulator that answers the first create matching
+ * `isCreate` with `refusal` after handing the run lock to "another run" (its owner file),
+ * and passes everything else through. The heartbeat is idle (every 10 minutes), so only
+ * the create path's own checks can stop a second send. Returns the creates that matched
+ * and how the run ended.
+ */
+const runBehindLockStealingProxy = async (
+  m: ReturnType<typeof testManifest>,
+  isCreate: (url: string) => boolean,
+  refusal: { status: number; code: number; message: string },
+) => {
   const owner = join(runLockPathOf(m.lockfilePath), "owner.json");
-  let videoCreates = 0;
+  let creates = 0;
   const proxy = createServer(async (req, res) => {
     const body = await readBody(req);
-    if (req.method === "POST" && (req.url ?? "").startsWith("/omni-video/")) {
-      videoCreates++;
-      if (videoCreates === 1) {
+    if (req.method === "POST" && isCreate(req.url ?? "")) {
+      creates++;
+      if (creates === 1) {
         // Another run takes the lock over while this answer is on its way.
         const mine = JSON.parse(readFileSync(owner, "utf8")) as Record<string, unknown>;
         writeFileSync(owner, JSON.stringify({ ...mine, token: "another-run" }));
-        const text = JSON.stringify({ code: 1200, message: "could not fetch first_frame: 403 Forbidden", request_id: "proxy-1" });
-        res.writeHead(400, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+        const text = JSON.stringify({ code: refusal.code, message: refusal.message, request_id: "proxy-1" });
+        res.writeHead(refusal.status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
         res.end(text);
         return;
       }
@@ -81,65 +90,38 @@ t("a downstream create refused for its input link, the lock taken over meanwhile
       (summary) => ({ summary }),
       (error: unknown) => ({ error }),
     );
-    assert.ok(videoCreates >= 1, "the downstream create was tried");
-    assert.is(videoCreates, 1, `creates sent after the takeover: ${videoCreates - 1}`);
-    assert.ok("error" in ended, `the run stops with the lock error: ${JSON.stringify(ended)}`);
-    assert.match(String((ended.error as Error).message), /taken over by another run/);
+    return { creates, ended };
   } finally {
     proxy.closeAllConnections();
     await new Promise<void>((r) => proxy.close(() => r()));
+  }
+};
+
+const assertStoppedAfterOne = ({ creates, ended }: Awaited<ReturnType<typeof runBehindLockStealingProxy>>) => {
+  assert.ok(creates >= 1, "the create was tried");
+  assert.is(creates, 1, `creates sent after the takeover: ${creates - 1}`);
+  assert.ok("error" in ended, `the run stops with the lock error: ${JSON.stringify(ended)}`);
+  assert.match(String((ended.error as Error).message), /taken over by another run/);
+};
+
+t("a downstream create refused for its input link, the lock taken over meanwhile: no second create leaves", async () => {
+  const tmp = tempDir();
+  try {
+    const m = testManifest(tmp.dir, { tasks: [{ job: "stills", kind: "image", prompt: "a still" }], downstreamOf: "stills", concurrency: 2 });
+    assertStoppedAfterOne(
+      await runBehindLockStealingProxy(m, (url) => url.startsWith("/omni-video/"), { status: 400, code: 1200, message: "could not fetch first_frame: 403 Forbidden" }),
+    );
+  } finally {
     tmp.remove();
   }
 });
 
 t("a create answered 1302 (nothing created; the client sends it again), the lock taken over meanwhile: no second create leaves", async () => {
   const tmp = tempDir();
-  const m = testManifest(tmp.dir, { tasks: [{ job: "stills", kind: "image", prompt: "a still" }], concurrency: 1 });
-  const owner = join(runLockPathOf(m.lockfilePath), "owner.json");
-  let imageCreates = 0;
-  const proxy = createServer(async (req, res) => {
-    const body = await readBody(req);
-    if (req.method === "POST" && (req.url ?? "").includes("/images/")) {
-      imageCreates++;
-      if (imageCreates === 1) {
-        const mine = JSON.parse(readFileSync(owner, "utf8")) as Record<string, unknown>;
-        writeFileSync(owner, JSON.stringify({ ...mine, token: "another-run" }));
-        const text = JSON.stringify({ code: 1302, message: "rate limit exceeded", request_id: "proxy-1302" });
-        res.writeHead(429, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-        res.end(text);
-        return;
-      }
-    }
-    const answer = await fetch(`${emu.url}${req.url}`, {
-      method: req.method ?? "GET",
-      headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "host" && k !== "content-length") as [string, string][]),
-      ...(body !== "" ? { body } : {}),
-    });
-    const text = Buffer.from(await answer.arrayBuffer());
-    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json", "content-length": text.byteLength });
-    res.end(text);
-  });
-  const port = await listen(proxy);
   try {
-    const ended = await runLoadedManifest(m, {
-      baseUrl: `http://127.0.0.1:${port}`,
-      env: { OMNIBATCH_API_KEY: emu.apiKey },
-      policy: makePolicy(0.05),
-      reports: false,
-      callbacks: false,
-      maxWaitMs: 30_000,
-      lockStore: { heartbeatMs: 600_000 },
-    }).then(
-      (summary) => ({ summary }),
-      (error: unknown) => ({ error }),
-    );
-    assert.ok(imageCreates >= 1, "the create was tried");
-    assert.is(imageCreates, 1, `creates sent after the takeover: ${imageCreates - 1}`);
-    assert.ok("error" in ended, `the run stops with the lock error: ${JSON.stringify(ended)}`);
-    assert.match(String((ended.error as Error).message), /taken over by another run/);
+    const m = testManifest(tmp.dir, { tasks: [{ job: "stills", kind: "image", prompt: "a still" }], concurrency: 1 });
+    assertStoppedAfterOne(await runBehindLockStealingProxy(m, (url) => url.includes("/images/"), { status: 429, code: 1302, message: "rate limit exceeded" }));
   } finally {
-    proxy.closeAllConnections();
-    await new Promise<void>((r) => proxy.close(() => r()));
     tmp.remove();
   }
 });
