@@ -285,5 +285,9 @@ export const runEngine = (
       const lost = yield* planning.lostOfRun;
       return summarize(table, recorder, manifest, ended - started, hold, lost, planning.held.size);
     }),
-  ).pipe(Effect.mapError((error) => (error._tag === "LockfileWriteError" && maybeSent() ? afterSend(error) : error)));
+  ).pipe(
+    Effect.mapError((error) =>
+      error._tag !== "LockfileWriteError" ? error : maybeSent() ? afterSend(error) : error.lockLost === true ? runLockLost(error.path) : error,
+    ),
+  );
 };

@@ -289,6 +289,7 @@ const makeService = (
             new LockfileWriteError({
               path,
               cause: undefined,
+              lockLost: true,
               message: `the run lock of ${path} was taken over by another run, or this run stalled past the lock's stale limit (frozen, suspended) so another run may be taking it over; stopping writes and creates so the two runs do not overwrite each other or pay twice.`,
             }),
           )

@@ -24,11 +24,16 @@ export class LockfileBusy extends Data.TaggedError("LockfileBusy")<{
   readonly message: string;
 }> {}
 
-/** Writing the lockfile or its journal failed (disk full, permissions, lock lost). */
+/**
+ * Writing the lockfile or its journal failed (disk full, permissions, lock lost).
+ * `lockLost`: refused because the run lock is no longer provably ours (the engine ends
+ * such a run as RunLockLost, exit 3, like the heartbeat noticing it first).
+ */
 export class LockfileWriteError extends Data.TaggedError("LockfileWriteError")<{
   readonly path: string;
   readonly cause: unknown;
   readonly message: string;
+  readonly lockLost?: boolean;
 }> {}
 
 /**
