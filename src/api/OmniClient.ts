@@ -6,7 +6,7 @@
 // only to that origin; downloads never carry it. Every string of every answer is
 // scrubbed of the key and has its control characters neutralised before it leaves here.
 
-import type { ClientRequest } from "node:http";
+import type { ClientRequest, IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { Context, Effect, Either, Layer, Redacted, type Schedule } from "effect";
 import {
@@ -141,6 +141,27 @@ const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 
 /** A redirect the client will not follow (another origin, not http(s), too many hops). */
 class RedirectRefused extends Error {}
+
+/**
+ * A redirect answer's target, or why it is not followed (malformed, past the hop limit);
+ * undefined when the answer is not a redirect. Its body is never read: the connection
+ * goes with it (a redirect whose body never ends must not keep a socket of the pool for
+ * good). Where it may lead is the caller's rule (the service's origin, or http(s)).
+ */
+const redirectOf = (response: IncomingMessage, from: URL, hops: number): URL | RedirectRefused | undefined => {
+  const status = response.statusCode ?? 0;
+  const location = response.headers.location;
+  if (!redirectStatuses.has(status) || location === undefined) return undefined;
+  response.destroy();
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    return new RedirectRefused(`HTTP ${status} with a malformed redirect: not followed`);
+  }
+  if (hops >= maxRedirects) return new RedirectRefused(`more than ${maxRedirects} redirects: not followed`);
+  return next;
+};
 const defaultDownloadTimeoutMs = 10 * 60_000;
 /**
  * The largest API answer read: far above any real one (a B3 page of 500 tasks is about
@@ -277,17 +298,9 @@ const make = (config: OmniClientConfig) =>
                 return;
               }
               const status = response.statusCode ?? 0;
-              const location = response.headers.location;
-              if (redirectStatuses.has(status) && location !== undefined) {
-                // Its body is not read: the connection goes with it (a redirect whose body
-                // never ends must not keep a socket of the pool for good).
-                response.destroy();
-                let next: URL;
-                try {
-                  next = new URL(location, url);
-                } catch {
-                  return failed(new RedirectRefused(`the service answered HTTP ${status} with a malformed redirect: not followed`));
-                }
+              const next = redirectOf(response, url, hops);
+              if (next !== undefined) {
+                if (next instanceof RedirectRefused) return failed(next);
                 if (next.origin !== base.origin) {
                   return failed(
                     new RedirectRefused(
@@ -299,7 +312,6 @@ const make = (config: OmniClientConfig) =>
                 if (sendMethod !== "GET" && status !== 307 && status !== 308) {
                   return failed(new RedirectRefused(`the service answered HTTP ${status} to a ${sendMethod}: a redirect that would change the request, not followed`));
                 }
-                if (hops >= maxRedirects) return failed(new RedirectRefused(`more than ${maxRedirects} redirects: not followed`));
                 try {
                   return send(next, sendMethod, hops + 1);
                 } catch (error) {
@@ -623,21 +635,12 @@ const make = (config: OmniClientConfig) =>
                 return;
               }
               const status = response.statusCode ?? 0;
-              const location = response.headers.location;
-              if (redirectStatuses.has(status) && location !== undefined) {
-                // Its body is not read: the connection goes with it (a redirect whose body
-                // never ends must not keep a socket of the pool for good).
-                response.destroy();
-                let next: URL;
-                try {
-                  next = new URL(location, href);
-                } catch {
-                  return failed(new RedirectRefused(`HTTP ${status} with a malformed redirect`));
-                }
+              const next = redirectOf(response, href, hops);
+              if (next !== undefined) {
+                if (next instanceof RedirectRefused) return failed(next);
                 if (next.protocol !== "http:" && next.protocol !== "https:") {
                   return failed(new RedirectRefused(`HTTP ${status} redirecting to a link that is not http(s) (${next.protocol.slice(0, 20)}): not followed`));
                 }
-                if (hops >= maxRedirects) return failed(new RedirectRefused(`more than ${maxRedirects} redirects: not followed`));
                 try {
                   return get(next, hops + 1);
                 } catch (error) {
