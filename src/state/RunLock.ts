@@ -1,10 +1,14 @@
 // One run at a time per lockfile: a folder `X.lock.json.running/` made with mkdir (atomic
 // on every file system) holding an owner file {pid, host, started}, its mtime refreshed as
 // a heartbeat. A lock whose heartbeat stopped, or whose pid is dead on this host, was left
-// by a killed run and is taken over, under a second guard folder so two runs that both
-// find it stale cannot both take it. A holder whose own heartbeat went late (its event
-// loop blocked past the stale limit) keeps the lock only when, after refreshing it, it
-// finds no takeover under way and the owner file still naming it (`reclaim`).
+// by a killed run and is taken over (the rules: RunLockRules.ts), under a second guard
+// folder holding the taker's owner file, so a holder thawed meanwhile sees a takeover under
+// way. The takeover moves the stale lock aside with one rename and goes on only if what it
+// moved is the lock it judged stale (else puts it back): a taker frozen past the stale
+// limit, whose guard another taker replaced meanwhile, cannot remove a lock placed since.
+// A holder whose own heartbeat went late (its event loop blocked past the stale limit)
+// keeps the lock only when, after refreshing it, it finds no takeover under way and the
+// owner file still naming it (`reclaim`).
 
 import { randomBytes } from "node:crypto";
 import { readFileSync, statSync, utimesSync } from "node:fs";
@@ -13,6 +17,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { Deferred, Effect, Exit, Schedule, type Scope } from "effect";
 import { LockfileBusy, LockfileWriteError } from "./LockfileError.js";
+import { isStale, judgementStillValid, movedIsJudged, staleMarginMs } from "./RunLockRules.js";
 
 export interface RunLockHolder {
   readonly pid: number;
@@ -23,10 +28,12 @@ export interface RunLockHolder {
 }
 
 export interface RunLockOptions {
-  /** A lock whose heartbeat is older than this is stale. Default 30 s. */
+  /** A lock whose heartbeat is older than this (and a margin, RunLockRules.ts) is stale. Default 30 s. */
   readonly staleMs?: number;
   /** How often the holder refreshes its heartbeat. Default staleMs / 6. */
   readonly heartbeatMs?: number;
+  /** For tests: called at the named step of a takeover (a test freezes the process there with SIGSTOP). */
+  readonly onTakeoverStep?: (step: "judged" | "moving") => void;
 }
 
 export interface RunLockStatus {
@@ -38,7 +45,11 @@ export interface RunLockStatus {
 
 export const runLockPathOf = (lockfilePath: string): string => `${lockfilePath}.running`;
 
-/** The folder a run holds while it takes a stale lock over (from before its last staleness check until its owner is in place). */
+/**
+ * The folder a run holds while it takes a stale lock over (from before its last staleness
+ * check until its owner is in place), with that run's owner file: stale, and replaced,
+ * when its taker died (on this host: at once) or froze past the stale limit.
+ */
 const takeoverGuardOf = (lockDir: string): string => `${lockDir}.takeover`;
 
 const DEFAULT_STALE_MS = 30_000;
@@ -78,13 +89,8 @@ const readHolderSync = (dir: string): RunLockHolder | undefined => {
   }
 };
 
-/** Who holds the run lock of `lockfilePath`, if anyone (status uses this; it changes nothing). */
-export const inspectRunLock = async (
-  lockfilePath: string,
-  options: RunLockOptions = {},
-  now: number = Date.now(),
-): Promise<RunLockStatus | undefined> => {
-  const dir = runLockPathOf(lockfilePath);
+/** The staleness of the folder at `dir` (a lock or a takeover guard), by the pure rule; undefined when there is none. */
+const inspectFolder = async (dir: string, staleMs: number, now?: number) => {
   let mtime: number;
   try {
     mtime = (await stat(dir)).mtimeMs;
@@ -92,87 +98,148 @@ export const inspectRunLock = async (
     return undefined;
   }
   const holder = await readHolder(dir);
-  const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
-  const deadHere = holder !== undefined && holder.host === hostname() && !pidAlive(holder.pid);
-  return { holder, heartbeat: mtime, stale: deadHere || now - mtime > staleMs };
+  const ownerAliveHere = holder === undefined || holder.host !== hostname() ? undefined : pidAlive(holder.pid);
+  return { holder, heartbeat: mtime, stale: isStale({ now: now ?? Date.now(), heartbeat: mtime, ownerAliveHere, staleMs }) };
 };
+
+/** Who holds the run lock of `lockfilePath`, if anyone (status uses this; it changes nothing). */
+export const inspectRunLock = async (
+  lockfilePath: string,
+  options: RunLockOptions = {},
+  now: number = Date.now(),
+): Promise<RunLockStatus | undefined> => inspectFolder(runLockPathOf(lockfilePath), options.staleMs ?? DEFAULT_STALE_MS, now);
 
 const describeHolder = (holder: RunLockHolder | undefined): string =>
   holder
     ? `pid ${holder.pid} on ${holder.host}, running since ${new Date(holder.started).toISOString()}`
     : "a run that is still starting";
 
-const busy = (lockfilePath: string, holder: RunLockHolder | undefined): LockfileBusy =>
+const busy = (lockfilePath: string, holder: RunLockHolder | undefined, staleMs: number): LockfileBusy =>
   new LockfileBusy({
     path: lockfilePath,
     holder: holder && { pid: holder.pid, host: holder.host, started: holder.started },
     message:
       `lockfile ${lockfilePath} is in use by another run (${describeHolder(holder)}). ` +
       `Wait for it to finish; a lock left by a killed run is taken over automatically once its ` +
-      `heartbeat is older than 30 s (lock folder: ${runLockPathOf(lockfilePath)}).`,
+      `heartbeat is older than ${Math.round((staleMs + staleMarginMs(staleMs)) / 1000)} s (lock folder: ${runLockPathOf(lockfilePath)}).`,
   });
 
-const mkdirOnce = async (dir: string): Promise<boolean> => {
+/**
+ * Makes the folder `dir` appear with `owner` already inside (made under a temporary name,
+ * then renamed into place), so nobody ever sees it without its owner: a run killed
+ * meanwhile leaves either nothing or a complete one. False when a folder is there:
+ * rename() replaces only an empty folder (an ownerless one of an older version).
+ */
+const placeWithOwner = async (dir: string, owner: RunLockHolder): Promise<boolean> => {
+  const temp = `${dir}.${owner.token}.tmp`;
+  await mkdir(temp);
   try {
-    await mkdir(dir);
+    await writeFile(join(temp, "owner.json"), `${JSON.stringify(owner)}\n`);
+    await rename(temp, dir);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    await rm(temp, { recursive: true, force: true });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOTDIR") return false;
     throw error;
   }
 };
 
+interface MovedAside {
+  readonly path: string;
+  readonly owner: RunLockHolder | undefined;
+}
+
+/**
+ * Moves whatever folder is at `dir` aside (one atomic rename), with the owner it names;
+ * undefined when there is none (another run moved it first). Renaming rather than
+ * removing is what lets a taker see what it took before it is gone: a lock placed by
+ * another run since its judgement is put back (`putBack`), never destroyed.
+ */
+const moveAside = async (dir: string, token: string): Promise<MovedAside | undefined> => {
+  const path = `${dir}.${token}.aside`;
+  try {
+    await rename(dir, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  return { path, owner: await readHolder(path) };
+};
+
+/** Puts a folder moved aside by mistake back; if another has been placed meanwhile, that one stays (and this one is removed). */
+const putBack = async (moved: MovedAside, dir: string): Promise<void> => {
+  try {
+    await rename(moved.path, dir);
+  } catch {
+    await rm(moved.path, { recursive: true, force: true });
+  }
+};
+
+/** Removes the folder at `dir` if it is still the one `token` placed (a taker frozen past the stale limit may find another's there). */
+const removeIfOurs = async (dir: string, token: string): Promise<void> => {
+  const moved = await moveAside(dir, token);
+  if (moved === undefined) return;
+  if (moved.owner?.token === token) await rm(moved.path, { recursive: true, force: true });
+  else await putBack(moved, dir);
+};
+
+/**
+ * Replaces a takeover guard found stale (its taker died, or froze past the stale limit):
+ * moved aside, checked to be the guard judged stale (else put back: another taker's, made
+ * since), removed, and ours placed; false when any step finds another run ahead.
+ */
+const replaceStaleGuard = async (guard: string, me: RunLockHolder, staleMs: number): Promise<boolean> => {
+  const seen = await inspectFolder(guard, staleMs);
+  if (seen === undefined) return placeWithOwner(guard, me);
+  if (!seen.stale) return false;
+  const moved = await moveAside(guard, me.token);
+  if (moved === undefined) return false;
+  if (!movedIsJudged(seen.holder?.token, moved.owner?.token)) {
+    await putBack(moved, guard);
+    return false;
+  }
+  await rm(moved.path, { recursive: true, force: true });
+  // The claim folder an older build made to replace a guard, left by its kill: never
+  // consulted now, removed once stale so it does not lie beside the lockfile for ever.
+  if ((await inspectFolder(`${guard}.claim`, staleMs))?.stale) await rm(`${guard}.claim`, { recursive: true, force: true });
+  return placeWithOwner(guard, me);
+};
+
 const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promise<RunLockHolder | LockfileBusy> => {
   const dir = runLockPathOf(lockfilePath);
+  const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
   const me: RunLockHolder = { pid: process.pid, host: hostname(), started: Date.now(), token: randomBytes(8).toString("hex") };
-  // The lock folder appears with its owner already inside (made under a temporary name,
-  // then renamed into place), so no run can ever see a lock without an owner: a run killed
-  // while taking the lock leaves either nothing or a complete one. rename() replaces only
-  // an empty folder (an ownerless lock from an older version); a held lock is never empty.
-  const place = async (): Promise<boolean> => {
-    const temp = `${dir}.${me.token}.tmp`;
-    await mkdir(temp);
-    try {
-      await writeFile(join(temp, "owner.json"), `${JSON.stringify(me)}\n`);
-      await rename(temp, dir);
-      return true;
-    } catch (error) {
-      await rm(temp, { recursive: true, force: true });
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOTDIR") return false;
-      throw error;
-    }
-  };
-  if (await place()) return me;
+  if (await placeWithOwner(dir, me)) return me;
   const seen = await inspectRunLock(lockfilePath, options);
-  if (seen && !seen.stale) return busy(lockfilePath, seen.holder);
-  // Stale: take it over under a guard, re-checking inside that nobody else did first.
+  if (seen === undefined) return (await placeWithOwner(dir, me)) ? me : busy(lockfilePath, undefined, staleMs);
+  if (!seen.stale) return busy(lockfilePath, seen.holder, staleMs);
+  // Stale: take it over under a guard (so a holder thawed meanwhile sees a takeover under
+  // way, `reclaim`), judging it stale again inside, then moving it aside and checking
+  // that what was moved is the lock judged stale. The clock starts before the guard: the
+  // guard looks stale to others a stale limit after it was made.
+  const since = performance.now();
   const guard = takeoverGuardOf(dir);
-  if (!(await mkdirOnce(guard))) {
-    // A guard left by a run killed in the middle of a takeover. Replacing it must be done
-    // by one run only: whoever makes the claim folder checks again, inside it, that the
-    // guard is still the stale one (a run that replaced it did so while holding the claim).
-    const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
-    const guardIsStale = () => stat(guard).then((s) => Date.now() - s.mtimeMs > staleMs, () => false);
-    if (!(await guardIsStale())) return busy(lockfilePath, seen?.holder);
-    const claimDir = `${guard}.claim`;
-    if (!(await mkdirOnce(claimDir))) return busy(lockfilePath, seen?.holder);
-    try {
-      if (!(await guardIsStale())) return busy(lockfilePath, seen?.holder);
-      await rm(guard, { recursive: true, force: true });
-      if (!(await mkdirOnce(guard))) return busy(lockfilePath, seen?.holder);
-    } finally {
-      await rm(claimDir, { recursive: true, force: true });
-    }
-  }
+  if (!(await placeWithOwner(guard, me)) && !(await replaceStaleGuard(guard, me, staleMs))) return busy(lockfilePath, seen.holder, staleMs);
   try {
     const again = await inspectRunLock(lockfilePath, options);
-    if (again && (!again.stale || again.holder?.token !== seen?.holder?.token)) return busy(lockfilePath, again.holder);
-    await rm(dir, { recursive: true, force: true });
-    if (!(await place())) return busy(lockfilePath, (await inspectRunLock(lockfilePath, options))?.holder);
+    if (again === undefined) return (await placeWithOwner(dir, me)) ? me : busy(lockfilePath, undefined, staleMs);
+    if (!again.stale || again.holder?.token !== seen.holder?.token) return busy(lockfilePath, again.holder, staleMs);
+    options.onTakeoverStep?.("judged");
+    // Frozen or blocked since: the guard may have been replaced and the lock taken over.
+    if (!judgementStillValid(performance.now() - since, staleMs)) return busy(lockfilePath, again.holder, staleMs);
+    options.onTakeoverStep?.("moving");
+    const moved = await moveAside(dir, me.token);
+    if (moved === undefined) return busy(lockfilePath, undefined, staleMs);
+    if (!movedIsJudged(again.holder?.token, moved.owner?.token)) {
+      await putBack(moved, dir);
+      return busy(lockfilePath, moved.owner, staleMs);
+    }
+    await rm(moved.path, { recursive: true, force: true });
+    if (!(await placeWithOwner(dir, me))) return busy(lockfilePath, (await inspectRunLock(lockfilePath, options))?.holder, staleMs);
     return me;
   } finally {
-    await rm(guard, { recursive: true, force: true });
+    await removeIfOurs(guard, me.token);
   }
 };
 
@@ -245,7 +312,12 @@ export const acquireRunLock = (
      * the lock it found stale before making its guard, and re-checks that owner under the
      * guard; such a guard was left by a run killed mid-takeover (kill -9, a second Ctrl-C)
      * and would otherwise fail every later late heartbeat for ever. Any other failure (the
-     * folder gone, a guard made since we started) counts as lost: the safe side.
+     * folder gone, a guard made since we started) counts as lost: the safe side. What this
+     * cannot rule out: a taker frozen between its last time check and its move, whose
+     * guard another taker replaced (and removed) meanwhile, thawing after (2) and moving
+     * our lock aside. The owner file then names it before it reads the lockfile, and our
+     * next `ours()` (every confirm, before and after each write) finds the lock lost:
+     * it still never sees an intent we flush after that, and we send no create after it.
      */
     const reclaim = (): boolean => {
       const now = new Date();

@@ -336,7 +336,8 @@ test("a lock from another host is taken over only once its heartbeat is stale", 
   const busy = await failureOf(LockStore.use(path, "spring", () => Effect.void));
   assert.instance(busy, LockfileBusy);
   assert.match((busy as LockfileBusy).message, /pid 1234 on ci-runner-7/);
-  const old = new Date(Date.now() - 31_000);
+  // Past the 30 s stale limit and its 2 s margin (a coarse mtime, another host's clock).
+  const old = new Date(Date.now() - 33_000);
   await utimes(lockDir, old, old);
   await run(LockStore.use(path, "spring", (store) => store.put(taskId(1), task(1))));
   assert.ok((await readLockFile(path))!.tasks[taskId(1)]);
