@@ -44,11 +44,12 @@ export const parseLockState = (path: string, texts: LockFileTexts): LockState | 
   }
   if (journalText === undefined) return base;
   const journalPath = journalPathOf(path);
-  const journal = replayJournal(journalText);
+  // Checked against the file first: a journal written for an older version of the file,
+  // which has since been rewritten with everything the journal held, is skipped (replaying
+  // it would undo newer changes), even when damaged if the file covers all it holds.
+  const journal = replayJournal(journalText, file && base && { sha256: file.sha256 ?? sha256Hex(file.text), tasks: base.tasks });
   if (typeof journal === "string") return lockfileInvalid(journalPath, `journal ${journal}`);
-  // Written for an older version of the file, which has since been rewritten with
-  // everything the journal held: replaying it would undo newer changes.
-  if (file !== undefined && journal.base !== undefined && journal.base !== (file.sha256 ?? sha256Hex(file.text))) return base;
+  if (journal.obsolete) return base;
   const tasks = base?.tasks ?? new Map<string, LockTask>();
   for (const [id, task] of journal.tasks) tasks.set(id, task);
   return {
