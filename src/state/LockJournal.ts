@@ -5,12 +5,12 @@
 // that torn tail is ignored. The header names the file the journal applies to (sha256 of
 // its bytes): a journal left beside a newer file (killed between writing the file and
 // removing the journal) holds nothing the file lacks, and replaying it would undo newer
-// changes, so it is skipped; that is checked before its content, and a damaged obsolete
+// changes, so it is skipped. That is checked before its content: a damaged obsolete
 // journal is skipped too when the file covers every record in it (`recordCovered`), else
-// refused and kept, so no change only it holds is dropped. Older journals a killed older run left are still replayed:
-// version 2 (task lines of lockfile version 2, decoded by its rules) and version 1
-// (records `{id, task}` holding the whole in-memory task). The journal's version follows
-// the lockfile's: journal 3 holds lines of lockfile version 3.
+// refused and kept, so no change only it holds is dropped. Older journals a killed older
+// run left are still replayed: version 2 (task lines of lockfile version 2, decoded by its
+// rules) and version 1 (records `{id, task}` holding the whole in-memory task). The
+// journal's version follows the lockfile's: journal 3 holds lines of lockfile version 3.
 
 import type { LockTask } from "./LockFile.js";
 import { sameJson } from "./sameJson.js";
