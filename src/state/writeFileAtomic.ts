@@ -1,11 +1,13 @@
 // Replaces a file so that a reader (or a crash at any moment, kill -9 included) sees
 // either the old bytes or the new ones, never a mix: temp file in the same folder,
 // fsync, rename over the target, fsync the folder so the rename itself is durable.
+// Large files (the lockfile of 200,000 tasks) are written from chunks made one at a
+// time, so their whole text is never held.
 
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { fsyncDir } from "../fs/durable.js";
+import { fsyncDir, writeFully } from "../fs/durable.js";
 
 const tempPrefix = (path: string): string => `.${basename(path)}.`;
 
@@ -30,6 +32,55 @@ export const writeFileAtomic = async (path: string, data: string | Uint8Array): 
   }
   await fsyncDir(dirname(path));
   return bytes.byteLength;
+};
+
+/** What `writeFileAtomicChunks` wrote. */
+export interface ChunkedWrite {
+  readonly bytes: number;
+  /** The sha256 of the bytes written, in hex. */
+  readonly sha256: string;
+}
+
+/**
+ * Writes the concatenation of `chunks` to `path` atomically and durably, each chunk
+ * encoded and written before the next is asked for (the iterable may make them lazily).
+ * `mayReplace` is asked once every byte is durable in the temp file, just before the
+ * rename: false leaves `path` as it was (the temp file removed) and resolves undefined.
+ * A kill at any moment leaves the old file or the new one, and at most a temp file that
+ * `removeStaleTempFiles` removes.
+ */
+export const writeFileAtomicChunks = async (
+  path: string,
+  chunks: Iterable<string>,
+  mayReplace: () => Promise<boolean> = async () => true,
+): Promise<ChunkedWrite | undefined> => {
+  const temp = join(dirname(path), `${tempPrefix(path)}${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const hash = createHash("sha256");
+  let bytes = 0;
+  const handle = await open(temp, "wx");
+  try {
+    try {
+      for (const chunk of chunks) {
+        const data = Buffer.from(chunk, "utf8");
+        hash.update(data);
+        await writeFully(handle, data, path);
+        bytes += data.byteLength;
+      }
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    if (!(await mayReplace())) {
+      await unlink(temp).catch(() => undefined);
+      return undefined;
+    }
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await fsyncDir(dirname(path));
+  return { bytes, sha256: hash.digest("hex") };
 };
 
 /** Removes temp files a killed writer left beside `path` (call only while holding the file's lock). */
