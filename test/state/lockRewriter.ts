@@ -1,5 +1,5 @@
 // A child process for the kill -9 test of streamed rewrites: over an existing lockfile,
-// changes every task (its `take` set to step + 2) and rewrites the whole file (compact,
+// changes every task (its `take` set to the file's take + step + 1) and rewrites the whole file (compact,
 // streamed in small chunks), printing "compacted <step>" after each, until it is killed.
 //   node --import tsx test/state/lockRewriter.ts <lockfile>
 
@@ -14,10 +14,12 @@ await Effect.runPromise(
     "killed",
     (store) =>
       Effect.gen(function* () {
-        const ids = [...(yield* store.view).keys()];
+        const view = yield* store.view;
+        const ids = [...view.keys()];
+        const base = view.get(ids[0]!)!.take;
         process.stdout.write("ready\n");
         for (let step = 0; step < 100_000; step++) {
-          for (const id of ids) yield* store.update(id, (t) => ({ ...t, take: step + 2 }));
+          for (const id of ids) yield* store.update(id, (t) => ({ ...t, take: base + step + 1 }));
           yield* store.compact;
           process.stdout.write(`compacted ${step}\n`);
         }
