@@ -3,9 +3,9 @@
 // task's files and a metadata.jsonl in each job's folder, and appends the Markdown
 // summary (with where the report is, after the caller's head: a run's outcome) to $GITHUB_STEP_SUMMARY when set. The content
 // comes from the pure formatters beside it; the request behind each task comes from the
-// compiled manifest when the caller passes it. The large reports are written from chunks
-// made as they are written (textChunks.ts), one file after the other, so a report of
-// 200,000 tasks never holds a report's whole text or all its rows at once.
+// compiled manifest when the caller passes it. The large reports are written from their
+// lines made one at a time as they are written (writeFileAtomicChunks), one file after the
+// other, so a report of 200,000 tasks never holds a report's whole text or all its rows.
 
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -25,7 +25,6 @@ import { plannedById } from "./provenance.js";
 import { reportData, reportFrame } from "./reportData.js";
 import { formatReportHtml, reportHtmlParts } from "./reportHtml.js";
 import { earlierRecords, provenanceOf, resultLine, resultsJsonlLines } from "./resultsJsonl.js";
-import { inChunks } from "./textChunks.js";
 import { retryAttempts } from "./retryAttempts.js";
 import { type Standings, standingsFor } from "./standing.js";
 import { lostMarkdown } from "./lostMarkdown.js";
@@ -236,7 +235,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
         ),
     };
     await rm(sourcePath, { force: true });
-    for (const [i, name] of REPORT_FILES.entries()) await writeFileAtomicChunks(files[i]!, inChunks(contents[name]()));
+    for (const [i, name] of REPORT_FILES.entries()) await writeFileAtomicChunks(files[i]!, contents[name]());
     // Sidecars only where files were downloaded: a folder copied elsewhere still says what made it.
     const withFiles = Object.keys(lock.tasks).filter(
       (id) => lock.tasks[id]!.pruned_at === undefined && lock.tasks[id]!.outputs.some((o) => o.path !== undefined),

@@ -15,12 +15,15 @@ import { Engine } from "../../src/engine/Engine.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { Downloader } from "../../src/outputs/Downloader.js";
 import { makePolicy, RunPolicy } from "../../src/policy/Policy.js";
-import { formatBillingCsv } from "../../src/report/billingCsv.js";
-import { reportData } from "../../src/report/reportData.js";
-import { formatReportHtml } from "../../src/report/reportHtml.js";
-import { formatResultsJsonl, provenanceOf } from "../../src/report/resultsJsonl.js";
+import { billingCsvRows } from "../../src/report/billingCsv.js";
+import { datasetMetadata } from "../../src/report/datasetMetadata.js";
+import { reportFrame } from "../../src/report/reportData.js";
+import { reportHtmlParts } from "../../src/report/reportHtml.js";
+import { provenanceOf, resultsJsonlLines } from "../../src/report/resultsJsonl.js";
+import { standingsFor } from "../../src/report/standing.js";
 import { summarizeBilling } from "../../src/report/summarizeBilling.js";
-import { writeReports } from "../../src/report/writeReports.js";
+import { reportSource, writeReports } from "../../src/report/writeReports.js";
+import { writeFileAtomicChunks } from "../../src/state/writeFileAtomic.js";
 import { LockStore } from "../../src/state/LockStore.js";
 import { writeImageManifest } from "./benchManifest.js";
 import { startEmulatorProcess } from "./EmulatorProcess.js";
@@ -76,12 +79,21 @@ try {
   const lock = await step("snapshot", () => Effect.runSync(store.snapshot));
   const now = Date.now();
   if (process.env.STOP_PROBE_PARTS !== "0") {
-    const prov = await step("provenanceOf", () => provenanceOf(lock));
-    await step("formatResultsJsonl", () => formatResultsJsonl(lock, now, prov), (s) => s.length);
-    await step("formatBillingCsv", () => formatBillingCsv(lock), (s) => s.length);
+    const out = (name: string) => join(dir, name);
+    const standing = await step("standingsFor", () => standingsFor(lock, undefined));
+    await step("reportSource", () => reportSource(lock, now, "x"));
+    const prov = await step("provenanceOf", () => provenanceOf(lock, undefined, { standing }));
+    await step("results.jsonl (streamed)", () => writeFileAtomicChunks(out("r.jsonl"), (resultsJsonlLines(lock, now, prov))));
+    await step("billing.csv (streamed)", () => writeFileAtomicChunks(out("b.csv"), (billingCsvRows(lock))));
     const summary = await step("summarizeBilling", () => summarizeBilling(lock));
-    const data = await step("reportData", () => reportData({ lock, prov, summary, now, emulated: false }));
-    await step("formatReportHtml", () => formatReportHtml(data), (s) => s.length);
+    const frame = await step("reportFrame", () => reportFrame({ lock, prov, summary, now, emulated: false }));
+    await step("report.html (streamed)", () => writeFileAtomicChunks(out("r.html"), (reportHtmlParts(frame))));
+    await step("report.html (rows only)", () => {
+      let n = 0;
+      for (const id of frame.ids) n += JSON.stringify(frame.row(id)).length;
+      return n;
+    });
+    await step("datasetMetadata", () => datasetMetadata(lock, prov));
   }
   await step("writeReports (whole)", () => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: {} }));
   await step("store close (final rewrite)", () => Effect.runPromise(Scope.close(scope, Exit.void)));

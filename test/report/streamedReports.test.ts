@@ -1,5 +1,5 @@
-// The large reports are written from parts made as they are written (textChunks.ts):
-// results.jsonl, billing.csv and report.html in chunks are byte for byte the whole-text
+// The large reports are written from parts made as they are written (writeFileAtomicChunks):
+// results.jsonl, billing.csv and report.html from their parts are byte for byte the whole-text
 // formatters' output (report.html's against JSON.stringify of the whole ReportData), and
 // writeReports writes exactly those bytes.
 
@@ -12,8 +12,8 @@ import { billingCsvRows, formatBillingCsv } from "../../src/report/billingCsv.js
 import { reportData, reportFrame } from "../../src/report/reportData.js";
 import { formatReportHtml, reportHtmlParts } from "../../src/report/reportHtml.js";
 import { type EarlierRecord, formatResultsJsonl, provenanceOf, resultsJsonlLines } from "../../src/report/resultsJsonl.js";
+import { standingsFor } from "../../src/report/standing.js";
 import { summarizeBilling } from "../../src/report/summarizeBilling.js";
-import { inChunks } from "../../src/report/textChunks.js";
 import { writeReports } from "../../src/report/writeReports.js";
 import type { LockFile, LockTask } from "../../src/state/LockFile.js";
 import { randomTask, rng } from "../state/randomTask.js";
@@ -52,21 +52,11 @@ const inputs = () =>
     };
   });
 
-test("inChunks: the parts' concatenation, no empty chunk, each chunk under its size plus one part", () => {
-  const parts = Array.from({ length: 500 }, (_, i) => "x".repeat(i % 37));
-  for (const size of [1, 10, 100, 1 << 20]) {
-    const chunks = [...inChunks(parts, size)];
-    assert.is(chunks.join(""), parts.join(""));
-    for (const c of chunks) assert.ok(c.length > 0 && c.length < size + 37, `size ${size}: chunk of ${c.length}`);
-  }
-  assert.equal([...inChunks([])], []);
-});
-
 test("report.html from its parts is formatReportHtml(reportData(...)) byte for byte: data, escaping, estimate, axes, lost", () => {
   for (const input of inputs()) {
     const whole = formatReportHtml(reportData(input));
-    const parts = [...inChunks(reportHtmlParts(reportFrame(input)), 4096)];
-    assert.ok(parts.length > 1 || whole.length < 4096);
+    const parts = [...reportHtmlParts(reportFrame(input))];
+    assert.ok(parts.length > 1);
     assert.is(parts.join(""), whole);
     // The data is there, escaped: JSON that parses to the whole data.
     const json = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(whole)![1]!;
@@ -77,19 +67,22 @@ test("report.html from its parts is formatReportHtml(reportData(...)) byte for b
 
 test("results.jsonl and billing.csv from their parts are the whole-text formatters' bytes", () => {
   for (const input of inputs()) {
-    assert.is([...inChunks(resultsJsonlLines(input.lock, NOW, input.prov), 1000)].join(""), formatResultsJsonl(input.lock, NOW, input.prov));
-    assert.is([...inChunks(billingCsvRows(input.lock), 1000)].join(""), formatBillingCsv(input.lock));
+    assert.is([...resultsJsonlLines(input.lock, NOW, input.prov)].join(""), formatResultsJsonl(input.lock, NOW, input.prov));
+    assert.is([...billingCsvRows(input.lock)].join(""), formatBillingCsv(input.lock));
   }
 });
 
-test("writeReports writes the whole-text formatters' bytes for a lockfile of 3,000 tasks", async () => {
+test("writeReports writes the whole-text formatters' bytes for a lockfile of 8,000 tasks", async () => {
   const dir = await mkdtemp(join(tmpdir(), "omnibatch-streamed-reports-"));
   try {
-    const lock = randomLock(3_000);
+    const lock = randomLock(8_000);
     await writeReports({ lock, outputsDir: dir, manifestName: "spring", now: NOW, scanResults: false });
-    assert.is(await readFile(join(dir, "billing.csv"), "utf8"), formatBillingCsv(lock));
+    // Over 1 MB: written in several buffers.
+    const csv = await readFile(join(dir, "billing.csv"), "utf8");
+    assert.is(csv, formatBillingCsv(lock));
     const jsonl = await readFile(join(dir, "results.jsonl"), "utf8");
-    assert.is(jsonl.split("\n").length - 1, Object.values(lock.tasks).filter((t) => t.pruned_at === undefined).length);
+    assert.ok(jsonl.length > 1 << 20, `results.jsonl of ${jsonl.length} characters`);
+    assert.is(jsonl, formatResultsJsonl(lock, NOW, provenanceOf(lock, undefined, { standing: standingsFor(lock), earlier: new Map() }), new Map()));
     const html = await readFile(join(dir, "report.html"), "utf8");
     assert.ok(html.startsWith("<!doctype html>") && html.endsWith("</html>\n"));
   } finally {

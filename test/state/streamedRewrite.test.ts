@@ -72,7 +72,8 @@ test("writeFileAtomicChunks: the file is the chunks' bytes with their sha256; re
   const dir = await tempDir();
   const path = join(dir, "f.txt");
   await writeFile(path, "old\n");
-  const chunks = ["é".repeat(1000), "b\n", "", "ü😀\n"];
+  // Parts that fill the 1 MB buffer, one larger than it, multi-byte characters across its ends.
+  const chunks = ["é".repeat(1000), "b\n", "", "ü😀\n", "y".repeat(700_000), "😀".repeat(100_000), "z".repeat(350_000), "é".repeat(600_000), "end\n"];
   const refused = await writeFileAtomicChunks(path, chunks, async () => false);
   assert.is(refused, undefined);
   assert.is(await readFile(path, "utf8"), "old\n");
