@@ -26,20 +26,19 @@ export const csvField = (value: string | number | undefined): string => {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 };
 
-export const formatBillingCsv = (lock: LockFile): string => {
-  const rows: string[] = [COLUMNS.join(",")];
+/** billing.csv's rows (each ending in CRLF, the header first), made one at a time as they are asked for. */
+export function* billingCsvRows(lock: LockFile): Generator<string, void, undefined> {
+  yield `${COLUMNS.join(",")}\r\n`;
   for (const id of Object.keys(lock.tasks).sort()) {
     const task = lock.tasks[id]!;
     const base = [id, task.job, task.state, task.task_id];
     const vars = JSON.stringify(task.vars);
     const entries = task.billing.length > 0 ? task.billing : [undefined];
     for (const e of entries) {
-      rows.push(
-        [...base, e?.charge_type, e?.cash_type, e?.currency, e?.package_type, e?.amount, e?.list_price, vars]
-          .map(csvField)
-          .join(","),
-      );
+      yield `${[...base, e?.charge_type, e?.cash_type, e?.currency, e?.package_type, e?.amount, e?.list_price, vars].map(csvField).join(",")}\r\n`;
     }
   }
-  return `${rows.join("\r\n")}\r\n`;
-};
+}
+
+/** The whole of billing.csv as one string (writeReports writes it from `billingCsvRows` in chunks). */
+export const formatBillingCsv = (lock: LockFile): string => [...billingCsvRows(lock)].join("");

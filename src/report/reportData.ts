@@ -86,7 +86,7 @@ export const taskLabels = (vars: Readonly<Record<string, unknown>>): Record<stri
 
 const TILE_TYPES = new Set(["image", "video"]);
 
-export const reportData = (input: {
+export interface ReportDataInput {
   readonly lock: LockFile;
   readonly prov: Provenance;
   readonly summary: BillingSummary;
@@ -94,7 +94,26 @@ export const reportData = (input: {
   readonly emulated: boolean;
   readonly budget?: { readonly max: string; readonly currency: string };
   readonly lost?: readonly LostResult[];
-}): ReportData => {
+}
+
+/** The report's data but its tasks, the ids of its tasks in order, and each task's row made on demand. */
+export interface ReportFrame {
+  /** Every field of ReportData before `tasks`, in ReportData's order. */
+  readonly head: Omit<ReportData, "tasks" | "lost">;
+  readonly ids: readonly string[];
+  readonly row: (id: string) => ReportTask;
+  readonly lost?: readonly LostResult[];
+}
+
+const standingIn = (prov: Provenance, id: string, task: LockTask): ReportTask["standing"] =>
+  (prov.standing ? standingOf(prov.standing, id) : recordedStanding(task) === "superseded" ? "superseded" : "current") as ReportTask["standing"];
+
+/**
+ * One pass over the tasks for what the page shows above them (jobs and their axes,
+ * counts, the estimate), keeping no task's row: a writer makes each row as it writes it
+ * (report.html of 200,000 tasks), `reportData` all of them.
+ */
+export const reportFrame = (input: ReportDataInput): ReportFrame => {
   const { lock, prov } = input;
   // Manifest order where the manifest is at hand (matrix order), otherwise by id.
   const order = new Map<string, number>();
@@ -105,10 +124,12 @@ export const reportData = (input: {
     .filter((id) => lock.tasks[id]!.pruned_at === undefined)
     .sort((a, b) => (order.get(a) ?? Infinity) - (order.get(b) ?? Infinity) || (a < b ? -1 : a > b ? 1 : 0));
   const jobs = new Map<string, { id: string; kind: "video" | "image"; axes: string[]; tasks: number; upstream?: string }>();
+  // Jobs with a task from an upstream output other than the first: their `output` axis says something.
+  const manyOutputs = new Set<string>();
   const estimates = new Map<string, Decimal>();
   const states: Record<string, number> = {};
   const apart = { superseded: 0, orphaned: 0 };
-  const tasks: ReportTask[] = ids.map((id) => {
+  for (const id of ids) {
     const task = lock.tasks[id]!;
     const labels = taskLabels(task.vars);
     let job = jobs.get(task.job);
@@ -116,23 +137,31 @@ export const reportData = (input: {
       job = { id: task.job, kind: task.kind, axes: [], tasks: 0, ...(task.upstream ? { upstream: task.upstream.job } : {}) };
       jobs.set(task.job, job);
     }
-    const standing = (
-      prov.standing ? standingOf(prov.standing, id) : recordedStanding(task) === "superseded" ? "superseded" : "current"
-    ) as ReportTask["standing"];
+    const standing = standingIn(prov, id, task);
     if (standing !== "superseded") {
       job.tasks += 1;
       states[task.state] = (states[task.state] ?? 0) + 1;
     } else apart[standing] += 1;
     for (const axis of Object.keys(labels)) if (!job.axes.includes(axis)) job.axes.push(axis);
-    const { billing: _billing, times, nearing_deletion, ...record } = resultLine(id, task, input.now, prov);
-    const estimate = record.estimate;
+    if (labels.output !== undefined && labels.output !== "1") manyOutputs.add(task.job);
+    // The record's estimate (resultLine): the planned task's, else what an earlier results.jsonl said.
+    const planned = prov.planned?.get(id);
+    const estimate = planned ? planned.estimate : prov.earlier?.get(id)?.estimate;
     if (estimate && standing !== "superseded") estimates.set(estimate.currency, (estimates.get(estimate.currency) ?? Decimal.zero).plus(Decimal.of(estimate.amount)));
+  }
+  // A downstream job whose upstream tasks each made one file: `output` says nothing there.
+  for (const job of jobs.values()) {
+    if (job.axes.includes("output") && !manyOutputs.has(job.id)) job.axes = job.axes.filter((a) => a !== "output");
+  }
+  const row = (id: string): ReportTask => {
+    const task = lock.tasks[id]!;
+    const { billing: _billing, times, nearing_deletion, ...record } = resultLine(id, task, input.now, prov);
     return {
       id,
       job: task.job,
       state: task.state,
-      standing,
-      labels,
+      standing: standingIn(prov, id, task),
+      labels: taskLabels(task.vars),
       cost: costLabel(task.billing),
       files: task.outputs
         .filter((o) => o.variant === "main" && TILE_TYPES.has(o.type) && o.path !== undefined)
@@ -143,24 +172,27 @@ export const reportData = (input: {
         ...(nearing_deletion ? { nearing_deletion } : {}),
       },
     };
-  });
-  // A downstream job whose upstream tasks each made one file: `output` says nothing there.
-  for (const job of jobs.values()) {
-    if (job.axes.includes("output") && tasks.every((t) => t.job !== job.id || t.labels.output === undefined || t.labels.output === "1")) {
-      job.axes = job.axes.filter((a) => a !== "output");
-    }
-  }
+  };
   return {
-    name: lock.name,
-    emulated: input.emulated,
-    generated_at: new Date(input.now).toISOString(),
-    spent: chargesLabel(input.summary),
-    ...(input.budget ? { budget: `${input.budget.max} ${input.budget.currency}` } : {}),
-    ...(estimates.size ? { estimate: [...estimates].map(([c, v]) => `${v.toString()} ${c}`).join(" + ") } : {}),
-    states,
-    apart,
-    jobs: [...jobs.values()],
-    tasks,
+    head: {
+      name: lock.name,
+      emulated: input.emulated,
+      generated_at: new Date(input.now).toISOString(),
+      spent: chargesLabel(input.summary),
+      ...(input.budget ? { budget: `${input.budget.max} ${input.budget.currency}` } : {}),
+      ...(estimates.size ? { estimate: [...estimates].map(([c, v]) => `${v.toString()} ${c}`).join(" + ") } : {}),
+      states,
+      apart,
+      jobs: [...jobs.values()],
+    },
+    ids,
+    row,
     ...(input.lost && input.lost.length > 0 ? { lost: input.lost } : {}),
   };
+};
+
+/** The report's data with every task's row (the review page; writeReports streams the rows instead). */
+export const reportData = (input: ReportDataInput): ReportData => {
+  const frame = reportFrame(input);
+  return { ...frame.head, tasks: frame.ids.map(frame.row), ...(frame.lost ? { lost: frame.lost } : {}) };
 };

@@ -6,7 +6,7 @@
 // Contact sheets render in batches of rows as they scroll into view, so 10,000 outputs
 // do not freeze the page.
 
-import type { ReportData } from "./reportData.js";
+import type { ReportData, ReportFrame } from "./reportData.js";
 
 /** JSON safe inside a <script> element: `<`, `>`, `&` and the JS line separators escaped. */
 export const scriptSafeJson = (value: unknown): string =>
@@ -546,8 +546,8 @@ const CLIENT_JS = String.raw`
 })();
 `;
 
-/** The whole page for the data. */
-export const formatReportHtml = (data: ReportData): string => `<!doctype html>
+/** The page up to its data (which follows at once). */
+const pageHead = (data: Pick<ReportData, "name" | "emulated">): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -578,8 +578,29 @@ export const formatReportHtml = (data: ReportData): string => `<!doctype html>
 <div class="dhead"><h3 id="d-title"></h3><button type="button" id="d-prev" aria-label="previous">←</button><button type="button" id="d-next" aria-label="next">→</button><button type="button" id="d-close">Close</button></div>
 <div class="dbody" id="d-body"></div>
 </dialog>
-<script type="application/json" id="report-data">${scriptSafeJson(data)}</script>
+<script type="application/json" id="report-data">`;
+
+/** The page after its data. */
+const pageTail = `</script>
 <script>${CLIENT_JS}</script>
 </body>
 </html>
 `;
+
+/** The whole page for the data. */
+export const formatReportHtml = (data: ReportData): string => `${pageHead(data)}${scriptSafeJson(data)}${pageTail}`;
+
+/**
+ * The same page as `formatReportHtml(reportData(input))`, byte for byte, in parts made as
+ * they are asked for: each task's row is made and encoded when its turn comes (the page
+ * of 200,000 tasks is 85 MB of text, its rows 220 MB of objects: neither is held whole).
+ */
+export function* reportHtmlParts(frame: ReportFrame): Generator<string, void, undefined> {
+  yield pageHead(frame.head);
+  // The data's keys in ReportData's order: the head's (jobs last), tasks, then lost.
+  const head = scriptSafeJson(frame.head);
+  yield `${head.slice(0, -1)},"tasks":[`;
+  for (let i = 0; i < frame.ids.length; i++) yield `${i > 0 ? "," : ""}${scriptSafeJson(frame.row(frame.ids[i]!))}`;
+  yield `]${frame.lost ? `,"lost":${scriptSafeJson(frame.lost)}` : ""}}`;
+  yield pageTail;
+}

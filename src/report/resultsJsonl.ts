@@ -132,11 +132,16 @@ export const resultLine = (id: string, task: LockTask, now: number, prov?: Prove
 
 export type ResultRecord = ReturnType<typeof resultLine>;
 
-export const formatResultsJsonl = (lock: LockFile, now: number, prov?: Provenance, states?: ReadonlyMap<string, ResultState>): string =>
-  Object.keys(lock.tasks)
+/** results.jsonl's lines (each with its newline), made one at a time as they are asked for. */
+export function* resultsJsonlLines(lock: LockFile, now: number, prov?: Provenance, states?: ReadonlyMap<string, ResultState>): Generator<string, void, undefined> {
+  const ids = Object.keys(lock.tasks)
     // Pruned tasks' records were removed with their files: only billing.* keeps their spend.
     .filter((id) => lock.tasks[id]!.pruned_at === undefined)
-    .sort()
-    // Fixed key order, id first, for people reading the file; the same lockfile gives the same bytes.
-    .map((id) => `${JSON.stringify(resultLine(id, lock.tasks[id]!, now, prov, states))}\n`)
-    .join("");
+    .sort();
+  // Fixed key order, id first, for people reading the file; the same lockfile gives the same bytes.
+  for (const id of ids) yield `${JSON.stringify(resultLine(id, lock.tasks[id]!, now, prov, states))}\n`;
+}
+
+/** The whole of results.jsonl as one string (writeReports writes it from `resultsJsonlLines` in chunks). */
+export const formatResultsJsonl = (lock: LockFile, now: number, prov?: Provenance, states?: ReadonlyMap<string, ResultState>): string =>
+  [...resultsJsonlLines(lock, now, prov, states)].join("");

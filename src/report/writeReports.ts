@@ -3,7 +3,9 @@
 // task's files and a metadata.jsonl in each job's folder, and appends the Markdown
 // summary (with where the report is, after the caller's head: a run's outcome) to $GITHUB_STEP_SUMMARY when set. The content
 // comes from the pure formatters beside it; the request behind each task comes from the
-// compiled manifest when the caller passes it.
+// compiled manifest when the caller passes it. The large reports are written from their
+// lines made one at a time as they are written (writeFileAtomicChunks), one file after the
+// other, so a report of 200,000 tasks never holds a report's whole text or all its rows.
 
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -13,16 +15,16 @@ import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile } from "../state/LockFile.js";
 import { stableJson } from "../state/stableJson.js";
-import { writeFileAtomic } from "../state/writeFileAtomic.js";
-import { formatBillingCsv } from "./billingCsv.js";
+import { writeFileAtomic, writeFileAtomicChunks } from "../state/writeFileAtomic.js";
+import { billingCsvRows } from "./billingCsv.js";
 import { type DeletionWarning, formatBillingMarkdown } from "./billingMarkdown.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { datasetMetadata } from "./datasetMetadata.js";
 import { downstreamPlanned } from "./downstreamPlanned.js";
 import { plannedById } from "./provenance.js";
-import { reportData } from "./reportData.js";
-import { formatReportHtml } from "./reportHtml.js";
-import { earlierRecords, formatResultsJsonl, provenanceOf, resultLine } from "./resultsJsonl.js";
+import { reportData, reportFrame } from "./reportData.js";
+import { formatReportHtml, reportHtmlParts } from "./reportHtml.js";
+import { earlierRecords, provenanceOf, resultLine, resultsJsonlLines } from "./resultsJsonl.js";
 import { retryAttempts } from "./retryAttempts.js";
 import { type Standings, standingsFor } from "./standing.js";
 import { lostMarkdown } from "./lostMarkdown.js";
@@ -216,20 +218,24 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     const prov = provenanceOf(lock, planned, { standing, earlier });
     const summary = summaryOf();
     const deletions = deletionsOf();
-    const contents: Record<(typeof REPORT_FILES)[number], string> = {
-      "results.jsonl": formatResultsJsonl(lock, now, prov, states),
-      "billing.csv": formatBillingCsv(lock),
-      "billing.json": stableJson({
-        ...summary,
-        nearing_deletion: deletions.map((d) => ({ id: d.id, job: d.job, deletes_at: new Date(d.deletesAt).toISOString() })),
-      }),
-      "billing.md": markdownOf(),
-      "report.html": formatReportHtml(
-        reportData({ lock, prov, summary, now, emulated: input.emulated === true, ...(input.manifest?.budget ? { budget: input.manifest.budget } : {}), lost }),
-      ),
+    // Each file's parts, made only as it is written.
+    const contents: Record<(typeof REPORT_FILES)[number], () => Iterable<string>> = {
+      "results.jsonl": () => resultsJsonlLines(lock, now, prov, states),
+      "billing.csv": () => billingCsvRows(lock),
+      "billing.json": () => [
+        stableJson({
+          ...summary,
+          nearing_deletion: deletions.map((d) => ({ id: d.id, job: d.job, deletes_at: new Date(d.deletesAt).toISOString() })),
+        }),
+      ],
+      "billing.md": () => [markdownOf()],
+      "report.html": () =>
+        reportHtmlParts(
+          reportFrame({ lock, prov, summary, now, emulated: input.emulated === true, ...(input.manifest?.budget ? { budget: input.manifest.budget } : {}), lost }),
+        ),
     };
     await rm(sourcePath, { force: true });
-    for (const [i, name] of REPORT_FILES.entries()) await writeFileAtomic(files[i]!, contents[name]);
+    for (const [i, name] of REPORT_FILES.entries()) await writeFileAtomicChunks(files[i]!, contents[name]());
     // Sidecars only where files were downloaded: a folder copied elsewhere still says what made it.
     const withFiles = Object.keys(lock.tasks).filter(
       (id) => lock.tasks[id]!.pruned_at === undefined && lock.tasks[id]!.outputs.some((o) => o.path !== undefined),

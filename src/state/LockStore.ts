@@ -4,20 +4,23 @@
 // journal has grown past the file's size, at close, and at the first write over a
 // version-1 or 2 file (which is then version 3). So the bytes written stay
 // proportional to the changes, and a kill at any moment leaves a valid lockfile that
-// holds every flushed change. One run at a time per lockfile (RunLock).
+// holds every flushed change. A full write is streamed: task lines are encoded in
+// chunks of about 1 MB, each written to the temp file before the next is made, so the
+// file's whole text is never held (46 MB for 200,000 tasks). One run at a time per
+// lockfile (RunLock).
 
 import { type FileHandle, open, readFile, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Context, Effect, Fiber, Layer, Queue, type Scope } from "effect";
 import { type LockFile, type LockTask, LOCKFILE_VERSION } from "./LockFile.js";
-import { encodeLockFile } from "./LockfileText.js";
+import { DEFAULT_CHUNK_BYTES, encodeLockFileChunks } from "./LockfileText.js";
 import { LockfileBusy, LockfileInvalid, LockfileWriteError } from "./LockfileError.js";
 import { encodeJournalHeader, encodeJournalRecord, journalPathOf } from "./LockJournal.js";
 import { loadLockState, type LockState, sha256Hex } from "./readLockFile.js";
 import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
 import { encodeTrace, mayLackCreatesUntil, parseTrace, type RunTrace, traceFileOf } from "./RunTrace.js";
 import { sameJson } from "./sameJson.js";
-import { fsyncDir, removeStaleTempFiles, writeFileAtomic } from "./writeFileAtomic.js";
+import { fsyncDir, removeStaleTempFiles, writeFileAtomicChunks } from "./writeFileAtomic.js";
 import { fsyncFd, writeFully, writeFullySync } from "../fs/durable.js";
 
 export interface LockStoreStats {
@@ -37,6 +40,8 @@ export interface LockStoreOptions extends RunLockOptions {
   readonly minCompactBytes?: number;
   /** Keep the run trace (`X.lock.json.lastrun`, RunTrace.ts). Default true; off for `--emulate` (a fresh service each run). */
   readonly trace?: boolean;
+  /** A full write encodes and writes about this many characters at a time. Default 1 MiB (tests make it small). */
+  readonly chunkBytes?: number;
 }
 
 export interface LockStoreService {
@@ -94,7 +99,11 @@ export interface LockStoreService {
 interface Disk {
   /** Appends journal lines and fsyncs; a new journal starts with its header. */
   readonly append: (text: string) => Promise<void>;
-  readonly writeFull: (text: string) => Promise<void>;
+  /**
+   * Replaces the file with the chunks' text, atomically; `mayReplace` is asked once the
+   * new bytes are durable, before the rename (false: nothing replaced, resolves false).
+   */
+  readonly writeFull: (chunks: Iterable<string>, mayReplace: () => Promise<boolean>) => Promise<boolean>;
   /** Infinity when the journal must not be appended to (it could not be removed after a full write). */
   readonly journalBytes: () => number;
   readonly fileBytes: () => number;
@@ -180,15 +189,15 @@ const liveDisk = (
         fsyncs: counters.fsyncs + (fresh ? 2 : 1),
       };
     },
-    writeFull: async (text) => {
-      const bytes = Buffer.from(text, "utf8");
-      await writeFileAtomic(path, bytes);
+    writeFull: async (chunks, mayReplace) => {
+      const written = await writeFileAtomicChunks(path, chunks, mayReplace);
+      if (written === undefined) return false;
       // From here the file holds everything; the journal (naming the old file) is obsolete,
       // and is skipped on load even if removing it fails or is cut short.
-      file = { sha256: sha256Hex(bytes), bytes: bytes.byteLength };
+      file = { sha256: written.sha256, bytes: written.bytes };
       fileVersion = LOCKFILE_VERSION;
       counters = {
-        bytesWritten: counters.bytesWritten + bytes.byteLength,
+        bytesWritten: counters.bytesWritten + written.bytes,
         writes: counters.writes + 1,
         fsyncs: counters.fsyncs + 2,
         compactions: counters.compactions + 1,
@@ -204,6 +213,7 @@ const liveDisk = (
         counters = { ...counters, fsyncs: counters.fsyncs + 1 };
       }
       await trace(false);
+      return true;
     },
     journalBytes: () => journalSize,
     fileBytes: () => file?.bytes ?? 0,
@@ -224,13 +234,17 @@ const memoryDisk = (): Disk => {
     append: async (text) => {
       counters = { ...counters, bytesWritten: counters.bytesWritten + Buffer.byteLength(text), writes: counters.writes + 1 };
     },
-    writeFull: async (text) => {
+    writeFull: async (chunks, mayReplace) => {
+      let bytes = 0;
+      for (const chunk of chunks) bytes += Buffer.byteLength(chunk);
+      if (!(await mayReplace())) return false;
       counters = {
         ...counters,
-        bytesWritten: counters.bytesWritten + Buffer.byteLength(text),
+        bytesWritten: counters.bytesWritten + bytes,
         writes: counters.writes + 1,
         compactions: counters.compactions + 1,
       };
+      return true;
     },
     journalBytes: () => 0,
     fileBytes: () => Number.MAX_SAFE_INTEGER,
@@ -283,34 +297,36 @@ const makeService = (
         message: `cannot ${what} ${path}: ${(cause as Error)?.message ?? String(cause)}. Flushed changes are safe; fix the cause and run again.`,
       });
 
-    const guardLock = Effect.flatMap(Effect.promise(lockHeld), (held) =>
-      !held
-        ? Effect.fail(
-            new LockfileWriteError({
-              path,
-              cause: undefined,
-              lockLost: true,
-              message: `the run lock of ${path} was taken over by another run, or this run stalled past the lock's stale limit (frozen, suspended) so another run may be taking it over; stopping writes and creates so the two runs do not overwrite each other or pay twice.`,
-            }),
-          )
-        : Effect.void,
-    );
+    const lockLostError = () =>
+      new LockfileWriteError({
+        path,
+        cause: undefined,
+        lockLost: true,
+        message: `the run lock of ${path} was taken over by another run, or this run stalled past the lock's stale limit (frozen, suspended) so another run may be taking it over; stopping writes and creates so the two runs do not overwrite each other or pay twice.`,
+      });
+    const guardLock = Effect.flatMap(Effect.promise(lockHeld), (held) => (!held ? Effect.fail(lockLostError()) : Effect.void));
 
     // A write, once begun, is not interruptible (compactNow, flushNow): an interrupted
     // write would give the write permit back while its disk side went on, and the next
     // write (the stop's flush, the closing compaction) would run beside it: a second
     // journal header (a journal the next run refuses), or an old batch appended over the
     // file a compaction just wrote. A stop waits for the write in flight instead.
-    // The lock is checked again between the encoding (long and synchronous for a large
-    // lockfile: a block past the stale limit lets another run take over and open the
-    // journal) and the write, so a run taken over meanwhile does not replace the file.
+    // A full write streams the records of its start (encodeLockFileChunks: puts made
+    // while it writes wait in `pending` for the next write) into a temp file, and the lock
+    // is checked again between the encoding and writing (long for a large lockfile: a block
+    // past the stale limit lets another run take over and open the journal) and the
+    // rename, so a run taken over meanwhile does not replace the file.
     const compactNow = Effect.uninterruptible(Effect.suspend(() => {
-      const text = encodeLockFile(manifestName, tasks, service);
+      const chunks = encodeLockFileChunks(manifestName, tasks, service, options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
+      const header = service;
       const batch = pending;
       pending = new Map();
-      return Effect.zipRight(guardLock, Effect.tryPromise({ try: () => disk.writeFull(text), catch: failure("write") })).pipe(
+      return Effect.tryPromise({ try: () => disk.writeFull(chunks, lockHeld), catch: failure("write") }).pipe(
+        Effect.flatMap((replaced) => (replaced ? Effect.void : Effect.fail(lockLostError()))),
         Effect.tap(() =>
           Effect.sync(() => {
+            // A setService during the write names a header the file does not have yet.
+            if (service !== header) return;
             dirty = false;
             headerStale = false;
           }),

@@ -7,7 +7,7 @@ import { Effect, Layer, Redacted } from "effect";
 import { OmniClient } from "../../src/api/OmniClient.js";
 import { Engine } from "../../src/engine/Engine.js";
 import { RunPolicy, type Policy } from "../../src/policy/Policy.js";
-import type { RunnerResult } from "../../src/engine/Runner.js";
+import type { RunnerOptions, RunnerResult } from "../../src/engine/Runner.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { Downloader } from "../../src/outputs/Downloader.js";
 import { writeReports } from "../../src/report/writeReports.js";
@@ -20,6 +20,10 @@ export interface RunWithLockStatsOptions {
   readonly concurrency?: number;
   /** Stop the run after this long (exit 3, the rest pending). */
   readonly maxWaitMs?: number;
+  /** The engine's events, as they happen. */
+  readonly onEvent?: RunnerOptions["onEvent"];
+  /** Called as each step of the end begins: "reports" (the engine has returned), then "close" (reports written; the store closes). */
+  readonly onPhase?: (phase: "reports" | "close") => void;
 }
 
 export const runWithLockStats = async (
@@ -40,9 +44,12 @@ export const runWithLockStats = async (
       manifest,
       ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
       ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+      ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     });
+    o.onPhase?.("reports");
     const lock = yield* store.snapshot;
     yield* Effect.promise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: {} }));
+    o.onPhase?.("close");
     return result;
   });
   const result = await Effect.runPromise(Effect.provide(program, engineLayer));

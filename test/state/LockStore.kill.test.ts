@@ -1,21 +1,24 @@
 // Kills a process writing through LockStore with SIGKILL at random moments and checks,
 // after each kill, that the lockfile is valid and holds every change it had flushed;
-// also while a version-1 lockfile is being rewritten as version 3.
+// also while a version-1 lockfile is being rewritten as version 3, and while a large
+// lockfile's full rewrite is streamed in chunks.
 
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { LockTask } from "../../src/state/LockFile.js";
+import { encodeLockFile } from "../../src/state/LockfileText.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { sameJson } from "../../src/state/sameJson.js";
 import { stableJson } from "../../src/state/stableJson.js";
 import { task, taskId } from "./lockTask.js";
 
 const writer = fileURLToPath(new URL("./lockWriter.ts", import.meta.url));
+const rewriter = fileURLToPath(new URL("./lockRewriter.ts", import.meta.url));
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const TASKS_PER_STEP = 10;
 const writerTaskId = (round: number, step: number, i: number) => `r${round}-s${step}-t${i}`;
@@ -111,6 +114,65 @@ test("killed at random moments while a large version-1 lockfile is rewritten as 
       }
     }
     console.log(`  v1 -> v3 kill rounds: file found as ${[...versions].join(" and ")} after the kills`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** Runs the rewriter, kills it `afterMs` after "ready"; resolves with the last step it reported compacted. */
+const rewriteAndKill = (path: string, afterMs: number): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", rewriter, path], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    let timer: NodeJS.Timeout | undefined;
+    const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+      if (!timer && out.startsWith("ready\n")) timer = setTimeout(() => child.kill("SIGKILL"), afterMs);
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.on("exit", (code, signal) => {
+      clearTimeout(guard);
+      if (timer) clearTimeout(timer);
+      if (signal !== "SIGKILL") return reject(new Error(`rewriter ended by itself (${code}): ${err}`));
+      let last = -1;
+      for (const m of out.matchAll(/compacted (\d+)\n/g)) last = Math.max(last, Number(m[1]));
+      resolve(last);
+    });
+  });
+
+test("killed at random moments while a large lockfile's full rewrite is streamed in chunks, the lockfile is one whole rewrite: every task, all from the same one, the last reported or the next", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "omnibatch-kill-stream-"));
+  try {
+    const path = join(dir, "m.lock.json");
+    // 20,000 tasks, about 4 MB: each rewrite is about 250 chunks of 16 KB.
+    const tasks = new Map<string, LockTask>();
+    for (let n = 0; n < 20_000; n++) tasks.set(taskId(n), task(n, { state: "downloaded", task_id: `svc-${n}` }));
+    await writeFile(path, encodeLockFile("killed", tasks));
+    let seed = 99;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed / 2 ** 31);
+    let prevTake = 0;
+    let midWrite = 0;
+    const seen: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      const last = await rewriteAndKill(path, 100 + Math.floor(next() * 1500));
+      // A temp file left beside the lockfile: the kill landed inside a streamed rewrite.
+      if ((await readdir(dir)).some((f) => f.endsWith(".tmp"))) midWrite++;
+      const file = await readLockFile(path); // rejects if the file is not valid
+      const takes = new Set(Object.values(file!.tasks).map((t) => t.take));
+      assert.is(Object.keys(file!.tasks).length, tasks.size, `round ${round}: every task`);
+      assert.is(takes.size, 1, `round ${round}: every task from the same rewrite (takes ${[...takes].join(", ")})`);
+      const take = [...takes][0]!;
+      // The rewrite reported last, or the one after it (written, killed before it said so);
+      // step s of this round wrote the take found before it + s + 1.
+      assert.ok(take === prevTake + last + 1 || take === prevTake + last + 2, `round ${round}: take ${take} after compacted ${last} over take ${prevTake}`);
+      prevTake = take;
+      seen.push(`${last}:${take}`);
+      for (const [id, t] of tasks) assert.is(file!.tasks[id]!.task_id, t.task_id, `round ${round}: ${id} kept`);
+    }
+    console.log(`  streamed rewrite kill rounds (last reported:found): ${seen.join(", ")}; ${midWrite} of 6 kills inside a rewrite`);
+    assert.ok(midWrite >= 1, "at least one kill landed inside a streamed rewrite");
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
