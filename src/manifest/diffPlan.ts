@@ -150,7 +150,25 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     if (list) list.push([id, t]);
     else retries.set(key, [[id, t]]);
   }
+  // Records a manifest task accounts for: its own (counted, not kept: a rerun of 100,000
+  // recorded tasks would fill a set of them for nothing) and later attempts found by
+  // position (kept). The set of all is made only when some record may be unaccounted for.
   const accounted = new Set<string>();
+  let ownAccounted = 0;
+  let everyAccounted: Set<string> | undefined;
+  const accountedAll = (): Set<string> => {
+    if (everyAccounted === undefined) {
+      everyAccounted = new Set(accounted);
+      for (const list of tasksOf.values()) for (const t of list) if (lockTasks[t.id] !== undefined) everyAccounted.add(t.id);
+    }
+    return everyAccounted;
+  };
+  // Only tasks of a job another job feeds on, or that is reviewed, need their finished attempt and output count kept.
+  const feeding = new Set<string>();
+  for (const j of manifest.jobs) {
+    if (j.upstream) feeding.add(j.upstream.job);
+    if (j.review) feeding.add(j.id);
+  }
   /** Manifest id -> outputs of its latest finished attempt (for the downstream estimate). */
   const outputsOf = new Map<string, number>();
   /** Manifest id -> its latest finished attempt in the lockfile (the source of downstream items). */
@@ -204,42 +222,59 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       entries.push(create(task, task.dir));
       return;
     }
-    const folder = folderOf(task);
-    const chain: [string, LockTask][] = [];
     const direct = lockTasks[task.id];
-    if (direct) chain.push([task.id, direct]);
+    // Where its results really go (folderOf, with the record already at hand).
+    const folder = direct !== undefined ? direct.dir : resultFolder(task, undefined, holders());
     const later = retries.size ? retries.get(slotKey(task.job, folder)) : undefined;
-    if (later) {
+    let latestId = task.id;
+    let latest: LockTask;
+    // Attempts abandoned at another service (--switch-service) failed nothing: they use up no retry.
+    let abandoned = 0;
+    if (later === undefined) {
+      // The usual case: the task's own record and no later attempt at its position.
+      if (direct === undefined) {
+        unmatched.push({ task, at: entries.length });
+        entries.push(create(task, folder));
+        return;
+      }
+      ownAccounted++;
+      latest = direct;
+      if (direct.abandoned !== undefined) abandoned++;
+    } else {
+      const chain: [string, LockTask][] = [];
+      if (direct) chain.push([task.id, direct]);
       for (const [id, t] of later) {
         if (id !== task.id && manifest.withAttempt(task, t.attempt).requestHash === t.request_hash) chain.push([id, t]);
       }
-    }
-    if (chain.length === 0) {
-      unmatched.push({ task, at: entries.length });
-      entries.push(create(task, folder));
-      return;
-    }
-    let latestId = chain[0]![0];
-    let latest = chain[0]![1];
-    for (const [id, t] of chain) {
-      accounted.add(id);
-      if (t.attempt > latest.attempt) {
-        latestId = id;
-        latest = t;
+      if (chain.length === 0) {
+        unmatched.push({ task, at: entries.length });
+        entries.push(create(task, folder));
+        return;
       }
+      latestId = chain[0]![0];
+      latest = chain[0]![1];
+      if (direct) ownAccounted++;
+      for (const [id, t] of chain) {
+        if (id !== task.id) accounted.add(id);
+        if (t.attempt > latest.attempt) {
+          latestId = id;
+          latest = t;
+        }
+      }
+      for (const [, t] of chain) if (t.abandoned !== undefined) abandoned++;
     }
     const state = latest.state;
-    // Attempts abandoned at another service (--switch-service) failed nothing: they use up no retry.
-    let abandoned = 0;
-    for (const [, t] of chain) if (t.abandoned !== undefined) abandoned++;
+    const keep = feeding.has(task.job);
     if (latest.abandoned !== undefined) {
       // Abandoned there: made again here as its next attempt (a new id); its record stays as history.
       const service = latest.abandoned.service;
       pushNextAttempt(task, folder, latest, (n) => `abandoned at ${service}: new attempt ${n} here`);
     } else if (DONE.has(state)) {
       // Succeeded but not downloaded yet: its outputs are not recorded, it still makes what it asked for.
-      if (state === "downloaded" || outputCount(latest) > 0) outputsOf.set(task.id, outputCount(latest));
-      finished.set(task.id, [latestId, latest]);
+      if (keep) {
+        if (state === "downloaded" || outputCount(latest) > 0) outputsOf.set(task.id, outputCount(latest));
+        finished.set(task.id, [latestId, latest]);
+      }
       entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state });
     } else if (IN_FLIGHT.has(state)) {
       entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, inFlight: true });
@@ -251,7 +286,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       } else {
         const note = attempts > 1 ? "failed, no retries left" : "failed";
         // It makes nothing: no downstream task waits on it.
-        outputsOf.set(task.id, 0);
+        if (keep) outputsOf.set(task.id, 0);
         entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note });
       }
     } else {
@@ -370,6 +405,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
 
   // `~`: a task without attempts whose matrix position holds other (older) tasks.
   if (unmatched.length > 0) {
+    const accounted = accountedAll();
     const leftover = new Map<string, string[]>();
     for (const id in lockTasks) {
       if (accounted.has(id)) continue;
@@ -394,9 +430,10 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   // `-`: superseded when the manifest's task at its position is another one, else orphaned.
   // (Every record accounted for by the manifest's tasks: none is, and none is looked at.)
   let current: Map<string, string> | undefined;
-  const candidates = accounted.size < lockedCount ? Object.keys(lockTasks) : [];
+  const candidates = (everyAccounted?.size ?? accounted.size + ownAccounted) < lockedCount ? Object.keys(lockTasks) : [];
+  const all = candidates.length > 0 ? accountedAll() : accounted;
   for (const id of candidates) {
-    if (accounted.has(id)) continue;
+    if (all.has(id)) continue;
     const t = lockTasks[id]!;
     // Pruned: its files are gone and it is out of the reports; only its spend remains.
     if (t.pruned_at !== undefined) continue;

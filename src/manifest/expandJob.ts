@@ -237,71 +237,88 @@ export const expandJob = (
     return job.axes[a]!.places[idx[a]!] ?? jobPlace;
   };
 
-  for (const item of items ?? [undefined]) {
-    for (const combo of combos) {
-      const values = combo.values;
-      const scope: Scope = (n) =>
-        n in values ? values[n] : n === "item" ? item?.item : n === "vars" ? spec.vars : spec.vars[n];
-      const names = () => [...new Set(["vars", ...Object.keys(spec.vars), ...Object.keys(values), ...(item ? ["item"] : [])])];
-      const taskVars: Record<string, unknown> = item ? { ...values, item: item.vars } : values;
-      // Shown with a problem found in one task; a job without a matrix has nothing to show.
-      const label = (): string | undefined => (Object.keys(taskVars).length ? describeVars(taskVars) : undefined);
-      let failed = false;
-      const get = (v: Value | undefined): unknown => {
-        if (!v) return undefined;
-        if (!v.template) return v.literal;
-        const r = render(v.template, scope, names);
-        if (r.ok) return r.value;
-        for (const problem of r.problems) sink.add({ path: v.path, textOffset: problem.offset }, problem.message, "error", label);
-        failed = true;
-        return undefined;
-      };
-      let exact: Map<string, string> | undefined; // base64 -> sha256:<hex>, for identity
-      const inputs: PlannedInput[] = [];
-      const noteInput = (input: JobSpec["inputs"][number], field: string, src: string | undefined, sha256?: string): void => {
-        const content = sha256 ?? (src !== undefined ? item?.urlToContent.get(src)?.replace(/^sha256:/, "") : undefined);
-        inputs.push({
-          field,
-          role: input.role,
-          ...(input.name !== undefined ? { name: input.name } : {}),
-          ...(src !== undefined ? { src } : {}),
-          ...(content !== undefined ? { sha256: content } : {}),
-          ...(input.elementId !== undefined ? { element_id: String(input.elementId) } : {}),
-          source: inputPos(input),
-        });
-      };
-      const places = fields ? undefined : new FieldPlaces(jobPlace);
+  // The task being made, set for each item and combination below; the helpers that read it
+  // are made once per job, not once per task (a closure per helper per task cost about a
+  // second per 100,000 tasks under tsx, whose names helper wraps each one).
+  let item: ItemSource | undefined;
+  let values: Combination["values"] = {};
+  let taskVars: Record<string, unknown> = {};
+  let failed = false;
+  let exact: Map<string, string> | undefined; // base64 -> sha256:<hex>, for identity
+  let inputs: PlannedInput[] = [];
+  let places: FieldPlaces | undefined;
+  const scope: Scope = (n) =>
+    n in values ? values[n] : n === "item" ? item?.item : n === "vars" ? spec.vars : spec.vars[n];
+  const names = () => [...new Set(["vars", ...Object.keys(spec.vars), ...Object.keys(values), ...(item ? ["item"] : [])])];
+  // Shown with a problem found in one task; a job without a matrix has nothing to show.
+  const label = (): string | undefined => (Object.keys(taskVars).length ? describeVars(taskVars) : undefined);
+  const get = (v: Value | undefined): unknown => {
+    if (!v) return undefined;
+    if (!v.template) return v.literal;
+    const r = render(v.template, scope, names);
+    if (r.ok) return r.value;
+    for (const problem of r.problems) sink.add({ path: v.path, textOffset: problem.offset }, problem.message, "error", label);
+    failed = true;
+    return undefined;
+  };
+  const noteInput = (input: JobSpec["inputs"][number], field: string, src: string | undefined, sha256?: string): void => {
+    const content = sha256 ?? (src !== undefined ? item?.urlToContent.get(src)?.replace(/^sha256:/, "") : undefined);
+    inputs.push({
+      field,
+      role: input.role,
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(src !== undefined ? { src } : {}),
+      ...(content !== undefined ? { sha256: content } : {}),
+      ...(input.elementId !== undefined ? { element_id: String(input.elementId) } : {}),
+      source: inputPos(input),
+    });
+  };
+  // Sources: URL as is; a local image read once, checked, sent as raw base64.
+  const image = (v: Value, field: string, side: "video" | "image", input: JobSpec["inputs"][number]): string | undefined => {
+    const src = get(v);
+    if (typeof src !== "string") return undefined;
+    if (URL_RE.test(src)) {
+      noteInput(input, field, src);
+      return src;
+    }
+    const read = state.readImage(src);
+    if ("error" in read) {
+      sink.add({ path: v.path }, `image '${src}' ${read.error}`, "error", label);
+      failed = true;
+      return undefined;
+    }
+    const key = `${side}\u0000${src}`;
+    let problems = imageChecks.get(key);
+    if (!problems) {
+      problems = "kind" in read.probe && read.probe.kind === "unreadable"
+        ? [describeProbeFailure(read.probe as ProbeFailure, field)]
+        : checkImageMedia(read.probe as ImageInfo, side, field);
+      imageChecks.set(key, problems);
+    }
+    for (const p of problems) {
+      sink.add({ path: v.path }, `image '${src}': ${p.message.replace(`${field}: `, "")}`, "error", label);
+      failed = true;
+    }
+    (exact ??= new Map()).set(read.base64, `sha256:${read.sha256}`);
+    noteInput(input, field, src, read.sha256);
+    return read.base64;
+  };
+  // An image request field by its wire name, noting where it came from.
+  const f = (wire: string): unknown => {
+    const v = job.fields.get(wire);
+    if (v) places?.set(wire, { path: v.path });
+    return get(v);
+  };
 
-      // Sources: URL as is; a local image read once, checked, sent as raw base64.
-      const image = (v: Value, field: string, side: "video" | "image", input: JobSpec["inputs"][number]): string | undefined => {
-        const src = get(v);
-        if (typeof src !== "string") return undefined;
-        if (URL_RE.test(src)) {
-          noteInput(input, field, src);
-          return src;
-        }
-        const read = state.readImage(src);
-        if ("error" in read) {
-          sink.add({ path: v.path }, `image '${src}' ${read.error}`, "error", label);
-          failed = true;
-          return undefined;
-        }
-        const key = `${side}\u0000${src}`;
-        let problems = imageChecks.get(key);
-        if (!problems) {
-          problems = "kind" in read.probe && read.probe.kind === "unreadable"
-            ? [describeProbeFailure(read.probe as ProbeFailure, field)]
-            : checkImageMedia(read.probe as ImageInfo, side, field);
-          imageChecks.set(key, problems);
-        }
-        for (const p of problems) {
-          sink.add({ path: v.path }, `image '${src}': ${p.message.replace(`${field}: `, "")}`, "error", label);
-          failed = true;
-        }
-        (exact ??= new Map()).set(read.base64, `sha256:${read.sha256}`);
-        noteInput(input, field, src, read.sha256);
-        return read.base64;
-      };
+  for (const next of items ?? [undefined]) {
+    item = next;
+    for (const combo of combos) {
+      values = combo.values;
+      taskVars = item ? { ...values, item: item.vars } : values;
+      failed = false;
+      exact = undefined;
+      inputs = [];
+      places = fields ? undefined : new FieldPlaces(jobPlace);
 
       let body: VideoCreateRequest | ImageCreateRequest;
       let slots = 1;
@@ -429,11 +446,6 @@ export const expandJob = (
           failed = true;
           return whole;
         });
-        const f = (wire: string): unknown => {
-          const v = job.fields.get(wire);
-          if (v) places?.set(wire, { path: v.path });
-          return get(v);
-        };
         const model = f("model_name");
         const resolution = f("resolution") ?? "1k";
         const resultType = f("result_type") ?? "single";

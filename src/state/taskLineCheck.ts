@@ -29,20 +29,22 @@ const isSha256 = (v: unknown): boolean => {
   return true;
 };
 
-/** `^-?[0-9]+(\.[0-9]+)?$` */
+/** The index after the ASCII digits of `v` from `i` on (`i` when there are none). */
+const digitsEnd = (v: string, i: number): number => {
+  while (i < v.length && v.charCodeAt(i) >= 48 && v.charCodeAt(i) <= 57) i++;
+  return i;
+};
+
+/** `^-?[0-9]+(\.[0-9]+)?$` (no closure per call: this runs twice per line of a large lockfile). */
 const isDecimal = (v: unknown): boolean => {
   if (typeof v !== "string") return false;
-  let i = v.charCodeAt(0) === 45 ? 1 : 0;
-  const digits = (): boolean => {
-    const from = i;
-    while (i < v.length && v.charCodeAt(i) >= 48 && v.charCodeAt(i) <= 57) i++;
-    return i > from;
-  };
-  if (!digits()) return false;
-  if (i === v.length) return true;
-  if (v.charCodeAt(i) !== 46) return false;
-  i++;
-  return digits() && i === v.length;
+  const from = v.charCodeAt(0) === 45 ? 1 : 0;
+  const whole = digitsEnd(v, from);
+  if (whole === from) return false;
+  if (whole === v.length) return true;
+  if (v.charCodeAt(whole) !== 46) return false;
+  const fraction = digitsEnd(v, whole + 1);
+  return fraction > whole + 1 && fraction === v.length;
 };
 
 /** `^[!#-~]{1,8}$` */

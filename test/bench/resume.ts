@@ -42,63 +42,75 @@ const runChild = async (file: string, baseUrl: string, apiKey: string): Promise<
   return { figures: value, processWallMs: wallMs };
 };
 
+/**
+ * The fixture, as a finished run leaves it, in `dir`: a manifest of `tasks` images, one
+ * 8-byte file per task, a lockfile recording each as downloaded at `serviceUrl`, and the
+ * reports. Also made alone by resumeFixture.ts (to rerun resumeChild.ts by hand).
+ */
+export const makeResumeFixture = async (
+  dir: string,
+  tasks: number,
+  serviceUrl: string,
+): Promise<{ file: string; lockMs: number; filesMs: number; taskCount: number; lockBytes: number }> => {
+  const file = writeImageManifest({ dir, name: "bench-resume", count: tasks, concurrency: 8 });
+  const t0 = performance.now();
+  const manifest = await loadManifest(file);
+  const content = Buffer.from("omnibat\n");
+  const sha256 = createHash("sha256").update(content).digest("hex");
+  const now = Date.now();
+  const records: Record<string, LockTask> = {};
+  manifest.tasks.forEach((t, i) => {
+    records[t.id] = {
+      job: t.job,
+      kind: t.kind,
+      vars: t.vars,
+      dir: t.dir,
+      request_hash: t.requestHash,
+      take: t.take,
+      attempt: t.attempt,
+      state: "downloaded",
+      task_id: `bench${(1_000_000 + i).toString(36)}`,
+      planned_at: now - 60_000,
+      submitted_at: now - 59_000,
+      created_at: now - 59_000,
+      finished_at: now - 30_000,
+      updated_at: now - 29_000,
+      outputs: [{ type: "image", index: 0, variant: "main", path: `${t.dir}/image-0.png`, size: content.length, sha256 }],
+      billing: [{ charge_type: "cash", cash_type: "balance", amount: "0.024", currency: "USD", list_price: "0.03" }],
+    };
+  });
+  const lock: LockFile = { lockfile_version: LOCKFILE_VERSION, name: manifest.name, tasks: records };
+  // With the service the tasks were made at, as a run records it: without it the rerun
+  // records it and so rewrites the whole lockfile, which a real rerun does not.
+  writeFileSync(manifest.lockfilePath, encodeLockFile(lock.name, lock.tasks, serviceIdentity(serviceUrl)));
+  const t1 = performance.now();
+  const dirs = manifest.tasks.map((t) => join(manifest.outputsDir, t.dir));
+  for (let i = 0; i < dirs.length; i += 256) {
+    await Promise.all(
+      dirs.slice(i, i + 256).map(async (d) => {
+        await mkdir(d, { recursive: true });
+        await writeFile(join(d, "image-0.png"), content);
+      }),
+    );
+  }
+  const filesMs = performance.now() - t1;
+  // A finished run also left its reports, made as a run makes them (with the manifest,
+  // after the files, so with every task's sidecar): the rerun finds them current.
+  const t2 = performance.now();
+  await writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: {}, emulated: false, manifest });
+  const lockMs = t1 - t0 + (performance.now() - t2);
+  const taskCount = manifest.tasks.length;
+  const lockBytes = statSync(manifest.lockfilePath).size;
+  mkdirSync(manifest.outputsDir, { recursive: true });
+
+  return { file, lockMs, filesMs, taskCount, lockBytes };
+};
+
 export const resume = async (o: ResumeOptions): Promise<ScenarioResult> => {
   const dir = mkdtempSync(join(tmpdir(), "omnibatch-bench-resume-"));
   const emulator = await startEmulatorProcess({ slots: { video: 8, image: 8 } });
   try {
-    const file = writeImageManifest({ dir, name: "bench-resume", count: o.tasks, concurrency: 8 });
-
-    // The fixture, as a finished run leaves it: one 8-byte file per task, a lockfile
-    // recording each as downloaded, and the reports.
-    const t0 = performance.now();
-    const manifest = await loadManifest(file);
-    const content = Buffer.from("omnibat\n");
-    const sha256 = createHash("sha256").update(content).digest("hex");
-    const now = Date.now();
-    const tasks: Record<string, LockTask> = {};
-    manifest.tasks.forEach((t, i) => {
-      tasks[t.id] = {
-        job: t.job,
-        kind: t.kind,
-        vars: t.vars,
-        dir: t.dir,
-        request_hash: t.requestHash,
-        take: t.take,
-        attempt: t.attempt,
-        state: "downloaded",
-        task_id: `bench${(1_000_000 + i).toString(36)}`,
-        planned_at: now - 60_000,
-        submitted_at: now - 59_000,
-        created_at: now - 59_000,
-        finished_at: now - 30_000,
-        updated_at: now - 29_000,
-        outputs: [{ type: "image", index: 0, variant: "main", path: `${t.dir}/image-0.png`, size: content.length, sha256 }],
-        billing: [{ charge_type: "cash", cash_type: "balance", amount: "0.024", currency: "USD", list_price: "0.03" }],
-      };
-    });
-    const lock: LockFile = { lockfile_version: LOCKFILE_VERSION, name: manifest.name, tasks };
-    // With the service the tasks were made at, as a run records it: without it the rerun
-    // records it and so rewrites the whole lockfile, which a real rerun does not.
-    writeFileSync(manifest.lockfilePath, encodeLockFile(lock.name, lock.tasks, serviceIdentity(emulator.url)));
-    const t1 = performance.now();
-    const dirs = manifest.tasks.map((t) => join(manifest.outputsDir, t.dir));
-    for (let i = 0; i < dirs.length; i += 256) {
-      await Promise.all(
-        dirs.slice(i, i + 256).map(async (d) => {
-          await mkdir(d, { recursive: true });
-          await writeFile(join(d, "image-0.png"), content);
-        }),
-      );
-    }
-    const filesMs = performance.now() - t1;
-    // A finished run also left its reports, made as a run makes them (with the manifest,
-    // after the files, so with every task's sidecar): the rerun finds them current.
-    const t2 = performance.now();
-    await writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: {}, emulated: false, manifest });
-    const lockMs = t1 - t0 + (performance.now() - t2);
-    const taskCount = manifest.tasks.length;
-    const lockBytes = statSync(manifest.lockfilePath).size;
-    mkdirSync(manifest.outputsDir, { recursive: true });
+    const { file, lockMs, filesMs, taskCount, lockBytes } = await makeResumeFixture(dir, o.tasks, emulator.url);
 
     const { figures: c, processWallMs } = await runChild(file, emulator.url, emulator.apiKey);
     const stats = await emulator.stats();

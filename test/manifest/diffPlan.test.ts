@@ -109,6 +109,38 @@ test("a failed task with retries left is + as the next attempt; with none left i
   assert.is(after.jobs.pics!["-"], 0, "earlier attempts are not orphans");
 });
 
+test("records counted without a set (a rerun's own records, attempts found by position) still leave every orphan -, and no attempt", async () => {
+  // Own records are counted, later attempts kept in a set: the - pass must run exactly
+  // when some record is neither, whatever mix of the two the lockfile holds.
+  const old = await load(manifest().replace("[red, green, blue]", "[red, green, blue, black, white]"));
+  const m = await load(manifest());
+  const [red, green] = m.tasks;
+  const redSecond = m.withAttempt(red!, 2);
+  const greenSecond = m.withAttempt(green!, 2);
+  const base: Record<string, LockTask> = {
+    ...Object.fromEntries(m.tasks.map((t) => [t.id, lockTask(t, "downloaded")])),
+    [red!.id]: lockTask(red!, "failed"),
+    [redSecond.id]: lockTask(redSecond, "downloaded"),
+    // An attempt whose first attempt is not recorded (found by position alone).
+    [greenSecond.id]: lockTask(greenSecond, "downloaded"),
+  };
+  delete base[green!.id];
+  const none = diffPlan(m, lockOf(base));
+  assert.is(none.jobs.pics!["-"], 0, "every record is accounted for");
+  assert.is(none.entries.find((e) => e.job === "pics" && e.vars.c === "red")!.id, redSecond.id);
+  assert.is(none.entries.find((e) => e.job === "pics" && e.vars.c === "green")!.id, greenSecond.id);
+  for (const orphans of [[old.tasks[3]!], [old.tasks[3]!, old.tasks[4]!]]) {
+    const lock = lockOf({ ...base, ...Object.fromEntries(orphans.map((t) => [t.id, lockTask(t, "downloaded")])) });
+    const plan = diffPlan(m, lock);
+    assert.equal(
+      plan.entries.filter((e) => e.mark === "-").map((e) => e.id).sort(),
+      orphans.map((t) => t.id).sort(),
+      `${orphans.length} orphan(s), nothing else -`,
+    );
+    assert.is(plan.jobs.pics!["="], 3);
+  }
+});
+
 test("a task abandoned at another service (--switch-service) is + as its next attempt, and the abandoned attempt uses up no retry", async () => {
   const m = await load(manifest());
   const [a] = m.tasks;
