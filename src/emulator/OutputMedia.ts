@@ -7,7 +7,7 @@
 // in the right cell. Returned arrays may be shared between calls: treat them as read-only.
 
 import { readFileSync } from "node:fs";
-import { deflateSync } from "node:zlib";
+import { constants, deflateRawSync, deflateSync } from "node:zlib";
 
 export type OutputVideoRatio = "16:9" | "9:16" | "1:1";
 
@@ -38,6 +38,20 @@ const PALETTE: ReadonlyArray<readonly [number, number, number]> = [
 const idatCache = new Map<string, Uint8Array>();
 
 /**
+ * The rows under a caption panel, compressed once per size, colour, watermark and panel
+ * height (at most 8 x 12 x 2 x 6 for the captions imageCaption makes): the zlib header,
+ * the raw deflate blocks (the last one final), and the Adler-32 and length of those rows.
+ */
+interface RowsBelow {
+  readonly header: Uint8Array;
+  readonly deflated: Uint8Array;
+  readonly adler: number;
+  readonly length: number;
+}
+const belowCache = new Map<string, RowsBelow>();
+const belowCacheLimit = 4096;
+
+/**
  * A PNG of the requested aspect ratio ("auto" and unknown ratios give 1:1), one colour
  * picked by `seed`, with a white band across the lower part when `watermark`. The seed
  * is also written into a text chunk, so two results never have the same bytes.
@@ -53,9 +67,12 @@ export function imageOutput(opts: {
   const [width, height] = IMAGE_OUTPUT_SIZES[opts.aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
   const colourIndex = Math.abs(Math.trunc(opts.seed)) % PALETTE.length || 0;
   let idat: Uint8Array | undefined;
-  if ((opts.caption && opts.caption.length > 0) || opts.background) {
-    // Captioned images differ per task: not cached here (the caller caches whole files).
+  if (opts.background) {
+    // Drawn over the task's own reference: every row differs per task.
     idat = pixels(width, height, PALETTE[colourIndex]!, opts.watermark, opts.caption, opts.background);
+  } else if (opts.caption && opts.caption.length > 0) {
+    // Only the caption panel differs per task: the rows under it come compressed from a cache.
+    idat = captionedIdat(width, height, colourIndex, opts.watermark, opts.caption);
   } else {
     const key = `${width}x${height}:${colourIndex}:${opts.watermark}`;
     idat = idatCache.get(key);
@@ -79,6 +96,18 @@ export function imageOutput(opts: {
   ]);
 }
 
+/**
+ * The scanlines imageOutput encodes, drawn whole (every row, then the caption): what a
+ * decoder must get back from imageOutput's file, whichever way it was assembled.
+ */
+export function imagePixels(opts: { aspectRatio: string; watermark: boolean; seed: number; caption?: readonly string[] }): Uint8Array {
+  const [width, height] = IMAGE_OUTPUT_SIZES[opts.aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
+  const colourIndex = Math.abs(Math.trunc(opts.seed)) % PALETTE.length || 0;
+  const raw = rawRows(width, height, 0, height, PALETTE[colourIndex]!, opts.watermark);
+  if (opts.caption && opts.caption.length > 0) drawCaption(raw, 1 + width * 3, width, height, opts.caption);
+  return raw;
+}
+
 function pixels(
   width: number,
   height: number,
@@ -87,17 +116,35 @@ function pixels(
   caption?: readonly string[],
   background?: { readonly width: number; readonly height: number; readonly rgb: Uint8Array },
 ): Uint8Array {
+  const raw = rawRows(width, height, 0, height, rgb, watermark, background);
+  if (caption) drawCaption(raw, 1 + width * 3, width, height, caption);
+  return new Uint8Array(deflateSync(raw, { level: caption || background ? 6 : 9 }));
+}
+
+/**
+ * The PNG scanlines (filter byte 0, then RGB) of rows `from` to `to` (excluded) of the
+ * picture without its caption: one colour, or the scaled reference, and the watermark band.
+ */
+function rawRows(
+  width: number,
+  height: number,
+  from: number,
+  to: number,
+  rgb: readonly [number, number, number],
+  watermark: boolean,
+  background?: { readonly width: number; readonly height: number; readonly rgb: Uint8Array },
+): Uint8Array {
   const stride = 1 + width * 3;
   // Scale to cover: the reference fills the picture, cut at the sides or top and bottom.
   const cover = background ? Math.max(width / background.width, height / background.height) : 0;
   const offX = background ? (background.width * cover - width) / 2 : 0;
   const offY = background ? (background.height * cover - height) / 2 : 0;
-  const raw = new Uint8Array(stride * height);
+  const raw = new Uint8Array(stride * (to - from));
   const bandTop = Math.floor(height * 0.78);
   const bandBottom = Math.floor(height * 0.92);
-  for (let y = 0; y < height; y++) {
+  for (let y = from; y < to; y++) {
     const white = watermark && y >= bandTop && y < bandBottom;
-    const row = y * stride;
+    const row = (y - from) * stride;
     raw[row] = 0; // filter: none
     for (let x = 0; x < width; x++) {
       const p = row + 1 + x * 3;
@@ -124,8 +171,82 @@ function pixels(
       raw[p + 2] = white ? 255 : rgb[2];
     }
   }
-  if (caption) drawCaption(raw, stride, width, height, caption);
-  return new Uint8Array(deflateSync(raw, { level: caption || background ? 6 : 9 }));
+  return raw;
+}
+
+/**
+ * The IDAT payload of a captioned picture without a reference: one zlib stream made of
+ * the panel rows, compressed now (fast level, flushed to a byte boundary), then the rows
+ * under the panel from belowCache, the checksum of both combined. The pixels are those
+ * `pixels` gives; a download costs the panel's rows only, not the whole picture.
+ */
+function captionedIdat(width: number, height: number, colourIndex: number, watermark: boolean, caption: readonly string[]): Uint8Array {
+  const rgb = PALETTE[colourIndex]!;
+  const stride = 1 + width * 3;
+  const panel = captionPanelHeight(width, height, caption);
+  const key = `${width}x${height}:${colourIndex}:${watermark}:${panel}`;
+  let below = belowCache.get(key);
+  if (below === undefined) {
+    const raw = rawRows(width, height, panel, height, rgb, watermark);
+    const z = deflateSync(raw, { level: 9 });
+    below = { header: z.subarray(0, 2), deflated: z.subarray(2, z.length - 4), adler: z.readUInt32BE(z.length - 4), length: raw.length };
+    if (belowCache.size >= belowCacheLimit) belowCache.clear();
+    belowCache.set(key, below);
+  }
+  // The panel: each row a copy of its darkened background row, then the glyphs.
+  const top = new Uint8Array(stride * panel);
+  const darkRow = (shade: readonly number[]): Uint8Array => {
+    const row = new Uint8Array(stride);
+    for (let p = 1; p < stride; p += 3) {
+      row[p] = shade[0]! >> 2;
+      row[p + 1] = shade[1]! >> 2;
+      row[p + 2] = shade[2]! >> 2;
+    }
+    return row;
+  };
+  const plainRow = darkRow(rgb);
+  const bandTop = Math.floor(height * 0.78);
+  const bandBottom = Math.floor(height * 0.92);
+  const bandRow = watermark && bandTop < panel ? darkRow([255, 255, 255]) : plainRow;
+  for (let y = 0; y < panel; y++) top.set(watermark && y >= bandTop && y < bandBottom ? bandRow : plainRow, y * stride);
+  drawGlyphs(top, stride, width, height, caption);
+  const topDeflated = deflateRawSync(top, { level: 1, finishFlush: constants.Z_SYNC_FLUSH });
+  const trailer = new Uint8Array(4);
+  new DataView(trailer.buffer).setUint32(0, adler32Combine(adler32(top), below.adler, below.length));
+  return concat([below.header, topDeflated, below.deflated, trailer]);
+}
+
+const ADLER_BASE = 65521;
+
+/** Adler-32 (RFC 1950) of `data`. */
+export function adler32(data: Uint8Array): number {
+  let a = 1;
+  let b = 0;
+  for (let i = 0; i < data.length; ) {
+    // 5552 bytes at most between reductions, as zlib does (the sums stay below 2^32).
+    const end = Math.min(data.length, i + 5552);
+    for (; i < end; i++) {
+      a += data[i]!;
+      b += a;
+    }
+    a %= ADLER_BASE;
+    b %= ADLER_BASE;
+  }
+  return (b * 65536 + a) >>> 0;
+}
+
+/** The Adler-32 of A followed by B, from A's, B's and B's length (zlib's adler32_combine). */
+export function adler32Combine(adlerA: number, adlerB: number, lengthB: number): number {
+  const rem = lengthB % ADLER_BASE;
+  let sum1 = adlerA & 0xffff;
+  let sum2 = (rem * sum1) % ADLER_BASE;
+  sum1 += (adlerB & 0xffff) + ADLER_BASE - 1;
+  sum2 += (adlerA >>> 16) + (adlerB >>> 16) + ADLER_BASE - rem;
+  if (sum1 >= ADLER_BASE) sum1 -= ADLER_BASE;
+  if (sum1 >= ADLER_BASE) sum1 -= ADLER_BASE;
+  if (sum2 >= ADLER_BASE * 2) sum2 -= ADLER_BASE * 2;
+  if (sum2 >= ADLER_BASE) sum2 -= ADLER_BASE;
+  return (sum2 * 65536 + sum1) >>> 0;
 }
 
 // ---------------------------------------------------------------- caption text
@@ -176,13 +297,24 @@ export function wrapCaption(text: string, width: number, lines: number): string[
   return out;
 }
 
-/** White text at `scale` on a dark panel across the top of the picture. */
-function drawCaption(raw: Uint8Array, stride: number, width: number, height: number, lines: readonly string[]): void {
+/** Lines of `lines` that fit on a picture, and the height of the dark panel under them. */
+function captionLayout(width: number, height: number, lines: readonly string[]) {
   const scale = width >= 400 ? 3 : 2;
   const lineHeight = 10 * scale;
   const margin = 4 * scale;
   const shown = lines.slice(0, Math.max(1, Math.floor((height * 0.6) / lineHeight)));
-  const panelBottom = Math.min(height, margin * 2 + shown.length * lineHeight);
+  return { scale, lineHeight, margin, shown, panelBottom: Math.min(height, margin * 2 + shown.length * lineHeight) };
+}
+
+/** Rows from the top that drawCaption changes: every glyph lies above it. */
+const captionPanelHeight = (width: number, height: number, lines: readonly string[]): number => captionLayout(width, height, lines).panelBottom;
+
+/**
+ * White text at `scale` on a dark panel across the top of the picture. `raw` holds the
+ * picture's rows from the top, at least the panel's (captionPanelHeight).
+ */
+function drawCaption(raw: Uint8Array, stride: number, width: number, height: number, lines: readonly string[]): void {
+  const { panelBottom } = captionLayout(width, height, lines);
   for (let y = 0; y < panelBottom; y++) {
     for (let x = 0; x < width; x++) {
       const p = y * stride + 1 + x * 3;
@@ -191,6 +323,12 @@ function drawCaption(raw: Uint8Array, stride: number, width: number, height: num
       raw[p + 2] = raw[p + 2]! >> 2;
     }
   }
+  drawGlyphs(raw, stride, width, height, lines);
+}
+
+/** The caption's white glyphs, on a panel already darkened. */
+function drawGlyphs(raw: Uint8Array, stride: number, width: number, height: number, lines: readonly string[]): void {
+  const { scale, lineHeight, margin, shown, panelBottom } = captionLayout(width, height, lines);
   shown.forEach((text, li) => {
     const top = margin + li * lineHeight;
     for (let ci = 0; ci < text.length; ci++) {
@@ -204,7 +342,7 @@ function drawCaption(raw: Uint8Array, stride: number, width: number, height: num
           if (!(bits & (1 << row))) continue;
           for (let dy = 0; dy < scale; dy++) {
             const y = top + row * scale + dy;
-            if (y >= height) continue;
+            if (y >= panelBottom) continue;
             for (let dx = 0; dx < scale; dx++) {
               const p = y * stride + 1 + (left + col * scale + dx) * 3;
               raw[p] = 255;
