@@ -7,7 +7,8 @@
 // in the right cell. Returned arrays may be shared between calls: treat them as read-only.
 
 import { readFileSync } from "node:fs";
-import { constants, deflateRawSync, deflateSync } from "node:zlib";
+import { deflateSync } from "node:zlib";
+import { adler32Combine, adlerBlock, adlerByte, adlerPixels, adlerStart, adlerValue, FixedDeflateWriter, MAX_DISTANCE, type Adler } from "./FixedDeflate.js";
 
 export type OutputVideoRatio = "16:9" | "9:16" | "1:1";
 
@@ -176,9 +177,9 @@ function rawRows(
 
 /**
  * The IDAT payload of a captioned picture without a reference: one zlib stream made of
- * the panel rows, compressed now (fast level, flushed to a byte boundary), then the rows
- * under the panel from belowCache, the checksum of both combined. The pixels are those
- * `pixels` gives; a download costs the panel's rows only, not the whole picture.
+ * the caption panel (encoded from its layout, captionPanelDeflate), then the rows under
+ * it from belowCache, the checksum of both combined. The pixels are those `pixels` draws;
+ * a download costs a step per run of the panel, not a pass over the picture's bytes.
  */
 function captionedIdat(width: number, height: number, colourIndex: number, watermark: boolean, caption: readonly string[]): Uint8Array {
   const rgb = PALETTE[colourIndex]!;
@@ -193,60 +194,129 @@ function captionedIdat(width: number, height: number, colourIndex: number, water
     if (belowCache.size >= belowCacheLimit) belowCache.clear();
     belowCache.set(key, below);
   }
-  // The panel: each row a copy of its darkened background row, then the glyphs.
-  const top = new Uint8Array(stride * panel);
-  const darkRow = (shade: readonly number[]): Uint8Array => {
-    const row = new Uint8Array(stride);
-    for (let p = 1; p < stride; p += 3) {
-      row[p] = shade[0]! >> 2;
-      row[p + 1] = shade[1]! >> 2;
-      row[p + 2] = shade[2]! >> 2;
-    }
-    return row;
-  };
-  const plainRow = darkRow(rgb);
+  const panelData = captionPanelDeflate(width, height, rgb, watermark, caption);
+  const trailer = new Uint8Array(4);
+  new DataView(trailer.buffer).setUint32(0, adler32Combine(panelData.adler, below.adler, below.length));
+  return concat([below.header, panelData.deflated, below.deflated, trailer]);
+}
+
+/**
+ * A stretch of pixels of one panel row: its runs of one colour (flat: r, g, b, count, ...)
+ * under a key that equal stretches share, so a later one is sent as a copy of the last.
+ */
+interface Stretch {
+  readonly key: number;
+  readonly runs: readonly number[];
+  readonly pixels: number;
+}
+
+/**
+ * The caption panel (rows 0 to its height) as raw deflate data flushed to a byte
+ * boundary, and its Adler-32: what drawing the rows and compressing them gives, made from
+ * the layout instead. A row equal to an earlier one (a glyph row repeats `scale` times,
+ * the margins are all one colour) is a copy of it; in a glyph row each character cell is
+ * a copy of the last cell with the same columns lit.
+ */
+function captionPanelDeflate(
+  width: number,
+  height: number,
+  rgb: readonly [number, number, number],
+  watermark: boolean,
+  caption: readonly string[],
+): { deflated: Uint8Array; adler: number } {
+  const { scale, lineHeight, margin, shown, panelBottom } = captionLayout(width, height, caption);
+  const stride = 1 + width * 3;
   const bandTop = Math.floor(height * 0.78);
   const bandBottom = Math.floor(height * 0.92);
-  const bandRow = watermark && bandTop < panel ? darkRow([255, 255, 255]) : plainRow;
-  for (let y = 0; y < panel; y++) top.set(watermark && y >= bandTop && y < bandBottom ? bandRow : plainRow, y * stride);
-  drawGlyphs(top, stride, width, height, caption);
-  const topDeflated = deflateRawSync(top, { level: 1, finishFlush: constants.Z_SYNC_FLUSH });
-  const trailer = new Uint8Array(4);
-  new DataView(trailer.buffer).setUint32(0, adler32Combine(adler32(top), below.adler, below.length));
-  return concat([below.header, topDeflated, below.deflated, trailer]);
-}
+  const cell = 6 * scale;
+  const out = new FixedDeflateWriter(8192);
+  const adler = adlerStart();
+  /** Where the last copy of a row / stretch begins in the decoded data, by key. */
+  const rowAt = new Map<number, number>();
+  const stretchAt = new Map<number, number>();
+  /** A row's own Adler-32 sums, by key. */
+  const rowAdler = new Map<number, Adler>();
+  // The panel's two shades: the picture's colour darkened, and the watermark band's.
+  const shades = [rgb.map((c) => c >> 2), [255 >> 2, 255 >> 2, 255 >> 2]] as const;
 
-const ADLER_BASE = 65521;
+  /** Rows with the same key are equal: the shade, then the caption line and glyph row (or none). */
+  const rowKey = (y: number): number => {
+    const band = watermark && y >= bandTop && y < bandBottom ? 1 : 0;
+    const line = y >= margin ? Math.floor((y - margin) / lineHeight) : -1;
+    const glyphRow = line >= 0 ? Math.floor((y - margin - line * lineHeight) / scale) : 8;
+    return line < 0 || line >= shown.length || glyphRow >= 8 ? band * 65536 + 65535 : band * 65536 + line * 8 + glyphRow;
+  };
 
-/** Adler-32 (RFC 1950) of `data`. */
-export function adler32(data: Uint8Array): number {
-  let a = 1;
-  let b = 0;
-  for (let i = 0; i < data.length; ) {
-    // 5552 bytes at most between reductions, as zlib does (the sums stay below 2^32).
-    const end = Math.min(data.length, i + 5552);
-    for (; i < end; i++) {
-      a += data[i]!;
-      b += a;
+  const stretchesOf = (key: number): Stretch[] => {
+    const band = key >> 16;
+    const [d0, d1, d2] = shades[band]!;
+    // Stretch keys: the shade, then a cell's lit columns and width, or a plain stretch's width.
+    const plain = (pixels: number): Stretch => ({ key: band * 2 ** 24 + 2 ** 23 + pixels, runs: [d0!, d1!, d2!, pixels], pixels });
+    const rest = key & 65535;
+    if (rest === 65535) return [plain(width)];
+    const text = shown[rest >> 3]!;
+    const glyphRow = rest & 7;
+    const stretches: Stretch[] = [plain(margin)];
+    let x = margin;
+    for (let ci = 0; ci < text.length; ci++) {
+      const code = text.charCodeAt(ci);
+      const glyph = code >= 32 && code <= 126 ? (code - 32) * 5 : ("?".charCodeAt(0) - 32) * 5;
+      if (x + 5 * scale > width) break;
+      // The cell: five columns lit or not, then one dark column when it fits.
+      const columns = x + cell <= width ? 6 : 5;
+      let lit = 0;
+      for (let col = 0; col < 5; col++) if (FONT[glyph + col]! & (1 << glyphRow)) lit |= 1 << col;
+      const runs: number[] = [];
+      for (let col = 0; col < columns; ) {
+        const on = col < 5 && (lit & (1 << col)) !== 0;
+        let end = col + 1;
+        while (end < columns && (end < 5 && (lit & (1 << end)) !== 0) === on) end++;
+        runs.push(on ? 255 : d0!, on ? 255 : d1!, on ? 255 : d2!, (end - col) * scale);
+        col = end;
+      }
+      stretches.push({ key: band * 2 ** 24 + lit * 8 + columns, runs, pixels: columns * scale });
+      x += columns * scale;
     }
-    a %= ADLER_BASE;
-    b %= ADLER_BASE;
-  }
-  return (b * 65536 + a) >>> 0;
-}
+    if (x < width) stretches.push(plain(width - x));
+    return stretches;
+  };
 
-/** The Adler-32 of A followed by B, from A's, B's and B's length (zlib's adler32_combine). */
-export function adler32Combine(adlerA: number, adlerB: number, lengthB: number): number {
-  const rem = lengthB % ADLER_BASE;
-  let sum1 = adlerA & 0xffff;
-  let sum2 = (rem * sum1) % ADLER_BASE;
-  sum1 += (adlerB & 0xffff) + ADLER_BASE - 1;
-  sum2 += (adlerA >>> 16) + (adlerB >>> 16) + ADLER_BASE - rem;
-  if (sum1 >= ADLER_BASE) sum1 -= ADLER_BASE;
-  if (sum1 >= ADLER_BASE) sum1 -= ADLER_BASE;
-  if (sum2 >= ADLER_BASE * 2) sum2 -= ADLER_BASE * 2;
-  if (sum2 >= ADLER_BASE) sum2 -= ADLER_BASE;
-  return (sum2 * 65536 + sum1) >>> 0;
+  for (let y = 0; y < panelBottom; y++) {
+    const key = rowKey(y);
+    const start = out.position;
+    const seen = rowAt.get(key);
+    let stretches: Stretch[] | undefined;
+    if (seen !== undefined && start - seen <= MAX_DISTANCE) {
+      out.copy(stride, start - seen);
+    } else {
+      stretches = stretchesOf(key);
+      out.literal(0); // filter: none
+      for (const st of stretches) {
+        const at = stretchAt.get(st.key);
+        const here = out.position;
+        if (at !== undefined && here - at <= MAX_DISTANCE) out.copy(st.pixels * 3, here - at);
+        else {
+          for (let i = 0; i < st.runs.length; i += 4) {
+            out.literal(st.runs[i]!);
+            out.literal(st.runs[i + 1]!);
+            out.literal(st.runs[i + 2]!);
+            if (st.runs[i + 3]! > 1) out.copy((st.runs[i + 3]! - 1) * 3, 3);
+          }
+        }
+        stretchAt.set(st.key, here);
+      }
+    }
+    rowAt.set(key, start);
+    let own = rowAdler.get(key);
+    if (own === undefined) {
+      own = adlerStart();
+      adlerByte(own, 0);
+      for (const st of stretches ?? stretchesOf(key)) for (let i = 0; i < st.runs.length; i += 4) adlerPixels(own, st.runs[i]!, st.runs[i + 1]!, st.runs[i + 2]!, st.runs[i + 3]!);
+      rowAdler.set(key, own);
+    }
+    adlerBlock(adler, own, stride);
+  }
+  return { deflated: out.finish(), adler: adlerValue(adler) };
 }
 
 // ---------------------------------------------------------------- caption text
