@@ -38,16 +38,14 @@ for (let i = 0; i < LENGTH_BASE.length; i++) {
 }
 LENGTH_INDEX[MAX_MATCH] = 28;
 
-const distIndex = (d: number): number => {
-  let lo = 0;
-  let hi = DIST_BASE.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (DIST_BASE[mid]! <= d) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-};
+/** Distance 1..32768 -> code index (0..29). */
+const DIST_INDEX = new Uint8Array(MAX_DISTANCE + 1);
+for (let i = 0; i < DIST_BASE.length; i++) {
+  const top = i + 1 < DIST_BASE.length ? DIST_BASE[i + 1]! : MAX_DISTANCE + 1;
+  for (let d = DIST_BASE[i]!; d < top; d++) DIST_INDEX[d] = i;
+}
+/** Distance code index -> its 5-bit code, bit-reversed. */
+const DIST_CODE = Uint8Array.from({ length: 30 }, (_, i) => reverse(i, 5));
 
 /**
  * Writes one fixed-Huffman block, not final, then an empty stored block that brings the
@@ -93,14 +91,14 @@ export class FixedDeflateWriter {
     if (!(length >= 3) || !(distance >= 1 && distance <= MAX_DISTANCE && distance <= this.position)) {
       throw new RangeError(`deflate copy of ${length} bytes from ${distance} back at ${this.position}`);
     }
-    const di = distIndex(distance);
+    const di = DIST_INDEX[distance]!;
     for (let left = length; left > 0; ) {
       // Pieces of at most 258 bytes, none shorter than 3.
       const l = left > MAX_MATCH ? (left - MAX_MATCH < 3 ? left - 3 : MAX_MATCH) : left;
       const li = LENGTH_INDEX[l]!;
       this.bits(LIT_CODE[257 + li]!, LIT_BITS[257 + li]!);
       if (LENGTH_EXTRA[li]! > 0) this.bits(l - LENGTH_BASE[li]!, LENGTH_EXTRA[li]!);
-      this.bits(reverse(di, 5), 5);
+      this.bits(DIST_CODE[di]!, 5);
       if (DIST_EXTRA[di]! > 0) this.bits(distance - DIST_BASE[di]!, DIST_EXTRA[di]!);
       left -= l;
     }

@@ -202,13 +202,64 @@ function captionedIdat(width: number, height: number, colourIndex: number, water
 
 /**
  * A stretch of pixels of one panel row: its runs of one colour (flat: r, g, b, count, ...)
- * under a key that equal stretches share, so a later one is sent as a copy of the last.
+ * and the Adler-32 sums of its bytes. Equal stretches are one object, so a later one is
+ * sent as a copy of the last: `at` is where that began in the picture being encoded
+ * (numbered `picture`).
  */
 interface Stretch {
-  readonly key: number;
   readonly runs: readonly number[];
   readonly pixels: number;
+  readonly adler: Adler;
+  picture: number;
+  at: number;
 }
+
+const makeStretch = (runs: number[]): Stretch => {
+  const adler = adlerStart();
+  let pixels = 0;
+  for (let i = 0; i < runs.length; i += 4) {
+    adlerPixels(adler, runs[i]!, runs[i + 1]!, runs[i + 2]!, runs[i + 3]!);
+    pixels += runs[i + 3]!;
+  }
+  return { runs, pixels, adler, picture: -1, at: 0 };
+};
+
+/** The stretches of one panel shade (24-bit RGB) and glyph scale: character cells by lit columns and width, plain ones by width. */
+interface ShadeStretches {
+  readonly cells: (Stretch | undefined)[];
+  readonly plain: Map<number, Stretch>;
+}
+
+/** By shade x 8 + scale: at most the palette's 12 shades and the band's, at two scales. */
+const shadeCache = new Map<number, ShadeStretches>();
+
+/** A character cell of a glyph row: five columns of `scale` pixels, white where `lit`, then a dark one when `columns` is 6. */
+const cellStretch = (set: ShadeStretches, shade: number, scale: number, lit: number, columns: number): Stretch => {
+  const hit = set.cells[lit * 8 + columns];
+  if (hit !== undefined) return hit;
+  const runs: number[] = [];
+  for (let col = 0; col < columns; ) {
+    const on = col < 5 && (lit & (1 << col)) !== 0;
+    let end = col + 1;
+    while (end < columns && (end < 5 && (lit & (1 << end)) !== 0) === on) end++;
+    if (on) runs.push(255, 255, 255, (end - col) * scale);
+    else runs.push(shade >> 16, (shade >> 8) & 255, shade & 255, (end - col) * scale);
+    col = end;
+  }
+  return (set.cells[lit * 8 + columns] = makeStretch(runs));
+};
+
+/** n pixels of the shade. */
+const plainStretch = (set: ShadeStretches, shade: number, pixels: number): Stretch => {
+  let st = set.plain.get(pixels);
+  if (st === undefined) {
+    st = makeStretch([shade >> 16, (shade >> 8) & 255, shade & 255, pixels]);
+    set.plain.set(pixels, st);
+  }
+  return st;
+};
+
+let pictureSeq = 0;
 
 /**
  * The caption panel (rows 0 to its height) as raw deflate data flushed to a byte
@@ -231,89 +282,82 @@ function captionPanelDeflate(
   const cell = 6 * scale;
   const out = new FixedDeflateWriter(8192);
   const adler = adlerStart();
-  /** Where the last copy of a row / stretch begins in the decoded data, by key. */
+  /** Where the last copy of a row begins in the decoded data, by key. */
   const rowAt = new Map<number, number>();
-  const stretchAt = new Map<number, number>();
   /** A row's own Adler-32 sums, by key. */
   const rowAdler = new Map<number, Adler>();
-  // The panel's two shades: the picture's colour darkened, and the watermark band's.
-  const shades = [rgb.map((c) => c >> 2), [255 >> 2, 255 >> 2, 255 >> 2]] as const;
+  // The panel's two shades (24-bit RGB): the picture's colour darkened, and the watermark band's.
+  const shades = [((rgb[0] >> 2) << 16) | ((rgb[1] >> 2) << 8) | (rgb[2] >> 2), (63 << 16) | (63 << 8) | 63];
+  const sets = shades.map((shade) => {
+    let set = shadeCache.get(shade * 8 + scale);
+    if (set === undefined) {
+      set = { cells: [], plain: new Map() };
+      if (shadeCache.size >= 256) shadeCache.clear();
+      shadeCache.set(shade * 8 + scale, set);
+    }
+    return set;
+  });
+  const picture = ++pictureSeq;
+  const stretches: Stretch[] = [];
 
-  /** Rows with the same key are equal: the shade, then the caption line and glyph row (or none). */
-  const rowKey = (y: number): number => {
+  for (let y = 0; y < panelBottom; y++) {
+    // Rows with the same key are equal: the shade, then the caption line and glyph row (or none).
     const band = watermark && y >= bandTop && y < bandBottom ? 1 : 0;
     const line = y >= margin ? Math.floor((y - margin) / lineHeight) : -1;
     const glyphRow = line >= 0 ? Math.floor((y - margin - line * lineHeight) / scale) : 8;
-    return line < 0 || line >= shown.length || glyphRow >= 8 ? band * 65536 + 65535 : band * 65536 + line * 8 + glyphRow;
-  };
-
-  const stretchesOf = (key: number): Stretch[] => {
-    const band = key >> 16;
-    const [d0, d1, d2] = shades[band]!;
-    // Stretch keys: the shade, then a cell's lit columns and width, or a plain stretch's width.
-    const plain = (pixels: number): Stretch => ({ key: band * 2 ** 24 + 2 ** 23 + pixels, runs: [d0!, d1!, d2!, pixels], pixels });
-    const rest = key & 65535;
-    if (rest === 65535) return [plain(width)];
-    const text = shown[rest >> 3]!;
-    const glyphRow = rest & 7;
-    const stretches: Stretch[] = [plain(margin)];
-    let x = margin;
-    for (let ci = 0; ci < text.length; ci++) {
-      const code = text.charCodeAt(ci);
-      const glyph = code >= 32 && code <= 126 ? (code - 32) * 5 : ("?".charCodeAt(0) - 32) * 5;
-      if (x + 5 * scale > width) break;
-      // The cell: five columns lit or not, then one dark column when it fits.
-      const columns = x + cell <= width ? 6 : 5;
-      let lit = 0;
-      for (let col = 0; col < 5; col++) if (FONT[glyph + col]! & (1 << glyphRow)) lit |= 1 << col;
-      const runs: number[] = [];
-      for (let col = 0; col < columns; ) {
-        const on = col < 5 && (lit & (1 << col)) !== 0;
-        let end = col + 1;
-        while (end < columns && (end < 5 && (lit & (1 << end)) !== 0) === on) end++;
-        runs.push(on ? 255 : d0!, on ? 255 : d1!, on ? 255 : d2!, (end - col) * scale);
-        col = end;
-      }
-      stretches.push({ key: band * 2 ** 24 + lit * 8 + columns, runs, pixels: columns * scale });
-      x += columns * scale;
-    }
-    if (x < width) stretches.push(plain(width - x));
-    return stretches;
-  };
-
-  for (let y = 0; y < panelBottom; y++) {
-    const key = rowKey(y);
+    const glyphs = line >= 0 && line < shown.length && glyphRow < 8;
+    const key = glyphs ? band * 65536 + line * 8 + glyphRow : band * 65536 + 65535;
     const start = out.position;
     const seen = rowAt.get(key);
-    let stretches: Stretch[] | undefined;
+    rowAt.set(key, start);
     if (seen !== undefined && start - seen <= MAX_DISTANCE) {
       out.copy(stride, start - seen);
-    } else {
-      stretches = stretchesOf(key);
-      out.literal(0); // filter: none
-      for (const st of stretches) {
-        const at = stretchAt.get(st.key);
-        const here = out.position;
-        if (at !== undefined && here - at <= MAX_DISTANCE) out.copy(st.pixels * 3, here - at);
-        else {
-          for (let i = 0; i < st.runs.length; i += 4) {
-            out.literal(st.runs[i]!);
-            out.literal(st.runs[i + 1]!);
-            out.literal(st.runs[i + 2]!);
-            if (st.runs[i + 3]! > 1) out.copy((st.runs[i + 3]! - 1) * 3, 3);
-          }
-        }
-        stretchAt.set(st.key, here);
+      adlerBlock(adler, rowAdler.get(key)!, stride);
+      continue;
+    }
+    const shade = shades[band]!;
+    const set = sets[band]!;
+    stretches.length = 0;
+    if (!glyphs) stretches.push(plainStretch(set, shade, width));
+    else {
+      const text = shown[line]!;
+      stretches.push(plainStretch(set, shade, margin));
+      let x = margin;
+      for (let ci = 0; ci < text.length; ci++) {
+        const code = text.charCodeAt(ci);
+        const glyph = code >= 32 && code <= 126 ? (code - 32) * 5 : ("?".charCodeAt(0) - 32) * 5;
+        if (x + 5 * scale > width) break;
+        // The cell: five columns lit or not, then one dark column when it fits.
+        const columns = x + cell <= width ? 6 : 5;
+        let lit = 0;
+        for (let col = 0; col < 5; col++) if (FONT[glyph + col]! & (1 << glyphRow)) lit |= 1 << col;
+        stretches.push(cellStretch(set, shade, scale, lit, columns));
+        x += columns * scale;
+      }
+      if (x < width) stretches.push(plainStretch(set, shade, width - x));
+    }
+    out.literal(0); // filter: none
+    const own = adlerStart();
+    adlerByte(own, 0);
+    for (const st of stretches) {
+      const seenHere = st.picture === picture;
+      const at = st.at;
+      const here = out.position;
+      st.picture = picture;
+      st.at = here;
+      adlerBlock(own, st.adler, st.pixels * 3);
+      if (seenHere && here - at <= MAX_DISTANCE) {
+        out.copy(st.pixels * 3, here - at);
+        continue;
+      }
+      for (let i = 0; i < st.runs.length; i += 4) {
+        out.literal(st.runs[i]!);
+        out.literal(st.runs[i + 1]!);
+        out.literal(st.runs[i + 2]!);
+        if (st.runs[i + 3]! > 1) out.copy((st.runs[i + 3]! - 1) * 3, 3);
       }
     }
-    rowAt.set(key, start);
-    let own = rowAdler.get(key);
-    if (own === undefined) {
-      own = adlerStart();
-      adlerByte(own, 0);
-      for (const st of stretches ?? stretchesOf(key)) for (let i = 0; i < st.runs.length; i += 4) adlerPixels(own, st.runs[i]!, st.runs[i + 1]!, st.runs[i + 2]!, st.runs[i + 3]!);
-      rowAdler.set(key, own);
-    }
+    rowAdler.set(key, own);
     adlerBlock(adler, own, stride);
   }
   return { deflated: out.finish(), adler: adlerValue(adler) };
