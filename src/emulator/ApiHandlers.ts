@@ -256,7 +256,8 @@ export class EmulatorApi {
     const wantImage = kinds.includes("image");
     const store = this.deps.store;
     store.settle(now);
-    const list = store.all;
+    // One kind asked for: its own list, so the other kind's tasks are never walked through.
+    const list = wantVideo && wantImage ? store.all : wantImage ? store.images : store.videos;
     let i = cursorText !== undefined ? TaskStore.indexAfterSeq(list, after) : TaskStore.indexAtTime(list, start);
     const result: Task[] = [];
     let hasMore = false;

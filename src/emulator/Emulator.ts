@@ -216,7 +216,7 @@ export const startEmulator = async (
       now,
       requests: { ...requests },
       rejections: { ...rejections },
-      creates: Object.fromEntries(store.createsByExternal),
+      creates: store.createsByExternal(),
       tasks: { total: store.all.length, video: store.videos.length, image: store.images.length, byStatus: { ...store.byStatus } },
       slots: {
         video: store.slots.figures("video", config.slots.video, now),

@@ -8,6 +8,7 @@
 
 import { readFileSync } from "node:fs";
 import { deflateSync } from "node:zlib";
+import { adler32Combine, adlerBlock, adlerByte, adlerPixels, adlerStart, adlerValue, FixedDeflateWriter, MAX_DISTANCE, type Adler } from "./FixedDeflate.js";
 
 export type OutputVideoRatio = "16:9" | "9:16" | "1:1";
 
@@ -38,6 +39,20 @@ const PALETTE: ReadonlyArray<readonly [number, number, number]> = [
 const idatCache = new Map<string, Uint8Array>();
 
 /**
+ * The rows under a caption panel, compressed once per size, colour, watermark and panel
+ * height (at most 8 x 12 x 2 x 6 for the captions imageCaption makes): the zlib header,
+ * the raw deflate blocks (the last one final), and the Adler-32 and length of those rows.
+ */
+interface RowsBelow {
+  readonly header: Uint8Array;
+  readonly deflated: Uint8Array;
+  readonly adler: number;
+  readonly length: number;
+}
+const belowCache = new Map<string, RowsBelow>();
+const belowCacheLimit = 4096;
+
+/**
  * A PNG of the requested aspect ratio ("auto" and unknown ratios give 1:1), one colour
  * picked by `seed`, with a white band across the lower part when `watermark`. The seed
  * is also written into a text chunk, so two results never have the same bytes.
@@ -53,9 +68,12 @@ export function imageOutput(opts: {
   const [width, height] = IMAGE_OUTPUT_SIZES[opts.aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
   const colourIndex = Math.abs(Math.trunc(opts.seed)) % PALETTE.length || 0;
   let idat: Uint8Array | undefined;
-  if ((opts.caption && opts.caption.length > 0) || opts.background) {
-    // Captioned images differ per task: not cached here (the caller caches whole files).
+  if (opts.background) {
+    // Drawn over the task's own reference: every row differs per task.
     idat = pixels(width, height, PALETTE[colourIndex]!, opts.watermark, opts.caption, opts.background);
+  } else if (opts.caption && opts.caption.length > 0) {
+    // Only the caption panel differs per task: the rows under it come compressed from a cache.
+    idat = captionedIdat(width, height, colourIndex, opts.watermark, opts.caption);
   } else {
     const key = `${width}x${height}:${colourIndex}:${opts.watermark}`;
     idat = idatCache.get(key);
@@ -79,6 +97,18 @@ export function imageOutput(opts: {
   ]);
 }
 
+/**
+ * The scanlines imageOutput encodes, drawn whole (every row, then the caption): what a
+ * decoder must get back from imageOutput's file, whichever way it was assembled.
+ */
+export function imagePixels(opts: { aspectRatio: string; watermark: boolean; seed: number; caption?: readonly string[] }): Uint8Array {
+  const [width, height] = IMAGE_OUTPUT_SIZES[opts.aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
+  const colourIndex = Math.abs(Math.trunc(opts.seed)) % PALETTE.length || 0;
+  const raw = rawRows(width, height, 0, height, PALETTE[colourIndex]!, opts.watermark);
+  if (opts.caption && opts.caption.length > 0) drawCaption(raw, 1 + width * 3, width, height, opts.caption);
+  return raw;
+}
+
 function pixels(
   width: number,
   height: number,
@@ -87,17 +117,35 @@ function pixels(
   caption?: readonly string[],
   background?: { readonly width: number; readonly height: number; readonly rgb: Uint8Array },
 ): Uint8Array {
+  const raw = rawRows(width, height, 0, height, rgb, watermark, background);
+  if (caption) drawCaption(raw, 1 + width * 3, width, height, caption);
+  return new Uint8Array(deflateSync(raw, { level: caption || background ? 6 : 9 }));
+}
+
+/**
+ * The PNG scanlines (filter byte 0, then RGB) of rows `from` to `to` (excluded) of the
+ * picture without its caption: one colour, or the scaled reference, and the watermark band.
+ */
+function rawRows(
+  width: number,
+  height: number,
+  from: number,
+  to: number,
+  rgb: readonly [number, number, number],
+  watermark: boolean,
+  background?: { readonly width: number; readonly height: number; readonly rgb: Uint8Array },
+): Uint8Array {
   const stride = 1 + width * 3;
   // Scale to cover: the reference fills the picture, cut at the sides or top and bottom.
   const cover = background ? Math.max(width / background.width, height / background.height) : 0;
   const offX = background ? (background.width * cover - width) / 2 : 0;
   const offY = background ? (background.height * cover - height) / 2 : 0;
-  const raw = new Uint8Array(stride * height);
+  const raw = new Uint8Array(stride * (to - from));
   const bandTop = Math.floor(height * 0.78);
   const bandBottom = Math.floor(height * 0.92);
-  for (let y = 0; y < height; y++) {
+  for (let y = from; y < to; y++) {
     const white = watermark && y >= bandTop && y < bandBottom;
-    const row = y * stride;
+    const row = (y - from) * stride;
     raw[row] = 0; // filter: none
     for (let x = 0; x < width; x++) {
       const p = row + 1 + x * 3;
@@ -124,8 +172,195 @@ function pixels(
       raw[p + 2] = white ? 255 : rgb[2];
     }
   }
-  if (caption) drawCaption(raw, stride, width, height, caption);
-  return new Uint8Array(deflateSync(raw, { level: caption || background ? 6 : 9 }));
+  return raw;
+}
+
+/**
+ * The IDAT payload of a captioned picture without a reference: one zlib stream made of
+ * the caption panel (encoded from its layout, captionPanelDeflate), then the rows under
+ * it from belowCache, the checksum of both combined. The pixels are those `pixels` draws;
+ * a download costs a step per run of the panel, not a pass over the picture's bytes.
+ */
+function captionedIdat(width: number, height: number, colourIndex: number, watermark: boolean, caption: readonly string[]): Uint8Array {
+  const rgb = PALETTE[colourIndex]!;
+  const stride = 1 + width * 3;
+  const panel = captionPanelHeight(width, height, caption);
+  const key = `${width}x${height}:${colourIndex}:${watermark}:${panel}`;
+  let below = belowCache.get(key);
+  if (below === undefined) {
+    const raw = rawRows(width, height, panel, height, rgb, watermark);
+    const z = deflateSync(raw, { level: 9 });
+    below = { header: z.subarray(0, 2), deflated: z.subarray(2, z.length - 4), adler: z.readUInt32BE(z.length - 4), length: raw.length };
+    if (belowCache.size >= belowCacheLimit) belowCache.clear();
+    belowCache.set(key, below);
+  }
+  const panelData = captionPanelDeflate(width, height, rgb, watermark, caption);
+  const trailer = new Uint8Array(4);
+  new DataView(trailer.buffer).setUint32(0, adler32Combine(panelData.adler, below.adler, below.length));
+  return concat([below.header, panelData.deflated, below.deflated, trailer]);
+}
+
+/**
+ * A stretch of pixels of one panel row: its runs of one colour (flat: r, g, b, count, ...)
+ * and the Adler-32 sums of its bytes. Equal stretches are one object, so a later one is
+ * sent as a copy of the last: `at` is where that began in the picture being encoded
+ * (numbered `picture`).
+ */
+interface Stretch {
+  readonly runs: readonly number[];
+  readonly pixels: number;
+  readonly adler: Adler;
+  picture: number;
+  at: number;
+}
+
+const makeStretch = (runs: number[]): Stretch => {
+  const adler = adlerStart();
+  let pixels = 0;
+  for (let i = 0; i < runs.length; i += 4) {
+    adlerPixels(adler, runs[i]!, runs[i + 1]!, runs[i + 2]!, runs[i + 3]!);
+    pixels += runs[i + 3]!;
+  }
+  return { runs, pixels, adler, picture: -1, at: 0 };
+};
+
+/** The stretches of one panel shade (24-bit RGB) and glyph scale: character cells by lit columns and width, plain ones by width. */
+interface ShadeStretches {
+  readonly cells: (Stretch | undefined)[];
+  readonly plain: Map<number, Stretch>;
+}
+
+/** By shade x 8 + scale: at most the palette's 12 shades and the band's, at two scales. */
+const shadeCache = new Map<number, ShadeStretches>();
+
+/** A character cell of a glyph row: five columns of `scale` pixels, white where `lit`, then a dark one when `columns` is 6. */
+const cellStretch = (set: ShadeStretches, shade: number, scale: number, lit: number, columns: number): Stretch => {
+  const hit = set.cells[lit * 8 + columns];
+  if (hit !== undefined) return hit;
+  const runs: number[] = [];
+  for (let col = 0; col < columns; ) {
+    const on = col < 5 && (lit & (1 << col)) !== 0;
+    let end = col + 1;
+    while (end < columns && (end < 5 && (lit & (1 << end)) !== 0) === on) end++;
+    if (on) runs.push(255, 255, 255, (end - col) * scale);
+    else runs.push(shade >> 16, (shade >> 8) & 255, shade & 255, (end - col) * scale);
+    col = end;
+  }
+  return (set.cells[lit * 8 + columns] = makeStretch(runs));
+};
+
+/** n pixels of the shade. */
+const plainStretch = (set: ShadeStretches, shade: number, pixels: number): Stretch => {
+  let st = set.plain.get(pixels);
+  if (st === undefined) {
+    st = makeStretch([shade >> 16, (shade >> 8) & 255, shade & 255, pixels]);
+    set.plain.set(pixels, st);
+  }
+  return st;
+};
+
+let pictureSeq = 0;
+
+/**
+ * The caption panel (rows 0 to its height) as raw deflate data flushed to a byte
+ * boundary, and its Adler-32: what drawing the rows and compressing them gives, made from
+ * the layout instead. A row equal to an earlier one (a glyph row repeats `scale` times,
+ * the margins are all one colour) is a copy of it; in a glyph row each character cell is
+ * a copy of the last cell with the same columns lit.
+ */
+function captionPanelDeflate(
+  width: number,
+  height: number,
+  rgb: readonly [number, number, number],
+  watermark: boolean,
+  caption: readonly string[],
+): { deflated: Uint8Array; adler: number } {
+  const { scale, lineHeight, margin, shown, panelBottom } = captionLayout(width, height, caption);
+  const stride = 1 + width * 3;
+  const bandTop = Math.floor(height * 0.78);
+  const bandBottom = Math.floor(height * 0.92);
+  const cell = 6 * scale;
+  const out = new FixedDeflateWriter(8192);
+  const adler = adlerStart();
+  /** Where the last copy of a row begins in the decoded data, by key. */
+  const rowAt = new Map<number, number>();
+  /** A row's own Adler-32 sums, by key. */
+  const rowAdler = new Map<number, Adler>();
+  // The panel's two shades (24-bit RGB): the picture's colour darkened, and the watermark band's.
+  const shades = [((rgb[0] >> 2) << 16) | ((rgb[1] >> 2) << 8) | (rgb[2] >> 2), (63 << 16) | (63 << 8) | 63];
+  const sets = shades.map((shade) => {
+    let set = shadeCache.get(shade * 8 + scale);
+    if (set === undefined) {
+      set = { cells: [], plain: new Map() };
+      if (shadeCache.size >= 256) shadeCache.clear();
+      shadeCache.set(shade * 8 + scale, set);
+    }
+    return set;
+  });
+  const picture = ++pictureSeq;
+  const stretches: Stretch[] = [];
+
+  for (let y = 0; y < panelBottom; y++) {
+    // Rows with the same key are equal: the shade, then the caption line and glyph row (or none).
+    const band = watermark && y >= bandTop && y < bandBottom ? 1 : 0;
+    const line = y >= margin ? Math.floor((y - margin) / lineHeight) : -1;
+    const glyphRow = line >= 0 ? Math.floor((y - margin - line * lineHeight) / scale) : 8;
+    const glyphs = line >= 0 && line < shown.length && glyphRow < 8;
+    const key = glyphs ? band * 65536 + line * 8 + glyphRow : band * 65536 + 65535;
+    const start = out.position;
+    const seen = rowAt.get(key);
+    rowAt.set(key, start);
+    if (seen !== undefined && start - seen <= MAX_DISTANCE) {
+      out.copy(stride, start - seen);
+      adlerBlock(adler, rowAdler.get(key)!, stride);
+      continue;
+    }
+    const shade = shades[band]!;
+    const set = sets[band]!;
+    stretches.length = 0;
+    if (!glyphs) stretches.push(plainStretch(set, shade, width));
+    else {
+      const text = shown[line]!;
+      stretches.push(plainStretch(set, shade, margin));
+      let x = margin;
+      for (let ci = 0; ci < text.length; ci++) {
+        const code = text.charCodeAt(ci);
+        const glyph = code >= 32 && code <= 126 ? (code - 32) * 5 : ("?".charCodeAt(0) - 32) * 5;
+        if (x + 5 * scale > width) break;
+        // The cell: five columns lit or not, then one dark column when it fits.
+        const columns = x + cell <= width ? 6 : 5;
+        let lit = 0;
+        for (let col = 0; col < 5; col++) if (FONT[glyph + col]! & (1 << glyphRow)) lit |= 1 << col;
+        stretches.push(cellStretch(set, shade, scale, lit, columns));
+        x += columns * scale;
+      }
+      if (x < width) stretches.push(plainStretch(set, shade, width - x));
+    }
+    out.literal(0); // filter: none
+    const own = adlerStart();
+    adlerByte(own, 0);
+    for (const st of stretches) {
+      const seenHere = st.picture === picture;
+      const at = st.at;
+      const here = out.position;
+      st.picture = picture;
+      st.at = here;
+      adlerBlock(own, st.adler, st.pixels * 3);
+      if (seenHere && here - at <= MAX_DISTANCE) {
+        out.copy(st.pixels * 3, here - at);
+        continue;
+      }
+      for (let i = 0; i < st.runs.length; i += 4) {
+        out.literal(st.runs[i]!);
+        out.literal(st.runs[i + 1]!);
+        out.literal(st.runs[i + 2]!);
+        if (st.runs[i + 3]! > 1) out.copy((st.runs[i + 3]! - 1) * 3, 3);
+      }
+    }
+    rowAdler.set(key, own);
+    adlerBlock(adler, own, stride);
+  }
+  return { deflated: out.finish(), adler: adlerValue(adler) };
 }
 
 // ---------------------------------------------------------------- caption text
@@ -176,13 +411,24 @@ export function wrapCaption(text: string, width: number, lines: number): string[
   return out;
 }
 
-/** White text at `scale` on a dark panel across the top of the picture. */
-function drawCaption(raw: Uint8Array, stride: number, width: number, height: number, lines: readonly string[]): void {
+/** Lines of `lines` that fit on a picture, and the height of the dark panel under them. */
+function captionLayout(width: number, height: number, lines: readonly string[]) {
   const scale = width >= 400 ? 3 : 2;
   const lineHeight = 10 * scale;
   const margin = 4 * scale;
   const shown = lines.slice(0, Math.max(1, Math.floor((height * 0.6) / lineHeight)));
-  const panelBottom = Math.min(height, margin * 2 + shown.length * lineHeight);
+  return { scale, lineHeight, margin, shown, panelBottom: Math.min(height, margin * 2 + shown.length * lineHeight) };
+}
+
+/** Rows from the top that drawCaption changes: every glyph lies above it. */
+const captionPanelHeight = (width: number, height: number, lines: readonly string[]): number => captionLayout(width, height, lines).panelBottom;
+
+/**
+ * White text at `scale` on a dark panel across the top of the picture. `raw` holds the
+ * picture's rows from the top, at least the panel's (captionPanelHeight).
+ */
+function drawCaption(raw: Uint8Array, stride: number, width: number, height: number, lines: readonly string[]): void {
+  const { panelBottom } = captionLayout(width, height, lines);
   for (let y = 0; y < panelBottom; y++) {
     for (let x = 0; x < width; x++) {
       const p = y * stride + 1 + x * 3;
@@ -191,6 +437,12 @@ function drawCaption(raw: Uint8Array, stride: number, width: number, height: num
       raw[p + 2] = raw[p + 2]! >> 2;
     }
   }
+  drawGlyphs(raw, stride, width, height, lines);
+}
+
+/** The caption's white glyphs, on a panel already darkened. */
+function drawGlyphs(raw: Uint8Array, stride: number, width: number, height: number, lines: readonly string[]): void {
+  const { scale, lineHeight, margin, shown, panelBottom } = captionLayout(width, height, lines);
   shown.forEach((text, li) => {
     const top = margin + li * lineHeight;
     for (let ci = 0; ci < text.length; ci++) {
@@ -204,7 +456,7 @@ function drawCaption(raw: Uint8Array, stride: number, width: number, height: num
           if (!(bits & (1 << row))) continue;
           for (let dy = 0; dy < scale; dy++) {
             const y = top + row * scale + dy;
-            if (y >= height) continue;
+            if (y >= panelBottom) continue;
             for (let dx = 0; dx < scale; dx++) {
               const p = y * stride + 1 + (left + col * scale + dx) * 3;
               raw[p] = 255;

@@ -4,7 +4,7 @@
 // exactly, including when a test moves it forward by days.
 
 import type { Thumbnail } from "./ReferenceImage.js";
-import { costOf, priceOf } from "./Pricing.js";
+import { costOf, priceOf, type Charge, type PricedTask } from "./Pricing.js";
 import { EventQueue } from "./EventQueue.js";
 import type { EmulatorConfig } from "./EmulatorConfig.js";
 import { parseDecimal } from "./Decimal.js";
@@ -45,9 +45,12 @@ export class TaskStore {
   readonly all: Task[] = [];
   readonly videos: Task[] = [];
   readonly images: Task[] = [];
-  private readonly byId = new Map<string, Task>();
+  /** The first task per external id; the later ones (only under duplicateExternalId "create-second") apart. */
   private readonly byExternal = new Map<string, Task>();
-  private readonly byExternalAll = new Map<string, Task[]>();
+  private readonly laterByExternal = new Map<string, Task[]>();
+  /** Charges and image requests are shared by equal tasks (a few hundred bytes less per task held). */
+  private charges: { billing: EmulatorConfig["billing"]; byKey: Map<string, Charge> } | undefined;
+  private readonly imageRequests = new Map<string, ImageRequest>();
   private readonly events = new EventQueue();
   slots = new SlotPool();
   private prng: Prng;
@@ -57,7 +60,6 @@ export class TaskStore {
   /** Charges taken from the balance by succeeded tasks. */
   private spent = 0n;
   readonly byStatus: Record<Phase, number> = { submitted: 0, processing: 0, succeeded: 0, failed: 0 };
-  readonly createsByExternal = new Map<string, number>();
   firstCreateAt: number | undefined;
   lastFinishAt: number | undefined;
   /** Called for every status change, in time order. */
@@ -71,9 +73,8 @@ export class TaskStore {
     this.all.length = 0;
     this.videos.length = 0;
     this.images.length = 0;
-    this.byId.clear();
     this.byExternal.clear();
-    this.byExternalAll.clear();
+    this.laterByExternal.clear();
     this.events.clear();
     this.slots = new SlotPool();
     this.prng = new Prng(this.config().seed);
@@ -81,13 +82,22 @@ export class TaskStore {
     this.reserved = 0n;
     this.spent = 0n;
     for (const k of Object.keys(this.byStatus) as Phase[]) this.byStatus[k] = 0;
-    this.createsByExternal.clear();
     this.firstCreateAt = undefined;
     this.lastFinishAt = undefined;
   }
 
+  /** The task with this id: ids are 7, the epoch (3 digits) and seq (12 digits), so no index is kept. */
   get(id: string): Task | undefined {
-    return this.byId.get(id);
+    if (id.length !== 16 || !/^7\d{15}$/.test(id) || Number(id.slice(1, 4)) !== this.epoch % 1000) return undefined;
+    const task = this.all[Number(id.slice(4)) - 1];
+    return task !== undefined && task.id === id ? task : undefined;
+  }
+
+  /** Tasks actually created per external id, in order of first use. */
+  createsByExternal(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const id of this.byExternal.keys()) out[id] = 1 + (this.laterByExternal.get(id)?.length ?? 0);
+    return out;
   }
 
   getByExternal(externalId: string): Task | undefined {
@@ -148,7 +158,33 @@ export class TaskStore {
 
   /** Every task carrying this external id, oldest first (more than one only under "create-second"). */
   allByExternal(externalId: string): readonly Task[] {
-    return this.byExternalAll.get(externalId) ?? [];
+    const first = this.byExternal.get(externalId);
+    if (first === undefined) return [];
+    const later = this.laterByExternal.get(externalId);
+    return later === undefined ? [first] : [first, ...later];
+  }
+
+  /** priceOf, shared by equal tasks while the billing settings stay the same object. */
+  private chargeOf(task: PricedTask, billing: EmulatorConfig["billing"]): Charge {
+    if (this.charges?.billing !== billing) this.charges = { billing, byKey: new Map() };
+    const key = task.kind === "video" ? `v/${task.resolution}/${task.durationSec}` : `i/${task.resolution}/${task.count}`;
+    let charge = this.charges.byKey.get(key);
+    if (charge === undefined) {
+      charge = priceOf(task, billing);
+      if (this.charges.byKey.size >= 1024) this.charges.byKey.clear();
+      this.charges.byKey.set(key, charge);
+    }
+    return charge;
+  }
+
+  /** One shared object per distinct image request. */
+  private shareImageRequest(image: ImageRequest): ImageRequest {
+    const key = `${image.resolution}/${image.resultType}/${image.count}/${image.autoCount}/${image.aspectRatio}/${image.modelName}`;
+    const hit = this.imageRequests.get(key);
+    if (hit !== undefined) return hit;
+    if (this.imageRequests.size >= 1024) this.imageRequests.clear();
+    this.imageRequests.set(key, image);
+    return image;
   }
 
   private createNew(req: NewTask, now: number): CreateOutcome {
@@ -168,7 +204,8 @@ export class TaskStore {
         message: `parallel task over resource pack limit: ${req.kind} slots in use ${inUse} of ${limit}, this task needs ${slots}`,
       };
     }
-    const charge = priceOf(
+    if (image) image = this.shareImageRequest(image);
+    const charge = this.chargeOf(
       req.kind === "video"
         ? { kind: "video", resolution: req.video!.resolution, durationSec: req.video!.durationSec }
         : { kind: "image", resolution: image!.resolution, count: image!.count },
@@ -214,13 +251,13 @@ export class TaskStore {
     };
     this.all.push(task);
     (task.kind === "video" ? this.videos : this.images).push(task);
-    this.byId.set(task.id, task);
     if (task.externalId !== undefined) {
       if (!this.byExternal.has(task.externalId)) this.byExternal.set(task.externalId, task);
-      const same = this.byExternalAll.get(task.externalId);
-      if (same) same.push(task);
-      else this.byExternalAll.set(task.externalId, [task]);
-      this.createsByExternal.set(task.externalId, (this.createsByExternal.get(task.externalId) ?? 0) + 1);
+      else {
+        const later = this.laterByExternal.get(task.externalId);
+        if (later) later.push(task);
+        else this.laterByExternal.set(task.externalId, [task]);
+      }
     }
     this.slots.take(task.kind, slots, now);
     this.reserved += costOf(charge);

@@ -19,7 +19,9 @@ export interface EmulatorProcess {
 }
 
 export const startEmulatorProcess = async (config: DeepPartial<EmulatorConfig>): Promise<EmulatorProcess> => {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry, JSON.stringify(config)], {
+  // BENCH_CPU_PROF profiles this process too (written when it exits on close()).
+  const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...prof, "--import", "tsx", entry, JSON.stringify(config)], {
     // stdin stays open while this process lives; the emulator stops when it closes.
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -56,7 +58,8 @@ export const startEmulatorProcess = async (config: DeepPartial<EmulatorConfig>):
     },
     close: async () => {
       if (child.exitCode === null) child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      // A profiled process writes its profile as it exits: give it the time to.
+      const timer = setTimeout(() => child.kill("SIGKILL"), prof.length > 0 ? 60_000 : 5_000);
       await exited;
       clearTimeout(timer);
     },

@@ -155,6 +155,28 @@ test("A3 product_type image lists image tasks in the A2 item shape", async () =>
   assert.ok(["submitted", "processing", "succeeded"].includes(r.body.data.result[0].status));
 });
 
+test("A3 paged by kind: image tasks alone, then both kinds, each task once in creation order", async () => {
+  const page = async (kinds: string[]) => {
+    const seen: string[] = [];
+    let cursor = "";
+    for (let pages = 0; pages < 20; pages++) {
+      const r = await c.post("/tasks", { ...(cursor ? { cursor } : { filters: [{ key: "product_type", values: kinds }] }), limit: 500 });
+      assert.is(r.body.code, 0);
+      seen.push(...r.body.data.result.map((t: { id: string }) => t.id));
+      if (!r.body.data.has_more) return seen;
+      cursor = r.body.data.next_cursor;
+    }
+    throw new Error("more than 20 pages");
+  };
+  assert.equal(await page(["image"]), imageIds);
+  const both = await page(["video", "image"]);
+  // Earlier tests made a few tasks of their own: every listed task is listed once.
+  assert.is(new Set(both).size, both.length);
+  assert.equal(both.filter((id) => imageIds.includes(id)), imageIds);
+  assert.equal(both.filter((id) => videoIds.includes(id)), videoIds);
+  assert.equal(both, [...both].sort(), "ids follow creation order");
+});
+
 test("A3 default window is the last 30 days: older tasks drop out", async () => {
   const older = await start({ slots: { video: 10, image: 10 } });
   try {

@@ -1,0 +1,104 @@
+// Captioned result images are assembled from a caption panel encoded from its layout
+// (OutputMedia.captionPanelDeflate, through FixedDeflate) and the cached rows under it:
+// the file must decode, checksum included, to exactly the pixels drawn whole, for every
+// size, watermark and caption; the deflate writer and the closed-form Adler-32 must agree
+// with zlib.
+
+import { deflateSync, inflateRawSync, inflateSync } from "node:zlib";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { adler32Combine, adlerPixels, adlerStart, adlerValue, FixedDeflateWriter } from "../../src/emulator/FixedDeflate.js";
+import { IMAGE_OUTPUT_SIZES, imageCaption, imageOutput, imagePixels } from "../../src/emulator/OutputMedia.js";
+import { Prng } from "../../src/emulator/Prng.js";
+
+/** The IDAT payload of a PNG, joined. */
+const idatOf = (png: Uint8Array): Buffer => {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  const parts: Uint8Array[] = [];
+  for (let o = 8; o < png.length; ) {
+    const len = view.getUint32(o);
+    if (String.fromCharCode(...png.subarray(o + 4, o + 8)) === "IDAT") parts.push(png.subarray(o + 8, o + 8 + len));
+    o += 12 + len;
+  }
+  return Buffer.concat(parts);
+};
+
+const zlibAdler = (data: Uint8Array): number => {
+  const z = deflateSync(data, { level: 1 });
+  return z.readUInt32BE(z.length - 4);
+};
+
+test("adler32Combine agrees with zlib's checksum, lengths past 65521 and empty parts included", () => {
+  const prng = new Prng(7);
+  const data = new Uint8Array(200_000).map(() => prng.int(0, 255));
+  for (const at of [0, 1, 5552, 65_521, 65_522, 131_042, 199_999, 200_000]) {
+    const a = data.subarray(0, at);
+    const b = data.subarray(at);
+    assert.is(adler32Combine(zlibAdler(a), zlibAdler(b), b.length), zlibAdler(data), `split at ${at}`);
+  }
+});
+
+test("adlerPixels: the checksum of n pixels of one colour in closed form, as zlib sums the bytes", () => {
+  for (const [p0, p1, p2] of [[0, 0, 0], [255, 255, 255], [10, 19, 35], [0, 0, 255], [255, 0, 0]] as const) {
+    for (const n of [1, 2, 3, 320, 756, 21_841, 65_535]) {
+      const s = adlerStart();
+      adlerPixels(s, p0, p1, p2, n);
+      const bytes = new Uint8Array(3 * n);
+      for (let i = 0; i < bytes.length; i += 3) bytes.set([p0, p1, p2], i);
+      assert.is(adlerValue(s), zlibAdler(bytes), `(${p0},${p1},${p2}) x ${n}`);
+    }
+  }
+});
+
+test("FixedDeflateWriter: literals and copies (long, overlapping, at the window's edge) decode to what they say", () => {
+  const prng = new Prng(11);
+  const w = new FixedDeflateWriter(16);
+  const expect: number[] = [];
+  for (let step = 0; step < 3000; step++) {
+    if (expect.length < 3 || prng.chance(0.4)) {
+      const v = prng.int(0, 255);
+      w.literal(v);
+      expect.push(v);
+    } else {
+      const distance = prng.chance(0.1) ? Math.min(expect.length, 32_768) : prng.int(1, Math.min(expect.length, 32_768));
+      const length = prng.chance(0.2) ? prng.int(259, 1200) : prng.int(3, 258);
+      w.copy(length, distance);
+      for (let i = 0; i < length; i++) expect.push(expect[expect.length - distance]!);
+    }
+  }
+  assert.is(w.position, expect.length);
+  // The data ends in a non-final block; one final empty stored block after it ends the stream.
+  const stream = Buffer.concat([w.finish(), Buffer.from([1, 0, 0, 0xff, 0xff])]);
+  assert.ok(Buffer.compare(inflateRawSync(stream), Buffer.from(expect)) === 0);
+  assert.throws(() => new FixedDeflateWriter().copy(3, 1), /copy of 3 bytes from 1 back at 0/);
+});
+
+test("a captioned image decodes (checksum checked by inflate) to the pixels drawn whole: every ratio, watermark, caption", () => {
+  const prompts = ["x", "a lighthouse at dusk", "bench still 12-345, a lighthouse at dusk", "word ".repeat(80), "caf\u00e9 ~{|}` ,,,,jjjj gggg yyyy !!!! ####"];
+  for (const ratio of [...Object.keys(IMAGE_OUTPUT_SIZES), "auto"]) {
+    for (const watermark of [false, true]) {
+      for (const [i, prompt] of prompts.entries()) {
+        for (const count of [1, 9]) {
+          const caption = imageCaption(prompt, count - 1, count, ratio);
+          const opts = { aspectRatio: ratio, watermark, seed: i * 5 + count, caption };
+          const png = imageOutput(opts);
+          const raw = inflateSync(idatOf(png));
+          assert.ok(Buffer.compare(raw, Buffer.from(imagePixels(opts))) === 0, `${ratio} wm=${watermark} ${caption.length} lines`);
+          assert.equal(png, imageOutput(opts), "the same bytes a second time (rows under the panel from the cache)");
+          assert.ok(png.length < 12_000, `${ratio}: ${png.length} bytes`);
+        }
+      }
+    }
+  }
+});
+
+test("a caption longer than fits, and lines wider than the picture: only what fits is drawn, still exact", () => {
+  for (const caption of [Array.from({ length: 40 }, (_, i) => `line ${i}`), ["W".repeat(200), "i".repeat(200)], ["@"]]) {
+    for (const ratio of ["16:9", "3:4", "1:1", "21:9"]) {
+      const opts = { aspectRatio: ratio, watermark: true, seed: 3, caption };
+      assert.ok(Buffer.compare(inflateSync(idatOf(imageOutput(opts))), Buffer.from(imagePixels(opts))) === 0, `${ratio} ${caption[0]}`);
+    }
+  }
+});
+
+test.run();
