@@ -9,13 +9,14 @@ import { dirname, join, posix } from "node:path";
 import { fsyncDir, fsyncFd, writeFullyFd, writeFullySync } from "../fs/durable.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { resolveInside } from "./OutputPaths.js";
+import { makeFolderSyncs, type FolderSyncs } from "./folderSyncs.js";
 import { folderGuard } from "./OutputsFolderCheck.js";
 import { Meter, type ResultSink, type ResultSource, type WrittenResult } from "./ResultSink.js";
 
 /** Writes of a file's bytes past this size are awaited (a large video must not hold the event loop while the disk catches up); smaller ones go straight into the page cache. */
 const SYNC_WRITE_BYTES = 1024 * 1024;
 
-export const folderSink = (outputsDir: string): ResultSink => {
+export const folderSink = (outputsDir: string, folderSyncs: FolderSyncs = makeFolderSyncs(fsyncDir)): ResultSink => {
   const absolutePath = (rel: string) => resolveInside(outputsDir, rel);
   // The outputs folder's real path is resolved once; each task folder is checked at each write (cheaply).
   const guard = folderGuard(outputsDir);
@@ -23,27 +24,8 @@ export const folderSink = (outputsDir: string): ResultSink => {
   // reports use it instead of a second stat of every file (a file removed by hand while
   // the run goes is seen by the next run's start, which stats every recorded file).
   const sizes = new Map<string, number>();
-  // Folder fsyncs asked for while one of the same folder waits to start share it (many
-  // tasks finishing at once make their folders in the same parent); each asker's fsync
-  // starts after it asked, so what it renamed or made before is covered.
-  const folderSyncs = new Map<string, { started: boolean; done: Promise<void> }>();
-  const syncFolder = (dir: string): Promise<void> => {
-    const waiting = folderSyncs.get(dir);
-    if (waiting !== undefined && !waiting.started) return waiting.done;
-    const entry = { started: false, done: Promise.resolve() };
-    entry.done = (waiting?.done ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(() => {
-        entry.started = true;
-        return fsyncDir(dir);
-      })
-      .finally(() => {
-        if (folderSyncs.get(dir) === entry) folderSyncs.delete(dir);
-      });
-    folderSyncs.set(dir, entry);
-    return entry.done;
-  };
-
+  // Folder fsyncs are shared by every change made before they start (folderSyncs.ts):
+  // tasks finishing together make their folders in one parent, and one fsync serves them.
   const write = async (rel: string, source: ResultSource, signal: AbortSignal): Promise<WrittenResult> => {
     const target = absolutePath(rel);
     const folder = dirname(target);
@@ -53,6 +35,7 @@ export const folderSink = (outputsDir: string): ResultSink => {
     // The first folder made (undefined: it existed): its entry in its parent must be made
     // durable too, and so must each deeper one's, before the file is recorded.
     const made = mkdirSync(folder, { recursive: true });
+    const madeAt = folderSyncs.stamp();
     guard.realDirInside(folder);
     const temp = join(folder, `.${posix.basename(rel)}.${process.pid}.${randomBytes(4).toString("hex")}.part`);
     const fd = openSync(temp, "w");
@@ -86,11 +69,11 @@ export const folderSink = (outputsDir: string): ResultSink => {
     }
     closeSync(fd);
     renameSync(temp, target);
-    const syncs = [syncFolder(folder)];
+    const syncs = [folderSyncs.sync(folder, folderSyncs.stamp())];
     if (made !== undefined) {
       // Each folder made, from the task's up to the first: its entry in its parent.
       for (let at = folder; at !== dirname(at); at = dirname(at)) {
-        syncs.push(syncFolder(dirname(at)));
+        syncs.push(folderSyncs.sync(dirname(at), madeAt));
         if (at === made) break;
       }
     }
