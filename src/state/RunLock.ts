@@ -11,7 +11,7 @@
 // owner file still naming it (`reclaim`).
 
 import { randomBytes } from "node:crypto";
-import { readFileSync, statSync, utimesSync } from "node:fs";
+import { readFileSync, renameSync, statSync, utimesSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -156,32 +156,37 @@ interface MovedAside {
  * removing is what lets a taker see what it took before it is gone: a lock placed by
  * another run since its judgement is put back (`putBack`), never destroyed.
  */
-const moveAside = async (dir: string, token: string): Promise<MovedAside | undefined> => {
+const moveAside = (dir: string, token: string): MovedAside | undefined => {
   const path = `${dir}.${token}.aside`;
   try {
-    await rename(dir, path);
+    renameSync(dir, path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
   }
-  return { path, owner: await readHolder(path) };
+  return { path, owner: readHolderSync(path) };
 };
 
-/** Puts a folder moved aside by mistake back; if another has been placed meanwhile, that one stays (and this one is removed). */
-const putBack = async (moved: MovedAside, dir: string): Promise<void> => {
+/**
+ * Puts a folder moved aside by mistake back. If another has been placed meanwhile, that
+ * one stays and this one is left aside, never removed: its holder finds its owner file
+ * gone at its next check and stops, and nothing of it is destroyed by a run that did
+ * not judge it.
+ */
+const putBack = (moved: MovedAside, dir: string): void => {
   try {
-    await rename(moved.path, dir);
+    renameSync(moved.path, dir);
   } catch {
-    await rm(moved.path, { recursive: true, force: true });
+    // Left aside (see above).
   }
 };
 
 /** Removes the folder at `dir` if it is still the one `token` placed (a taker frozen past the stale limit may find another's there). */
 const removeIfOurs = async (dir: string, token: string): Promise<void> => {
-  const moved = await moveAside(dir, token);
+  const moved = moveAside(dir, token);
   if (moved === undefined) return;
   if (moved.owner?.token === token) await rm(moved.path, { recursive: true, force: true });
-  else await putBack(moved, dir);
+  else putBack(moved, dir);
 };
 
 /**
@@ -193,10 +198,10 @@ const replaceStaleGuard = async (guard: string, me: RunLockHolder, staleMs: numb
   const seen = await inspectFolder(guard, staleMs);
   if (seen === undefined) return placeWithOwner(guard, me);
   if (!seen.stale) return false;
-  const moved = await moveAside(guard, me.token);
+  const moved = moveAside(guard, me.token);
   if (moved === undefined) return false;
   if (!movedIsJudged(seen.holder?.token, moved.owner?.token)) {
-    await putBack(moved, guard);
+    putBack(moved, guard);
     return false;
   }
   await rm(moved.path, { recursive: true, force: true });
@@ -229,10 +234,18 @@ const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promis
     // Frozen or blocked since: the guard may have been replaced and the lock taken over.
     if (!judgementStillValid(performance.now() - since, staleMs)) return busy(lockfilePath, again.holder, staleMs);
     options.onTakeoverStep?.("moving");
-    const moved = await moveAside(dir, me.token);
+    // The last look, synchronous and right before the rename (nothing of this run in
+    // between): still in time, and the owner still the one judged stale. A taker frozen
+    // before this point and thawed after another run took over answers busy here rather
+    // than moving a healthy lock aside (and a run starting in that instant then taking
+    // the empty place, which left the healthy holder's lock unput-back).
+    if (!judgementStillValid(performance.now() - since, staleMs) || readHolderSync(dir)?.token !== again.holder?.token) {
+      return busy(lockfilePath, readHolderSync(dir) ?? again.holder, staleMs);
+    }
+    const moved = moveAside(dir, me.token);
     if (moved === undefined) return busy(lockfilePath, undefined, staleMs);
     if (!movedIsJudged(again.holder?.token, moved.owner?.token)) {
-      await putBack(moved, dir);
+      putBack(moved, dir);
       return busy(lockfilePath, moved.owner, staleMs);
     }
     await rm(moved.path, { recursive: true, force: true });
@@ -278,10 +291,9 @@ export const acquireRunLock = (
       (result) =>
         result instanceof LockfileBusy
           ? Effect.void
-          : Effect.promise(async () => {
-              // Only remove the lock if it is still ours.
-              if ((await readHolder(dir))?.token === result.token) await rm(dir, { recursive: true, force: true });
-            }),
+          : // Only the lock that is still ours: moved aside and checked, never removed by path
+            // (a holder frozen between a read and a removal would remove the next owner's).
+            Effect.promise(() => removeIfOurs(dir, result.token)),
     );
     if (acquired instanceof LockfileBusy) return yield* Effect.fail(acquired);
     const holder = acquired;
