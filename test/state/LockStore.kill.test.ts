@@ -65,7 +65,9 @@ test("after each of 10 SIGKILLs mid-write the lockfile is valid and holds every 
       const afterMs = 5 + Math.floor(next() * 250);
       flushedByRound.push(await runAndKill(path, round, afterMs));
       const file = await readLockFile(path); // rejects if the file is not valid
-      assert.ok(file, `round ${round}: a lockfile exists`);
+      // A kill before the first flush ended may leave no file yet (round 0 counts from
+      // "ready"); once any round reported a flush, the file must be there.
+      if (flushedByRound.some((n) => n >= 0)) assert.ok(file, `round ${round}: a lockfile exists`);
       for (let r = 0; r <= round; r++) {
         const last = flushedByRound[r]!;
         for (let step = 0; step <= last; step++) {
