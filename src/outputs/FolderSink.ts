@@ -26,6 +26,11 @@ export const folderSink = (outputsDir: string, folderSyncs: FolderSyncs = makeFo
   const sizes = new Map<string, number>();
   // Folder fsyncs are shared by every change made before they start (folderSyncs.ts):
   // tasks finishing together make their folders in one parent, and one fsync serves them.
+  // Folders this run made whose entry in their parent is not yet known durable, with the
+  // stamp of their making: every write below one waits for it, whichever write made it
+  // (a second task's file in a job folder the first task's write made, or a write retried
+  // after the fsync of a parent failed, is not recorded before that entry is durable).
+  const madeHere = new Map<string, number>();
   const write = async (rel: string, source: ResultSource, signal: AbortSignal): Promise<WrittenResult> => {
     const target = absolutePath(rel);
     const folder = dirname(target);
@@ -35,7 +40,13 @@ export const folderSink = (outputsDir: string, folderSyncs: FolderSyncs = makeFo
     // The first folder made (undefined: it existed): its entry in its parent must be made
     // durable too, and so must each deeper one's, before the file is recorded.
     const made = mkdirSync(folder, { recursive: true });
-    const madeAt = folderSyncs.stamp();
+    if (made !== undefined) {
+      const madeAt = folderSyncs.stamp();
+      for (let at = folder; ; at = dirname(at)) {
+        madeHere.set(at, madeAt);
+        if (at === made || at === dirname(at)) break;
+      }
+    }
     guard.realDirInside(folder);
     const temp = join(folder, `.${posix.basename(rel)}.${process.pid}.${randomBytes(4).toString("hex")}.part`);
     const fd = openSync(temp, "w");
@@ -70,12 +81,16 @@ export const folderSink = (outputsDir: string, folderSyncs: FolderSyncs = makeFo
     closeSync(fd);
     renameSync(temp, target);
     const syncs = [folderSyncs.sync(folder, folderSyncs.stamp())];
-    if (made !== undefined) {
-      // Each folder made, from the task's up to the first: its entry in its parent.
-      for (let at = folder; at !== dirname(at); at = dirname(at)) {
-        syncs.push(folderSyncs.sync(dirname(at), madeAt));
-        if (at === made) break;
-      }
+    // Each folder on the way made by this run and not yet known durable: its entry in its parent.
+    for (let at = folder; at !== dirname(at); at = dirname(at)) {
+      const madeAt = madeHere.get(at);
+      if (madeAt === undefined) continue;
+      const entry = at;
+      syncs.push(
+        folderSyncs.sync(dirname(entry), madeAt).then(() => {
+          if (madeHere.get(entry) === madeAt) madeHere.delete(entry);
+        }),
+      );
     }
     await Promise.all(syncs);
     sizes.set(rel, written.size);

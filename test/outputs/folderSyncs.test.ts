@@ -155,4 +155,64 @@ test("on a real file system: 64 task folders written at once under one parent ta
   }
 });
 
+/** A sink whose folder fsyncs of `slow` end only when the test says; the others at once. Each fsync's folder is recorded. */
+const sinkWithSlowFolder = (outputs: string, slow: string) => {
+  const synced: string[] = [];
+  const held: { end: (error?: Error) => void }[] = [];
+  const sink = folderSink(
+    outputs,
+    makeFolderSyncs((dir) => {
+      synced.push(dir);
+      if (dir !== slow) return fsyncDir(dir);
+      return new Promise<void>((resolve, reject) => held.push({ end: (error) => (error ? reject(error) : resolve()) }));
+    }),
+  );
+  const write = (rel: string) => sink.write(rel, { body: Readable.from([Buffer.from(rel)]), type: "image", cap: 1024 }, new AbortController().signal);
+  return { synced, held, write };
+};
+
+test("a file in a folder another write made is not reported written before that folder's entry in its parent is durable", async () => {
+  const root = mkdtempSync(join(tmpdir(), "omnibatch-foldersyncs-"));
+  try {
+    const outputs = join(root, "out");
+    mkdirSync(outputs);
+    const { held, write } = sinkWithSlowFolder(outputs, outputs);
+    // t1's write makes job/ and job/t1; t2's finds job/ made: both need job/'s entry in the outputs folder.
+    const first = outcome(write("job/t1/a.png"));
+    const second = outcome(write("job/t2/a.png"));
+    for (let i = 0; i < 50 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.is(held.length, 1, "one fsync of the outputs folder, held");
+    let ended = 0;
+    void first.then(() => ended++);
+    void second.then(() => ended++);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.is(ended, 0, "no write returned while job/'s entry was not durable");
+    held[0]!.end();
+    assert.equal([await first, await second], ["ok", "ok"]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("a write retried after the fsync of a parent failed fsyncs that parent again", async () => {
+  const root = mkdtempSync(join(tmpdir(), "omnibatch-foldersyncs-"));
+  try {
+    const outputs = join(root, "out");
+    mkdirSync(outputs);
+    const { synced, held, write } = sinkWithSlowFolder(outputs, outputs);
+    const first = outcome(write("job/t1/a.png"));
+    for (let i = 0; i < 50 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    held[0]!.end(new Error("EIO: the disk said no"));
+    assert.is(await first, "EIO: the disk said no");
+    const before = synced.filter((d) => d === outputs).length;
+    const retry = outcome(write("job/t1/a.png"));
+    for (let i = 0; i < 50 && held.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.is(synced.filter((d) => d === outputs).length, before + 1, "the outputs folder fsynced again for job/'s entry");
+    held[1]!.end();
+    assert.is(await retry, "ok");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test.run();
