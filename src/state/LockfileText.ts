@@ -128,13 +128,31 @@ const parseV1 = (text: string): ParsedLockFile | string => {
   return { name: lock.name, version: 1, tasks: new Map(Object.entries(lock.tasks)) };
 };
 
+/** The number of the first line of `text` whose task id is `id` (a line that parses, with that id). */
+const firstLineOf = (text: string, id: string): number => {
+  let lineNo = 0;
+  let start = 0;
+  while (start < text.length) {
+    lineNo++;
+    const end = text.indexOf("\n", start);
+    const line = end < 0 ? text.slice(start) : text.slice(start, end);
+    start = end < 0 ? text.length : end + 1;
+    if (lineNo === 1 || !line.includes(id)) continue;
+    try {
+      if ((JSON.parse(line) as { id?: unknown } | null)?.id === id) return lineNo;
+    } catch {
+      // not this one
+    }
+  }
+  return lineNo;
+};
+
 /** Version 2 and later: a header line, then task lines decoded by the header's version's rules. */
 const parseV2 = (text: string, header: unknown, version: LineRules): ParsedLockFile | string => {
   const headerProblems = lockSchemaProblems("header", header);
   if (headerProblems.length > 0) return `line 1 is not a lockfile header: ${headerProblems.join("; ")}`;
   const { name, service } = header as { name: string; service?: string };
   const tasks = new Map<string, LockTask>();
-  const lineOf = new Map<string, number>();
   const problems: string[] = [];
   let damaged = 0;
   const problem = (line: number, what: string) => {
@@ -170,12 +188,12 @@ const parseV2 = (text: string, header: unknown, version: LineRules): ParsedLockF
       continue;
     }
     const { id, task } = decodeTaskLine(name, data as TaskLine, version);
-    const seen = lineOf.get(id);
-    if (seen !== undefined) {
-      problem(lineNo, `task ${id} appears again (first on line ${seen})`);
+    // A second map of every id to its line cost 0.1 s and several MB at 100,000 tasks:
+    // the first line is looked for only when an id comes again (a damaged file).
+    if (tasks.has(id)) {
+      problem(lineNo, `task ${id} appears again (first on line ${firstLineOf(text, id)})`);
       continue;
     }
-    lineOf.set(id, lineNo);
     tasks.set(id, task);
   }
   if (damaged > 0) {
