@@ -45,17 +45,18 @@ interface ChildFigures {
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
-const newestIn = (dir: string): number =>
+/** The newest modification time of the files under `dir` whose names end with `ext` (a README edited after a build does not count). */
+const newestIn = (dir: string, ext: string): number =>
   readdirSync(dir, { withFileTypes: true }).reduce((newest, e) => {
     const path = join(dir, e.name);
-    return Math.max(newest, e.isDirectory() ? newestIn(path) : statSync(path).mtimeMs);
+    return Math.max(newest, e.isDirectory() ? newestIn(path, ext) : e.name.endsWith(ext) ? statSync(path).mtimeMs : 0);
   }, 0);
 
 /** Which code the rerun runs: the built dist/ (checked current) unless BENCH_RESUME_FROM=src. */
 const childFrom = (): "dist" | "src" => {
   if (process.env.BENCH_RESUME_FROM === "src") return "src";
   if (!existsSync(join(root, "dist/run/runManifest.js"))) throw new Error("resume: dist/ is missing: run `npm run build` first (or BENCH_RESUME_FROM=src)");
-  if (newestIn(join(root, "src")) > newestIn(join(root, "dist"))) throw new Error("resume: dist/ is older than src/: run `npm run build` first (or BENCH_RESUME_FROM=src)");
+  if (newestIn(join(root, "src"), ".ts") > newestIn(join(root, "dist"), ".js")) throw new Error("resume: dist/ is older than src/: run `npm run build` first (or BENCH_RESUME_FROM=src)");
   return "dist";
 };
 
