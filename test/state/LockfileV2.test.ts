@@ -330,4 +330,19 @@ test("writes keep the header line and change exactly the line of each changed ta
   assert.ok(typeof parsed !== "string" && parsed.tasks.size === ids.length);
 });
 
+test("a task id on a later line again names its first line, found only then (no map of every id to its line)", () => {
+  // Line 3: task 1, superseded by task 2 (so line 3 holds task 2's id too); line 5: task 2.
+  const first = encodeTaskLine("spring-campaign", taskId(1), task(1, { superseded_by: taskId(2) }));
+  const second = encodeTaskLine("spring-campaign", taskId(2), task(2));
+  assert.ok(first.includes(taskId(2)), "the earlier line names the id without being its task");
+  const lines = ['{"lockfile_version":3,"name":"spring-campaign"}', "", first, "", second, "", second, "", second];
+  const parsed = parseLockFileText(lines.join("\n"));
+  assert.type(parsed, "string");
+  assert.match(parsed as string, new RegExp(`line 7: task ${taskId(2)} appears again \\(first on line 5\\)`));
+  assert.match(parsed as string, new RegExp(`line 9: task ${taskId(2)} appears again \\(first on line 5\\)`));
+  // Each id once: nothing to say.
+  const once = parseLockFileText(lines.slice(0, 5).join("\n"));
+  assert.ok(typeof once !== "string" && once.tasks.size === 2);
+});
+
 test.run();
