@@ -4,7 +4,7 @@
 // so its wall time and peak RSS are its own; making the fixture is timed separately.
 // The child runs the built dist/ with plain node, as a user's run does (dist/ must be
 // current: checked), or src/ under tsx with BENCH_RESUME_FROM=src (tsx's loader and
-// source maps cost about 1.5 s of CPU and 50 MB more).
+// source maps cost about 1 to 2 s of CPU and 50 to 75 MB more).
 
 import { createHash } from "node:crypto";
 import { spawn } from "node:child_process";
