@@ -133,6 +133,40 @@ test("an image over a reference picture decodes (checksum checked) to the pixels
   }
 });
 
+test("over a reference, each pixel is the bilinear sample of the copy scaled to cover, tinted a quarter towards the colour (drawn the straightforward way here)", () => {
+  const palette = new Map<number, number[]>();
+  for (const ratio of ["16:9", "9:16", "1:1", "21:9"]) {
+    for (const ref of [noise("a", 96, 54, 5), noise("b", 7, 96, 6), noise("c", 1, 1, 7)]) {
+      const [width, height] = IMAGE_OUTPUT_SIZES[ratio]!;
+      for (const seed of [0, 1, 7]) {
+        const got = imagePixels({ aspectRatio: ratio, watermark: false, seed, background: ref });
+        // The colour: the plain picture's first pixel.
+        const rgb = palette.get(seed) ?? Array.from(imagePixels({ aspectRatio: "1:1", watermark: false, seed }).subarray(1, 4));
+        palette.set(seed, rgb);
+        const cover = Math.max(width / ref.width, height / ref.height);
+        const offX = (ref.width * cover - width) / 2;
+        const offY = (ref.height * cover - height) / 2;
+        const at = (x: number, y: number, c: number) => ref.rgb[(y * ref.width + x) * 3 + c]!;
+        for (let y = 0; y < height; y += 7) {
+          for (let x = 0; x < width; x += 5) {
+            const sx = Math.min(ref.width - 1, Math.max(0, (x + offX) / cover - 0.5));
+            const sy = Math.min(ref.height - 1, Math.max(0, (y + offY) / cover - 0.5));
+            const [x0, y0] = [Math.floor(sx), Math.floor(sy)];
+            const [x1, y1] = [Math.min(ref.width - 1, x0 + 1), Math.min(ref.height - 1, y0 + 1)];
+            const [fx, fy] = [sx - x0, sy - y0];
+            for (let c = 0; c < 3; c++) {
+              const top = at(x0, y0, c) * (1 - fx) + at(x1, y0, c) * fx;
+              const bottom = at(x0, y1, c) * (1 - fx) + at(x1, y1, c) * fx;
+              const want = Math.round((top * (1 - fy) + bottom * fy) * 0.75 + rgb[c]! * 0.25);
+              assert.is(got[y * (1 + width * 3) + 1 + x * 3 + c], want, `${ratio} ${ref.key} (${x}, ${y}) channel ${c}`);
+            }
+          }
+        }
+      }
+    }
+  }
+});
+
 test("adler32 agrees with zlib's over lengths around its modulo runs", () => {
   const r = new Prng(11);
   for (const length of [0, 1, 5551, 5552, 5553, 11_104, 70_001]) {
