@@ -208,6 +208,7 @@ export class EmulatorApi {
     if (unknown.length > 0 && cfg.faults.unknownIdsAnswer === "error-1203") {
       return fail(404, 1203, `${field}: no such task: ${unknown.slice(0, 10).join(", ")}`);
     }
+    for (const t of found) this.deps.store.noteAnswered(t, now);
     return ok(found.map((t) => videoTaskView(view, t, now)));
   }
 
@@ -274,6 +275,7 @@ export class EmulatorApi {
       }
       result.push(t);
     }
+    for (const t of result) store.noteAnswered(t, now);
     const view = this.deps.view();
     const last = result[result.length - 1];
     return ok({
@@ -293,6 +295,7 @@ export class EmulatorApi {
     const now = this.deps.now();
     if (!t || t.kind !== "image" || !this.visible(t, now)) return fail(404, 1203, `id: no image task '${id.slice(0, 200)}'`);
     store.settle(now);
+    store.noteAnswered(t, now);
     return ok(imageTaskView(this.deps.view(), t, now));
   }
 
@@ -316,6 +319,7 @@ export class EmulatorApi {
     let newest = list.length - 1;
     while (newest >= 0 && !this.visible(list[newest]!, now)) newest--;
     for (let k = newest - (num - 1) * size, taken = 0; k >= 0 && taken < size; k--, taken++) {
+      store.noteAnswered(list[k]!, now);
       out.push(imageTaskView(view, list[k]!, now));
     }
     return ok(out);

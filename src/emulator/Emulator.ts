@@ -50,6 +50,12 @@ export interface EmulatorStats {
     readonly video: number;
     readonly image: number;
     readonly byStatus: { readonly submitted: number; readonly processing: number; readonly succeeded: number; readonly failed: number };
+    /**
+     * Tasks whose end (succeeded or failed) a query answer (A2, A3, B2, B3) showed at least
+     * once, as the handler answered (before any fault injected in transit): with no callback
+     * accepted, every task whose end a run saw.
+     */
+    readonly endsAnswered: number;
   };
   readonly slots: { readonly video: SlotFigures; readonly image: SlotFigures };
   /** Emulator-clock time of the first create and of the last task end (null before). */
@@ -217,7 +223,7 @@ export const startEmulator = async (
       requests: { ...requests },
       rejections: { ...rejections },
       creates: store.createsByExternal(),
-      tasks: { total: store.all.length, video: store.videos.length, image: store.images.length, byStatus: { ...store.byStatus } },
+      tasks: { total: store.all.length, video: store.videos.length, image: store.images.length, byStatus: { ...store.byStatus }, endsAnswered: store.endsAnswered },
       slots: {
         video: store.slots.figures("video", config.slots.video, now),
         image: store.slots.figures("image", config.slots.image, now),

@@ -152,6 +152,22 @@ export const adlerBlock = (s: Adler, block: Adler, length: number): void => {
   s.b = (s.b + (length % BASE) * a + block.b - (length % BASE) + BASE) % BASE;
 };
 
+/** The Adler-32 of `bytes` (RFC 1950), summed in runs short enough that no sum passes 2^53 before its modulo. */
+export const adler32 = (bytes: Uint8Array): number => {
+  let a = 1;
+  let b = 0;
+  for (let i = 0; i < bytes.length; ) {
+    const end = Math.min(bytes.length, i + 5552);
+    for (; i < end; i++) {
+      a += bytes[i]!;
+      b += a;
+    }
+    a %= BASE;
+    b %= BASE;
+  }
+  return (b * 65536 + a) >>> 0;
+};
+
 /** The Adler-32 of A followed by B, from A's, B's and B's length (zlib's adler32_combine). */
 export const adler32Combine = (adlerA: number, adlerB: number, lengthB: number): number => {
   const s = { a: adlerA & 0xffff, b: adlerA >>> 16 };

@@ -7,8 +7,8 @@
 // in the right cell. Returned arrays may be shared between calls: treat them as read-only.
 
 import { readFileSync } from "node:fs";
-import { deflateSync } from "node:zlib";
-import { adler32Combine, adlerBlock, adlerByte, adlerPixels, adlerStart, adlerValue, FixedDeflateWriter, MAX_DISTANCE, type Adler } from "./FixedDeflate.js";
+import { constants, deflateRawSync, deflateSync } from "node:zlib";
+import { adler32, adler32Combine, adlerBlock, adlerByte, adlerPixels, adlerStart, adlerValue, FixedDeflateWriter, MAX_DISTANCE, type Adler } from "./FixedDeflate.js";
 
 export type OutputVideoRatio = "16:9" | "9:16" | "1:1";
 
@@ -52,6 +52,28 @@ interface RowsBelow {
 const belowCache = new Map<string, RowsBelow>();
 const belowCacheLimit = 4096;
 
+/** A task's reference picture as imageOutput draws over it; `key` (its content) lets the drawing be cached. */
+export interface Background {
+  readonly key?: string;
+  readonly width: number;
+  readonly height: number;
+  readonly rgb: Uint8Array;
+}
+
+/**
+ * Pictures over a reference, by reference key, size, colour and watermark: the scanlines
+ * without a caption (the bilinear pass, done once for every task sharing the reference),
+ * and per panel height the rows under the caption panel compressed. Bounded by bytes: a
+ * picture is 0.3 to 0.7 MB raw; cleared whole past the limit (a bench or a test makes few).
+ */
+interface ReferencePicture {
+  readonly raw: Uint8Array;
+  readonly below: Map<number, RowsBelow>;
+}
+const referenceCache = new Map<string, ReferencePicture>();
+let referenceCacheBytes = 0;
+const referenceCacheLimitBytes = 48 * 1024 * 1024;
+
 /**
  * A PNG of the requested aspect ratio ("auto" and unknown ratios give 1:1), one colour
  * picked by `seed`, with a white band across the lower part when `watermark`. The seed
@@ -63,13 +85,16 @@ export function imageOutput(opts: {
   seed: number;
   caption?: readonly string[];
   /** The task's first reference image, drawn scaled to cover the picture under the caption. */
-  background?: { readonly width: number; readonly height: number; readonly rgb: Uint8Array };
+  background?: Background;
 }): Uint8Array {
   const [width, height] = IMAGE_OUTPUT_SIZES[opts.aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
   const colourIndex = Math.abs(Math.trunc(opts.seed)) % PALETTE.length || 0;
   let idat: Uint8Array | undefined;
-  if (opts.background) {
-    // Drawn over the task's own reference: every row differs per task.
+  if (opts.background?.key !== undefined) {
+    // Over the task's reference: the picture is drawn and the rows under the caption
+    // compressed once per reference, size, colour and watermark; only the panel per task.
+    idat = referenceIdat(width, height, colourIndex, opts.watermark, opts.caption, opts.background);
+  } else if (opts.background) {
     idat = pixels(width, height, PALETTE[colourIndex]!, opts.watermark, opts.caption, opts.background);
   } else if (opts.caption && opts.caption.length > 0) {
     // Only the caption panel differs per task: the rows under it come compressed from a cache.
@@ -101,10 +126,10 @@ export function imageOutput(opts: {
  * The scanlines imageOutput encodes, drawn whole (every row, then the caption): what a
  * decoder must get back from imageOutput's file, whichever way it was assembled.
  */
-export function imagePixels(opts: { aspectRatio: string; watermark: boolean; seed: number; caption?: readonly string[] }): Uint8Array {
+export function imagePixels(opts: { aspectRatio: string; watermark: boolean; seed: number; caption?: readonly string[]; background?: Background }): Uint8Array {
   const [width, height] = IMAGE_OUTPUT_SIZES[opts.aspectRatio] ?? IMAGE_OUTPUT_SIZES["1:1"]!;
   const colourIndex = Math.abs(Math.trunc(opts.seed)) % PALETTE.length || 0;
-  const raw = rawRows(width, height, 0, height, PALETTE[colourIndex]!, opts.watermark);
+  const raw = rawRows(width, height, 0, height, PALETTE[colourIndex]!, opts.watermark, opts.background);
   if (opts.caption && opts.caption.length > 0) drawCaption(raw, 1 + width * 3, width, height, opts.caption);
   return raw;
 }
@@ -118,7 +143,8 @@ function pixels(
   background?: { readonly width: number; readonly height: number; readonly rgb: Uint8Array },
 ): Uint8Array {
   const raw = rawRows(width, height, 0, height, rgb, watermark, background);
-  if (caption) drawCaption(raw, 1 + width * 3, width, height, caption);
+  // An empty caption (a prompt of blanks) draws no panel, as on a plain picture.
+  if (caption && caption.length > 0) drawCaption(raw, 1 + width * 3, width, height, caption);
   return new Uint8Array(deflateSync(raw, { level: caption || background ? 6 : 9 }));
 }
 
@@ -143,30 +169,50 @@ function rawRows(
   const raw = new Uint8Array(stride * (to - from));
   const bandTop = Math.floor(height * 0.78);
   const bandBottom = Math.floor(height * 0.92);
+  // The columns' sample points, the same for every row: where in the copy, and the weight.
+  let col0: Int32Array | undefined;
+  let col1: Int32Array | undefined;
+  let colF: Float64Array | undefined;
+  if (background) {
+    col0 = new Int32Array(width);
+    col1 = new Int32Array(width);
+    colF = new Float64Array(width);
+    for (let x = 0; x < width; x++) {
+      const sx = Math.min(background.width - 1, Math.max(0, (x + offX) / cover - 0.5));
+      const x0 = Math.floor(sx);
+      col0[x] = x0 * 3;
+      col1[x] = Math.min(background.width - 1, x0 + 1) * 3;
+      colF[x] = sx - x0;
+    }
+  }
   for (let y = from; y < to; y++) {
     const white = watermark && y >= bandTop && y < bandBottom;
     const row = (y - from) * stride;
     raw[row] = 0; // filter: none
-    for (let x = 0; x < width; x++) {
-      const p = row + 1 + x * 3;
-      if (background && !white) {
-        // Bilinear sample of the small copy, tinted a quarter towards the task's colour.
-        const sx = Math.min(background.width - 1, Math.max(0, (x + offX) / cover - 0.5));
-        const sy = Math.min(background.height - 1, Math.max(0, (y + offY) / cover - 0.5));
-        const x0 = Math.floor(sx);
-        const y0 = Math.floor(sy);
-        const x1 = Math.min(background.width - 1, x0 + 1);
-        const y1 = Math.min(background.height - 1, y0 + 1);
-        const fx = sx - x0;
-        const fy = sy - y0;
+    if (background && !white) {
+      // Bilinear sample of the small copy, tinted a quarter towards the task's colour.
+      const src = background.rgb;
+      const sy = Math.min(background.height - 1, Math.max(0, (y + offY) / cover - 0.5));
+      const y0 = Math.floor(sy);
+      const y1 = Math.min(background.height - 1, y0 + 1);
+      const fy = sy - y0;
+      const line0 = y0 * background.width * 3;
+      const line1 = y1 * background.width * 3;
+      for (let x = 0; x < width; x++) {
+        const p = row + 1 + x * 3;
+        const a = col0![x]!;
+        const b = col1![x]!;
+        const fx = colF![x]!;
         for (let c = 0; c < 3; c++) {
-          const at = (xx: number, yy: number) => background.rgb[(yy * background.width + xx) * 3 + c]!;
-          const top = at(x0, y0) * (1 - fx) + at(x1, y0) * fx;
-          const bottom = at(x0, y1) * (1 - fx) + at(x1, y1) * fx;
+          const top = src[line0 + a + c]! * (1 - fx) + src[line0 + b + c]! * fx;
+          const bottom = src[line1 + a + c]! * (1 - fx) + src[line1 + b + c]! * fx;
           raw[p + c] = Math.round((top * (1 - fy) + bottom * fy) * 0.75 + rgb[c]! * 0.25);
         }
-        continue;
       }
+      continue;
+    }
+    for (let x = 0; x < width; x++) {
+      const p = row + 1 + x * 3;
       raw[p] = white ? 255 : rgb[0];
       raw[p + 1] = white ? 255 : rgb[1];
       raw[p + 2] = white ? 255 : rgb[2];
@@ -199,6 +245,56 @@ function captionedIdat(width: number, height: number, colourIndex: number, water
   new DataView(trailer.buffer).setUint32(0, adler32Combine(panelData.adler, below.adler, below.length));
   return concat([below.header, panelData.deflated, below.deflated, trailer]);
 }
+
+/**
+ * The IDAT payload of a picture over a reference: one zlib stream made of the caption
+ * panel (copied from the cached drawing, darkened, its glyphs drawn, compressed alone and
+ * flushed to a byte boundary) and the rows under it from the cache, the checksum of both
+ * combined. The pixels are those `pixels` draws over the same reference.
+ */
+function referenceIdat(
+  width: number,
+  height: number,
+  colourIndex: number,
+  watermark: boolean,
+  caption: readonly string[] | undefined,
+  background: Background,
+): Uint8Array {
+  const stride = 1 + width * 3;
+  const key = `${background.key}:${width}x${height}:${colourIndex}:${watermark}`;
+  let picture = referenceCache.get(key);
+  if (picture === undefined) {
+    const raw = rawRows(width, height, 0, height, PALETTE[colourIndex]!, watermark, background);
+    if (referenceCacheBytes + raw.length > referenceCacheLimitBytes) {
+      referenceCache.clear();
+      referenceCacheBytes = 0;
+    }
+    picture = { raw, below: new Map() };
+    referenceCache.set(key, picture);
+    referenceCacheBytes += raw.length;
+  }
+  const panel = caption && caption.length > 0 ? captionPanelHeight(width, height, caption) : 0;
+  let below = picture.below.get(panel);
+  if (below === undefined) {
+    const rows = picture.raw.subarray(panel * stride);
+    const z = deflateSync(rows, { level: 6 });
+    below = { header: z.subarray(0, 2), deflated: z.subarray(2, z.length - 4), adler: z.readUInt32BE(z.length - 4), length: rows.length };
+    picture.below.set(panel, below);
+    referenceCacheBytes += z.length;
+  }
+  if (panel === 0) return concat([below.header, below.deflated, trailerOf(below.adler)]);
+  const top = picture.raw.slice(0, panel * stride);
+  drawCaption(top, stride, width, height, caption!);
+  // Level 1: the panel is a few dozen rows, and any level gives the same pixels.
+  const panelData = deflateRawSync(top, { level: 1, finishFlush: constants.Z_SYNC_FLUSH });
+  return concat([below.header, panelData, below.deflated, trailerOf(adler32Combine(adler32(top), below.adler, below.length))]);
+}
+
+const trailerOf = (adler: number): Uint8Array => {
+  const trailer = new Uint8Array(4);
+  new DataView(trailer.buffer).setUint32(0, adler);
+  return trailer;
+};
 
 /**
  * A stretch of pixels of one panel row: its runs of one colour (flat: r, g, b, count, ...)
@@ -500,7 +596,7 @@ const CRC_TABLE = (() => {
 
 function crc32(data: Uint8Array): number {
   let c = 0xffffffff;
-  for (const b of data) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
+  for (let i = 0; i < data.length; i++) c = CRC_TABLE[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
 

@@ -62,6 +62,10 @@ export class TaskStore {
   readonly byStatus: Record<Phase, number> = { submitted: 0, processing: 0, succeeded: 0, failed: 0 };
   firstCreateAt: number | undefined;
   lastFinishAt: number | undefined;
+  /** Tasks whose end (succeeded or failed) a query answer has shown at least once (`noteAnswered`). */
+  endsAnswered = 0;
+  /** One bit per task (by seq): its end already counted in `endsAnswered`. */
+  private endAnswered = new Uint8Array(1024);
   /** Called for every status change, in time order. */
   onTransition: (t: Transition) => void = () => {};
 
@@ -84,6 +88,27 @@ export class TaskStore {
     for (const k of Object.keys(this.byStatus) as Phase[]) this.byStatus[k] = 0;
     this.firstCreateAt = undefined;
     this.lastFinishAt = undefined;
+    this.endsAnswered = 0;
+    this.endAnswered = new Uint8Array(1024);
+  }
+
+  /**
+   * Counts that a query answer (A2, A3, B2, B3) showed `t` as of `now`: once ended, its end
+   * is counted once. Tests tell by it how a run learned its tasks' ends (no callback
+   * accepted: every end it saw came from a query).
+   */
+  noteAnswered(t: Task, now: number): void {
+    if (now < t.endAt) return;
+    const byte = t.seq >> 3;
+    const bit = 1 << (t.seq & 7);
+    if (byte >= this.endAnswered.length) {
+      const grown = new Uint8Array(Math.max(byte + 1, this.endAnswered.length * 2));
+      grown.set(this.endAnswered);
+      this.endAnswered = grown;
+    }
+    if ((this.endAnswered[byte]! & bit) !== 0) return;
+    this.endAnswered[byte]! |= bit;
+    this.endsAnswered += 1;
   }
 
   /** The task with this id: ids are 7, the epoch (3 digits) and seq (12 digits), so no index is kept. */

@@ -7,17 +7,27 @@
 // moved is the lock it judged stale (else puts it back): a taker frozen past the stale
 // limit, whose guard another taker replaced meanwhile, cannot remove a lock placed since.
 // A holder whose own heartbeat went late (its event loop blocked past the stale limit)
-// keeps the lock only when, after refreshing it, it finds no takeover under way and the
-// owner file still naming it (`reclaim`).
+// keeps the lock only when, after refreshing it, it finds no takeover under way (a guard
+// whose taker died on this host is none) and the owner file still naming it (`reclaim`).
+// The temp and aside folders a run killed mid-placement, mid-takeover or mid-release leaves
+// are removed by the next run that takes the lock, once provably out of use (`sweepLeftovers`).
 
 import { randomBytes } from "node:crypto";
 import { readFileSync, renameSync, statSync, utimesSync } from "node:fs";
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Deferred, Effect, Exit, Schedule, type Scope } from "effect";
 import { LockfileBusy, LockfileWriteError } from "./LockfileError.js";
-import { isStale, judgementStillValid, movedIsJudged, staleMarginMs } from "./RunLockRules.js";
+import {
+  isStale,
+  judgementStillValid,
+  leftoverOf,
+  leftoverUnused,
+  movedIsJudged,
+  staleMarginMs,
+  takeoverMayBeUnderWay,
+} from "./RunLockRules.js";
 
 export interface RunLockHolder {
   readonly pid: number;
@@ -33,7 +43,7 @@ export interface RunLockOptions {
   /** How often the holder refreshes its heartbeat. Default staleMs / 6. */
   readonly heartbeatMs?: number;
   /** For tests: called at the named step of a takeover (a test freezes the process there with SIGSTOP). */
-  readonly onTakeoverStep?: (step: "judged" | "moving") => void;
+  readonly onTakeoverStep?: (step: "judged" | "moving" | "moved") => void;
 }
 
 export interface RunLockStatus {
@@ -89,8 +99,12 @@ const readHolderSync = (dir: string): RunLockHolder | undefined => {
   }
 };
 
-/** The staleness of the folder at `dir` (a lock or a takeover guard), by the pure rule; undefined when there is none. */
-const inspectFolder = async (dir: string, staleMs: number, now?: number) => {
+/** Whether the run an owner file names is alive: known only when it names this host. */
+const aliveHere = (holder: RunLockHolder | undefined): boolean | undefined =>
+  holder === undefined || holder.host !== hostname() ? undefined : pidAlive(holder.pid);
+
+/** The mtime of the folder at `dir` and the owner file in it; undefined when there is none. */
+const lookAt = async (dir: string) => {
   let mtime: number;
   try {
     mtime = (await stat(dir)).mtimeMs;
@@ -98,8 +112,15 @@ const inspectFolder = async (dir: string, staleMs: number, now?: number) => {
     return undefined;
   }
   const holder = await readHolder(dir);
-  const ownerAliveHere = holder === undefined || holder.host !== hostname() ? undefined : pidAlive(holder.pid);
-  return { holder, heartbeat: mtime, stale: isStale({ now: now ?? Date.now(), heartbeat: mtime, ownerAliveHere, staleMs }) };
+  return { holder, heartbeat: mtime, ownerAliveHere: aliveHere(holder) };
+};
+
+/** The staleness of the folder at `dir` (a lock or a takeover guard), by the pure rule; undefined when there is none. */
+const inspectFolder = async (dir: string, staleMs: number, now?: number) => {
+  const seen = await lookAt(dir);
+  if (seen === undefined) return undefined;
+  const { holder, heartbeat, ownerAliveHere } = seen;
+  return { holder, heartbeat, stale: isStale({ now: now ?? Date.now(), heartbeat, ownerAliveHere, staleMs }) };
 };
 
 /** Who holds the run lock of `lockfilePath`, if anyone (status uses this; it changes nothing). */
@@ -156,10 +177,11 @@ interface MovedAside {
  * removing is what lets a taker see what it took before it is gone: a lock placed by
  * another run since its judgement is put back (`putBack`), never destroyed.
  */
-const moveAside = (dir: string, token: string): MovedAside | undefined => {
-  const path = `${dir}.${token}.aside`;
+const moveAside = (dir: string, token: string): MovedAside | undefined => moveTo(dir, `${dir}.${token}.aside`);
+
+const moveTo = (from: string, path: string): MovedAside | undefined => {
   try {
-    renameSync(dir, path);
+    renameSync(from, path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
@@ -244,6 +266,7 @@ const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promis
     }
     const moved = moveAside(dir, me.token);
     if (moved === undefined) return busy(lockfilePath, undefined, staleMs);
+    options.onTakeoverStep?.("moved");
     if (!movedIsJudged(again.holder?.token, moved.owner?.token)) {
       putBack(moved, dir);
       return busy(lockfilePath, moved.owner, staleMs);
@@ -254,6 +277,51 @@ const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promis
   } finally {
     await removeIfOurs(guard, me.token);
   }
+};
+
+/**
+ * Removes the temp and aside folders beside the lock folder `dir` (RunLockRules.ts
+ * `leftoverOf`) that runs killed mid-placement, mid-takeover or mid-release left, when
+ * provably out of use (`leftoverUnused`: whoever could still act on one is dead here, or
+ * it is older than the stale limit and its margin). Each is judged, then, within half the
+ * stale limit, moved aside under a name of its own (one rename, so its maker or mover,
+ * frozen and thawed, finds it gone rather than half removed), checked to be the folder
+ * judged (else put back) and removed. Best effort: a failure leaves it to the next run.
+ * Returns how many were removed.
+ */
+const sweepLeftovers = async (dir: string, staleMs: number): Promise<number> => {
+  const parent = dirname(dir);
+  const lockName = basename(dir);
+  let entries: string[];
+  try {
+    entries = await readdir(parent);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const entry of entries) {
+    const leftover = leftoverOf(lockName, entry);
+    if (leftover === undefined) continue;
+    try {
+      const path = join(parent, entry);
+      const since = performance.now();
+      const seen = await lookAt(path);
+      if (seen === undefined) continue;
+      const unused = leftoverUnused({ leftover, ownerToken: seen.holder?.token, now: Date.now(), heartbeat: seen.heartbeat, ownerAliveHere: seen.ownerAliveHere, staleMs });
+      if (!unused || !judgementStillValid(performance.now() - since, staleMs)) continue;
+      const moved = moveTo(path, `${dir}.${randomBytes(8).toString("hex")}.aside`);
+      if (moved === undefined) continue;
+      if (!movedIsJudged(seen.holder?.token, moved.owner?.token)) {
+        putBack(moved, path);
+        continue;
+      }
+      await rm(moved.path, { recursive: true, force: true });
+      removed += 1;
+    } catch {
+      // Left for the next run.
+    }
+  }
+  return removed;
 };
 
 const writeError = (lockfilePath: string, what: string) => (cause: unknown) =>
@@ -298,6 +366,8 @@ export const acquireRunLock = (
     if (acquired instanceof LockfileBusy) return yield* Effect.fail(acquired);
     const holder = acquired;
     const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
+    // Never fails (best effort); done while we hold the lock, before the heartbeat starts.
+    yield* Effect.promise(() => sweepLeftovers(dir, staleMs));
     let lost = false;
     const lostSignal = yield* Deferred.make<void>();
     const markLost = () => {
@@ -323,8 +393,13 @@ export const acquireRunLock = (
      * (mtime older than our `started`) is not a takeover of our lock: a run takes over only
      * the lock it found stale before making its guard, and re-checks that owner under the
      * guard; such a guard was left by a run killed mid-takeover (kill -9, a second Ctrl-C)
-     * and would otherwise fail every later late heartbeat for ever. Any other failure (the
-     * folder gone, a guard made since we started) counts as lost: the safe side. What this
+     * and would otherwise fail every later late heartbeat for ever. Nor is a guard whose
+     * owner file names this host and a pid that no longer exists: its taker died (killed
+     * mid-takeover of our lock), and did not move our lock if (3) finds our owner; any
+     * other taker holds its own guard from before its staleness check (one that replaces
+     * the dead guard after (2) judges after (1), and finds the lock fresh). The rule:
+     * RunLockRules.ts `takeoverMayBeUnderWay`. Any other failure (the folder gone, a guard
+     * made since we started by a taker alive or unknown) counts as lost: the safe side. What this
      * cannot rule out: a taker frozen between its last time check and its move, whose
      * guard another taker replaced (and removed) meanwhile, thawing after (2) and moving
      * our lock aside. The owner file then names it before it reads the lockfile, and our
@@ -336,7 +411,9 @@ export const acquireRunLock = (
       try {
         utimesSync(dir, now, now);
         const takeover = statSync(guard, { throwIfNoEntry: false });
-        if (takeover !== undefined && takeover.mtimeMs >= holder.started) return false;
+        // Its owner read after its stat: a guard replaced in between is a live taker's (or unreadable), so lost.
+        const seen = takeover && { mtime: takeover.mtimeMs, ownerAliveHere: aliveHere(readHolderSync(guard)) };
+        if (takeoverMayBeUnderWay(seen, holder.started)) return false;
       } catch {
         return false;
       }

@@ -1,7 +1,9 @@
 // The run lock's decisions, apart from the files they are about (RunLock.ts does the I/O):
 // when a lock or a takeover guard is stale, whether a taker may still act on a staleness
-// it judged a while ago, and whether the lock it moved aside is the one it judged. No
-// clock, no file system: every time and every fact read from disk is an argument.
+// it judged a while ago, whether the lock it moved aside is the one it judged, whether a
+// late holder must count a takeover guard as a takeover under way, and which leftover
+// temp and aside folders nobody can still use. No clock, no file system: every time and
+// every fact read from disk is an argument.
 
 /** Whole seconds (ext3, HFS+) or two (FAT, exFAT): the coarsest file-system mtime the rule allows for. */
 export const COARSE_MTIME_MS = 2_000;
@@ -53,3 +55,76 @@ export const judgementStillValid = (elapsedMs: number, staleMs: number): boolean
  * must be put back, and the taker is refused.
  */
 export const movedIsJudged = (judgedToken: string | undefined, movedToken: string | undefined): boolean => judgedToken === movedToken;
+
+export interface GuardSeen {
+  /** Unix ms: the guard folder's mtime (when its taker placed it). */
+  readonly mtime: number;
+  /** Whether its taker is alive: known only when its owner file names this host (see HeartbeatSeen). */
+  readonly ownerAliveHere: boolean | undefined;
+}
+
+/**
+ * Whether a holder whose heartbeat went late must count the takeover guard it found as a
+ * takeover of its lock that may be under way (and stop). Not when there is none; not when
+ * it was made before this holder took its lock (`holderStarted`: a run takes over only a
+ * lock it judged stale before making its guard, so that guard was left by a run killed
+ * mid-takeover of an older lock); not when its owner file names this host and a pid that no
+ * longer exists: its taker died, and a dead taker moves nothing. Any other taker holds a
+ * guard of its own from before its last staleness check, which the holder would see. An
+ * ownerless or unreadable guard, or one of another host, may be a live taker's.
+ */
+export const takeoverMayBeUnderWay = (guard: GuardSeen | undefined, holderStarted: number): boolean =>
+  guard !== undefined && guard.mtime >= holderStarted && guard.ownerAliveHere !== false;
+
+/**
+ * A folder the run lock's I/O makes beside the lock for an instant: a lock or guard made
+ * under a temporary name (`tmp`, named after its maker's token) before its rename into
+ * place, and a lock or guard moved aside (`aside`, named after its mover's token) before
+ * its removal or its return. A run killed in that instant leaves it behind.
+ */
+export interface Leftover {
+  readonly kind: "tmp" | "aside";
+  /** Whether it is (or was) the lock itself or its takeover guard. */
+  readonly of: "lock" | "guard";
+  /** The maker's (tmp) or mover's (aside) token. */
+  readonly token: string;
+}
+
+const LEFTOVER_TAIL = /^(takeover\.)?([0-9a-f]{16})\.(tmp|aside)$/;
+
+/**
+ * The leftover that the directory entry `entry` is, for the lock folder named `lockName`
+ * (its base name, e.g. `m.lock.json.running`); undefined for anything else: only names
+ * of the exact shape the run lock makes (a 16-hex-digit token) are ever considered.
+ */
+export const leftoverOf = (lockName: string, entry: string): Leftover | undefined => {
+  if (!entry.startsWith(`${lockName}.`)) return undefined;
+  const m = LEFTOVER_TAIL.exec(entry.slice(lockName.length + 1));
+  if (m === null) return undefined;
+  return { kind: m[3] as Leftover["kind"], of: m[1] ? "guard" : "lock", token: m[2]! };
+};
+
+export interface LeftoverSeen extends HeartbeatSeen {
+  readonly leftover: Leftover;
+  /** The token of the owner file inside, if one could be read. */
+  readonly ownerToken: string | undefined;
+}
+
+/**
+ * Whether a leftover is provably out of use, so it may be removed (moved aside, checked to
+ * be the one judged, then removed). Whoever could still act on it is the run named inside:
+ * for a temp folder its maker (counted only when the owner file names the folder's own
+ * token), for an aside folder the lock or guard it was (its holder, its taker). It is out
+ * of use by the lock's own staleness rule, on its mtime (never refreshed by anyone once it
+ * is aside or unplaced): that run is dead on this host, or the folder is older than the
+ * stale limit and its margin, as a lock or guard that would be taken over. Its maker or
+ * mover, if alive but frozen that long, finds it gone and fails or leaves it (a putBack of
+ * a stale lock, a rename that answers ENOENT), never removes anything else.
+ */
+export const leftoverUnused = (seen: LeftoverSeen): boolean =>
+  isStale({
+    now: seen.now,
+    heartbeat: seen.heartbeat,
+    staleMs: seen.staleMs,
+    ownerAliveHere: seen.leftover.kind === "tmp" && seen.ownerToken !== seen.leftover.token ? undefined : seen.ownerAliveHere,
+  });

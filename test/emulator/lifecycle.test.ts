@@ -141,6 +141,30 @@ test("stats count busy slot-time, peak, first create and last finish on the emul
   assert.is(s.requests["video.create"], 2);
 });
 
+test("stats count the tasks whose end a query answer showed (A2, A3, B2, B3), each once, and none before its end", async () => {
+  const v1 = (await c.createVideo(videoBody())).body.data;
+  const v2 = (await c.createVideo(videoBody())).body.data;
+  const i1 = (await c.createImage(imageBody())).body.data;
+  await c.createImage(imageBody());
+  const answered = () => emu.stats().tasks.endsAnswered;
+  assert.is((await c.get(`/tasks?task_ids=${v1.id},${v2.id}`)).status, 200);
+  assert.is((await c.get(`/v1/images/omni-image/${i1.task_id}`)).status, 200);
+  assert.is(answered(), 0, "shown while in flight: no end seen");
+  emu.advanceClock(600_000);
+  assert.is(answered(), 0, "ended, but not yet shown by a query");
+  await c.get(`/tasks?task_ids=${v1.id}`);
+  await c.get(`/tasks?task_ids=${v1.id}`);
+  assert.is(answered(), 1, "A2, twice for one task");
+  assert.is((await c.post("/tasks", {})).body.data.count, 2);
+  assert.is(answered(), 2, "A3 lists both videos");
+  await c.get(`/v1/images/omni-image/${i1.task_id}`);
+  assert.is(answered(), 3, "B2");
+  assert.is((await c.get("/v1/images/omni-image?pageNum=1&pageSize=30")).body.data.length, 2);
+  assert.is(answered(), 4, "B3 lists both images");
+  emu.reset();
+  assert.is(answered(), 0, "reset forgets it");
+});
+
 test("the slots timeline records occupancy changes", async () => {
   await c.createVideo(videoBody());
   await c.createImage(imageBody({ n: 3 }));

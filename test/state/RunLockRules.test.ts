@@ -1,10 +1,22 @@
 // The run lock's pure rules (src/state/RunLockRules.ts): when a lock or a takeover guard
-// is stale, how long a taker may act on its judgement, and whether what it moved aside is
-// the lock it judged. Examples, then properties over seeded random inputs.
+// is stale, how long a taker may act on its judgement, whether what it moved aside is
+// the lock it judged, whether a late holder must count a guard as a takeover under way,
+// and which leftover temp and aside folders may be removed. Examples, then properties
+// over seeded random inputs.
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { COARSE_MTIME_MS, isStale, judgementStillValid, movedIsJudged, staleMarginMs } from "../../src/state/RunLockRules.js";
+import {
+  COARSE_MTIME_MS,
+  isStale,
+  judgementStillValid,
+  leftoverOf,
+  leftoverUnused,
+  movedIsJudged,
+  staleMarginMs,
+  takeoverMayBeUnderWay,
+  type Leftover,
+} from "../../src/state/RunLockRules.js";
 import { rng } from "./randomTask.js";
 
 const NOW = 1_790_000_000_000;
@@ -67,6 +79,97 @@ test("properties: over 20,000 random observations", () => {
     const judged = tokens[Math.floor(r() * 3)];
     const moved = tokens[Math.floor(r() * 3)];
     assert.is(movedIsJudged(judged, moved), judged === moved);
+  }
+});
+
+test("a late holder counts a guard as a takeover under way unless there is none, it predates the holder's lock, or its taker is dead on this host", () => {
+  const started = NOW - 60_000;
+  assert.not.ok(takeoverMayBeUnderWay(undefined, started), "no guard");
+  assert.not.ok(takeoverMayBeUnderWay({ mtime: started - 1, ownerAliveHere: true }, started), "made before our lock: left by a killed taker of an older lock");
+  assert.not.ok(takeoverMayBeUnderWay({ mtime: NOW, ownerAliveHere: false }, started), "made since, its taker's pid gone on this host");
+  assert.ok(takeoverMayBeUnderWay({ mtime: NOW, ownerAliveHere: true }, started), "a live taker here");
+  assert.ok(takeoverMayBeUnderWay({ mtime: NOW, ownerAliveHere: undefined }, started), "another host's taker, or no owner file: may be alive");
+  assert.ok(takeoverMayBeUnderWay({ mtime: started, ownerAliveHere: undefined }, started), "made in the same millisecond as our lock");
+});
+
+const TOKEN = "0123456789abcdef";
+test("leftovers: only the exact names the run lock makes beside its own folder", () => {
+  const lock = "m.lock.json.running";
+  assert.equal(leftoverOf(lock, `${lock}.${TOKEN}.tmp`), { kind: "tmp", of: "lock", token: TOKEN });
+  assert.equal(leftoverOf(lock, `${lock}.${TOKEN}.aside`), { kind: "aside", of: "lock", token: TOKEN });
+  assert.equal(leftoverOf(lock, `${lock}.takeover.${TOKEN}.tmp`), { kind: "tmp", of: "guard", token: TOKEN });
+  assert.equal(leftoverOf(lock, `${lock}.takeover.${TOKEN}.aside`), { kind: "aside", of: "guard", token: TOKEN });
+  for (const other of [
+    lock,
+    `${lock}.takeover`,
+    `${lock}.takeover.claim`,
+    `${lock}.${TOKEN}.tmp.x`,
+    `${lock}.${TOKEN.toUpperCase()}.tmp`,
+    `${lock}.${TOKEN.slice(1)}.tmp`,
+    `${lock}.${TOKEN}0.aside`,
+    `${lock}.other.${TOKEN}.tmp`,
+    `${lock}.${TOKEN}.aside.${TOKEN}.aside`,
+    `x${lock}.${TOKEN}.tmp`,
+    `n.lock.json.running.${TOKEN}.tmp`,
+    `m.lock.json.${TOKEN}.tmp`,
+    "m.lock.json",
+    "m.lock.json.journal",
+  ]) {
+    assert.is(leftoverOf(lock, other), undefined, other);
+  }
+  // Another lockfile whose name starts like this one's: its leftovers are not this lock's.
+  assert.is(leftoverOf("m.lock.json.running", `m.lock.json.running.x.lock.json.running.${TOKEN}.tmp`), undefined);
+});
+
+const left = (kind: Leftover["kind"], ageMs: number, ownerAliveHere: boolean | undefined, ownerToken: string | undefined, staleMs = 30_000) => ({
+  ...seen(ageMs, ownerAliveHere, staleMs),
+  leftover: { kind, of: "lock" as const, token: TOKEN },
+  ownerToken,
+});
+
+test("a leftover is out of use when whoever it names is dead here, or it is older than the stale limit and margin", () => {
+  assert.ok(leftoverUnused(left("tmp", 0, false, TOKEN)), "a temp folder whose maker died here");
+  assert.not.ok(leftoverUnused(left("tmp", 0, true, TOKEN)), "a temp folder whose maker lives: about to rename it into place");
+  assert.not.ok(leftoverUnused(left("tmp", 0, undefined, undefined)), "an ownerless temp folder just made (its owner file not yet written)");
+  assert.ok(leftoverUnused(left("tmp", 32_001, undefined, undefined)), "an ownerless temp folder past the limit and margin");
+  assert.not.ok(leftoverUnused(left("tmp", 0, false, "fedcba9876543210")), "an owner file that is not its maker's tells nothing");
+  assert.ok(leftoverUnused(left("aside", 0, false, "fedcba9876543210")), "a lock moved aside whose holder died here");
+  assert.not.ok(leftoverUnused(left("aside", 5_000, true, "fedcba9876543210")), "a live holder's lock moved aside: may be put back");
+  assert.not.ok(leftoverUnused(left("aside", 31_000, undefined, "fedcba9876543210")), "another host's lock, within the margin");
+  assert.ok(leftoverUnused(left("aside", 32_001, undefined, "fedcba9876543210")), "another host's lock, stale");
+});
+
+test("properties: leftovers and guards over 20,000 random observations", () => {
+  const r = rng(20261125);
+  const lock = "m.lock.json.running";
+  const hex = () => Array.from({ length: 16 }, () => "0123456789abcdef"[Math.floor(r() * 16)]).join("");
+  for (let i = 0; i < 20_000; i++) {
+    const staleMs = Math.floor(r() * 120_000);
+    const age = Math.floor((r() - 0.2) * 3 * (staleMs + 3_000));
+    const alive = ([true, false, undefined] as const)[Math.floor(r() * 3)];
+    const kind = (["tmp", "aside"] as const)[Math.floor(r() * 2)]!;
+    const token = hex();
+    const ownerToken = [token, hex(), undefined][Math.floor(r() * 3)];
+    const label = JSON.stringify({ staleMs, age, alive, kind, ownerToken: ownerToken === token ? "own" : ownerToken });
+    const s = left(kind, age, alive, ownerToken, staleMs);
+    const unused = leftoverUnused({ ...s, leftover: { ...s.leftover, token } });
+    // Never judged out of use more readily than a lock would be taken over: a live or unknown
+    // owner counts only by age, and past the limit and margin anything is.
+    if (age > staleMs + staleMarginMs(staleMs)) assert.ok(unused, `old ${label}`);
+    if (alive !== false) assert.is(unused, isStale(seen(age, undefined, staleMs)), `by age ${label}`);
+    if (alive === false) assert.is(unused, kind === "aside" || ownerToken === token || isStale(seen(age, undefined, staleMs)), `dead ${label}`);
+    // Names: made as the run lock makes them, recognised with their token; one character changed, not.
+    const of = r() < 0.5 ? "lock" : "guard";
+    const name = `${lock}.${of === "guard" ? "takeover." : ""}${token}.${kind}`;
+    assert.equal(leftoverOf(lock, name), { kind, of, token }, name);
+    const at = Math.floor(r() * name.length);
+    const changed = name.slice(0, at) + "!" + name.slice(at + 1);
+    assert.is(leftoverOf(lock, changed), undefined, changed);
+    // A guard: never "under way" when absent or older than our lock; else exactly when its taker may live.
+    const started = NOW - Math.floor(r() * 100_000);
+    const mtime = started + Math.floor((r() - 0.5) * 100_000);
+    const mayBe = takeoverMayBeUnderWay({ mtime, ownerAliveHere: alive }, started);
+    assert.is(mayBe, mtime >= started && alive !== false, `guard ${label} ${mtime - started}`);
   }
 });
 
