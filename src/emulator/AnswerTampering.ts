@@ -31,6 +31,16 @@ export const malformTask = (item: Item, kind: MalformedKind): Item => {
       return image ? { ...item, task_status_msg: null, task_info: null } : { ...item, message: null, outputs: null };
     case "bad-status":
       return image ? { ...item, task_status: "exploded" } : { ...item, status: "exploded" };
+    case "extra-fields": {
+      // Fields the spec does not name, as a service adds them over time: on the task item
+      // and on each charge (image items carry theirs as two fields, so one goes there).
+      if (image) {
+        const cash = item["final_balance_deduction"];
+        return { ...item, region: "sg", ...(isRecord(cash) ? { final_balance_deduction: { ...cash, discount: "0.01" } } : {}) };
+      }
+      const billing = Array.isArray(item["billing"]) ? item["billing"] : [];
+      return { ...item, region: "sg", billing: billing.map((b) => (isRecord(b) ? { ...b, discount: "0.01", promo: { code: "X" } } : b)) };
+    }
     case "missing-id": {
       const { [image ? "task_id" : "id"]: _dropped, ...rest } = item;
       return rest;

@@ -190,6 +190,7 @@ export const malformedKinds = [
   "null-message",
   "bad-status",
   "missing-id",
+  "extra-fields",
 ] as const;
 export type MalformedKind = (typeof malformedKinds)[number];
 

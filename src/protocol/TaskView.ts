@@ -74,6 +74,20 @@ const videoOutputs = (items: readonly OutputItem[], watermark: boolean): RemoteO
     }
   });
 
+/**
+ * A charge with only the fields the spec names: the service may add fields (an answer
+ * with one still passes its schema), and the lockfile keeps exactly these, so a field it
+ * does not know would make the lockfile unreadable on its next load.
+ */
+const knownCharge = (b: BillingEntry): BillingEntry => ({
+  charge_type: b.charge_type,
+  amount: b.amount,
+  ...(b.cash_type !== undefined ? { cash_type: b.cash_type } : {}),
+  ...(b.currency !== undefined ? { currency: b.currency } : {}),
+  ...(b.package_type !== undefined ? { package_type: b.package_type } : {}),
+  ...(b.list_price !== undefined ? { list_price: b.list_price } : {}),
+});
+
 export const fromVideo = (task: VideoTask, watermark: boolean): TaskView => ({
   taskId: task.id,
   externalId: task.external_id,
@@ -82,7 +96,7 @@ export const fromVideo = (task: VideoTask, watermark: boolean): TaskView => ({
   updatedAt: task.update_time,
   message: task.message ?? "",
   outputs: task.status === "succeeded" ? videoOutputs(task.outputs ?? [], watermark) : [],
-  billing: task.billing ?? [],
+  billing: (task.billing ?? []).map(knownCharge),
 });
 
 /** Image tasks report charges as two fields; the lockfile keeps them as billing entries. */

@@ -190,6 +190,30 @@ t("task items served with negative charges (40% of items) and answers carrying u
   }
 });
 
+t("every task item and charge carries fields the spec does not name: the run completes, the lockfile loads again, a rerun has nothing to do", async () => {
+  const tmp = tempDir();
+  emu.reset();
+  try {
+    const m = testManifest(tmp.dir, { tasks: batch(3, 3) });
+    emu.configure({ faults: { malformedTask: { rate: 1, externalIds: [], kind: "extra-fields" } } });
+    const summary = await run(m);
+    assert.is(summary.exitCode, 0, JSON.stringify(summary));
+    assert.ok((emu.stats().faults["malformedTask"] ?? 0) > 0, "fault fired");
+    await assertComplete(m);
+    const lock = (await readLockFile(m.lockfilePath))!;
+    const charges = Object.values(lock.tasks).flatMap((t) => t.billing);
+    assert.ok(charges.length >= 3, `charges recorded: ${charges.length}`);
+    for (const b of charges) assert.equal(Object.keys(b).filter((k) => !["charge_type", "amount", "cash_type", "currency", "package_type", "list_price"].includes(k)), []);
+    for (const amount of Object.values(summary.spend)) assert.ok(Number(amount) > 0, `spend ${amount}`);
+    const again = await run(m);
+    assert.is(again.exitCode, 0, JSON.stringify(again));
+    await assertComplete(m);
+  } finally {
+    emu.configure({ faults: { malformedTask: { rate: 0, externalIds: [], kind: "negative-charge" } } });
+    tmp.remove();
+  }
+});
+
 for (const mode of ["return-existing", "create-second"] as const) {
   t(`a duplicate external id (${mode}) after resets is never paid twice`, async () => {
     const tmp = tempDir();

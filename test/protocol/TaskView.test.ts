@@ -47,4 +47,26 @@ test("service answers read as views: image `succeed` is succeeded, outputs per v
   assert.not.ok(isContentRisk(undefined, "internal error"));
 });
 
+test("a charge keeps only the fields the lockfile knows: one the service added is dropped, none named is lost", () => {
+  const v = fromVideo(
+    {
+      id: "1",
+      status: "succeeded",
+      message: "",
+      create_time: 1,
+      update_time: 2,
+      outputs: [],
+      billing: [
+        { charge_type: "cash", cash_type: "balance", amount: "0.35", currency: "USD", list_price: "0.5", discount: "0.15" } as never,
+        { charge_type: "unit", amount: "2", package_type: "video", promo: { code: "X" } } as never,
+      ],
+    },
+    false,
+  );
+  assert.equal(v.billing, [
+    { charge_type: "cash", amount: "0.35", cash_type: "balance", currency: "USD", list_price: "0.5" },
+    { charge_type: "unit", amount: "2", package_type: "video" },
+  ]);
+});
+
 test.run();
