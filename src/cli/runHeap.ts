@@ -8,17 +8,20 @@
 // peak RSS about halves, for more full collections (their cost is measured in
 // docs/benchmarks.md, "Measurement log"). Applied at the start of the CLI (launcher.ts)
 // and by the benchmark's run scenarios, which measure what the CLI does; a user's own
-// --heap-growing-percent (NODE_OPTIONS, or node's command line) is left as it is.
+// `node --heap-growing-percent=N` is left as it is.
 
 import { setFlagsFromString } from "node:v8";
 
 /** The old generation may grow this many percent above what the last full collection left live. */
 export const HEAP_GROWING_PERCENT = 50;
 
-/** Sets V8's heap growing factor for this process, unless the user set one. Returns whether it did. */
-export const applyRunHeapSettings = (execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ""): boolean => {
-  const own = (s: string) => /--heap[-_]growing[-_]percent/.test(s);
-  if (execArgv.some(own) || own(nodeOptions)) return false;
+/**
+ * Sets V8's heap growing factor for this process, unless node's command line set one
+ * (`node --heap-growing-percent=N`; 0 is V8's own choice). Node refuses the flag in
+ * NODE_OPTIONS. Returns whether it set it.
+ */
+export const applyRunHeapSettings = (execArgv: readonly string[] = process.execArgv): boolean => {
+  if (execArgv.some((a) => /^--heap[-_]growing[-_]percent\b/.test(a))) return false;
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   return true;
 };
