@@ -1,7 +1,9 @@
 // The lockfile recorder: the one place the engine writes task records, through one
 // builder (`record`: the current record, or a fresh one, with a patch and the time), and
-// the one place that announces a task's change of state. It keeps the run's view of the
-// records (the LockStore's, read once at start) and the running sum of cash charged.
+// the one place that announces a task's change of state. It reads the records through
+// the LockStore's own view (no copy: the store holds a downloaded record as its lockfile
+// line, and a second map of the objects would keep them alive) and keeps the running sum
+// of cash charged.
 
 import { join } from "node:path";
 import { BigDecimal, Effect } from "effect";
@@ -73,7 +75,8 @@ export class Recorder {
     private readonly store: LockStoreService,
     private readonly emit: (event: RunEvent) => void,
     private readonly budgetCurrency: string,
-    readonly records: Map<string, LockTask>,
+    /** The store's view of its records (`LockStoreService.view`): each put shows in it. */
+    readonly records: ReadonlyMap<string, LockTask>,
     /** The outputs folder: task events name downloaded files by absolute path. */
     private readonly outputsDir?: string,
   ) {}
@@ -106,7 +109,6 @@ export class Recorder {
         this.chargedSum = BigDecimal.sum(BigDecimal.subtract(this.chargedSum, this.chargedById.get(id) ?? BigDecimal.fromBigInt(0n)), now);
         this.chargedById.set(id, now);
       }
-      this.records.set(id, task);
       this.attempts?.add(`${task.job}\u0000${task.attempt}`);
       return this.store.put(id, task);
     });
@@ -152,10 +154,16 @@ export class Recorder {
 
   /** Cash charged per currency over every record (and `currency`, at 0 when nothing was charged in it). */
   spend(currency: string | undefined): Record<string, string> {
+    // One pass over the records (a record held as its line is decoded on each pass).
     const currencies = new Set<string>();
-    for (const t of this.records.values()) for (const b of t.billing) if (b.charge_type === "cash" && b.currency) currencies.add(b.currency);
+    const all: LockTask["billing"][number][] = [];
+    for (const t of this.records.values()) {
+      for (const b of t.billing) {
+        all.push(b);
+        if (b.charge_type === "cash" && b.currency) currencies.add(b.currency);
+      }
+    }
     if (currency) currencies.add(currency);
-    const all = [...this.records.values()].flatMap((t) => t.billing);
     const spend: Record<string, string> = {};
     for (const c of currencies) spend[c] = formatMoney(chargedIn(all, c));
     return spend;

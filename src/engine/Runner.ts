@@ -88,7 +88,7 @@ export const runEngine = (
       const concurrency = Math.max(1, options.concurrency ?? manifest.concurrency);
       const fresh = options.freshService === true;
 
-      const recorder = new Recorder(store, emit, manifest.budget?.currency ?? "", new Map(yield* store.view), manifest.outputsDir);
+      const recorder = new Recorder(store, emit, manifest.budget?.currency ?? "", yield* store.view, manifest.outputsDir);
       if (fresh) yield* forgetOldService(recorder);
       // Image tasks report cash charges without a currency: they are in the account's
       // currency, which the budget or prices name, or which video charges show.

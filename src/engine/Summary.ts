@@ -48,13 +48,14 @@ export const summarize = (
   for (const e of table.entries.values()) {
     const c = (counts[e.task.job] ??= zero());
     c.total++;
-    const rec = recorder.get(e.task.id);
     switch (e.phase) {
       case "done":
         c.done++;
         break;
       case "failed":
-      case "rejected":
+      case "rejected": {
+        // Only here: a done task's record may be held as its line (decoded on each get).
+        const rec = recorder.get(e.task.id);
         if (e.phase === "failed") c.failed++;
         else c.rejected++;
         failures.push({
@@ -66,6 +67,7 @@ export const summarize = (
           vars: e.task.vars,
         });
         break;
+      }
       case "waiting":
         c.queued++;
         pending++;

@@ -15,11 +15,13 @@ import { Context, Effect, Fiber, Layer, Queue, type Scope } from "effect";
 import { type LockFile, type LockTask, LOCKFILE_VERSION } from "./LockFile.js";
 import { DEFAULT_CHUNK_BYTES, encodeLockFileChunks } from "./LockfileText.js";
 import { LockfileBusy, LockfileInvalid, LockfileWriteError } from "./LockfileError.js";
-import { encodeJournalHeader, encodeJournalRecord, journalPathOf } from "./LockJournal.js";
+import { encodeJournalHeader, journalPathOf } from "./LockJournal.js";
 import { loadLockState, type LockState, sha256Hex } from "./readLockFile.js";
 import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
 import { encodeTrace, mayLackCreatesUntil, parseTrace, type RunTrace, traceFileOf } from "./RunTrace.js";
 import { sameJson } from "./sameJson.js";
+import { encodeTaskLine } from "./TaskLine.js";
+import { type HeldRecord, TaskRecords } from "./TaskRecords.js";
 import { fsyncDir, removeStaleTempFiles, writeFileAtomicChunks } from "./writeFileAtomic.js";
 import { fsyncFd, writeFully, writeFullySync } from "../fs/durable.js";
 
@@ -268,8 +270,9 @@ const makeService = (
   lacksUntil: number | undefined = undefined,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
   Effect.gen(function* () {
-    // The loaded Map itself: a run over 100,000 finished tasks copies no record.
-    const tasks = initial?.tasks ?? new Map<string, LockTask>();
+    // The loaded Map itself: a run over 100,000 finished tasks copies no record. A
+    // downloaded record is held as its line once encoded for a write (TaskRecords.ts).
+    const tasks = new TaskRecords(manifestName, (initial?.tasks as Map<string, HeldRecord> | undefined) ?? new Map());
     // Changed since the last durable write; last put per id wins, so a task changed
     // three times between flushes is written once.
     let pending = new Map<string, LockTask>();
@@ -346,7 +349,12 @@ const makeService = (
       if (!disk.fileCurrent() || headerStale) return compactNow;
       const batch = pending;
       let text = "";
-      for (const [id, task] of batch) text += encodeJournalRecord(manifestName, id, task);
+      for (const [id, task] of batch) {
+        // The journal's line (encodeJournalRecord) is the file's: a downloaded record is held as it from now on.
+        const line = encodeTaskLine(manifestName, id, task);
+        tasks.keepLine(id, task, line);
+        text += `${line}\n`;
+      }
       // Amortised: folding the journal in costs one file size, paid only after the
       // journal itself has cost as much.
       if (disk.journalBytes() + Buffer.byteLength(text) > Math.max(disk.fileBytes(), minCompact)) return compactNow;

@@ -12,6 +12,7 @@ import type { LockFile, LockTask } from "./LockFile.js";
 import { LOCKFILE_VERSION } from "./LockFile.js";
 import { decodeTaskLine, encodeTaskLine, lineRuleProblem, type LineRules, type TaskLine } from "./TaskLine.js";
 import { isPlainTaskLine } from "./taskLineCheck.js";
+import { type HeldRecord, TaskRecords } from "./TaskRecords.js";
 import { lockFileProblems, lockSchemaProblems } from "./validateLockFile.js";
 
 /** The header line (no newline): the same bytes on every write while the name and the service stay. */
@@ -31,11 +32,15 @@ export const DEFAULT_CHUNK_BYTES = 1 << 20;
  */
 export const encodeLockFileChunks = (
   name: string,
-  tasks: ReadonlyMap<string, LockTask> | Readonly<Record<string, LockTask>>,
+  tasks: ReadonlyMap<string, LockTask> | Readonly<Record<string, LockTask>> | TaskRecords,
   service?: string,
   chunkBytes = DEFAULT_CHUNK_BYTES,
 ): Iterable<string> => {
-  const entries = tasks instanceof Map ? [...tasks] : Object.entries(tasks);
+  // The store's records (TaskRecords) as held: a line kept for a record is written as it
+  // is, and a downloaded record encoded here is kept as its line from now on (the write
+  // makes it durable; the records are the call's, so a record put since is not replaced).
+  const records = tasks instanceof TaskRecords ? tasks : undefined;
+  const entries: [string, HeldRecord][] = records ? [...records.heldEntries()] : tasks instanceof Map ? [...tasks] : Object.entries(tasks);
   // Code-unit order: the same on every machine and locale.
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const header = `${encodeHeader(name, service)}\n`;
@@ -43,7 +48,14 @@ export const encodeLockFileChunks = (
     *[Symbol.iterator]() {
       let chunk = header;
       for (let i = 0; i < entries.length; i++) {
-        chunk += `\n${encodeTaskLine(name, entries[i]![0], entries[i]![1])}\n`;
+        const [id, held] = entries[i]!;
+        let line: string;
+        if (typeof held === "string") line = records!.name === name ? held : encodeTaskLine(name, id, records!.decodeLine(held));
+        else {
+          line = encodeTaskLine(name, id, held);
+          if (records !== undefined && records.name === name) records.keepLine(id, held, line);
+        }
+        chunk += `\n${line}\n`;
         // Each chunk is left for the collector once yielded (the entry stays: the records are the call's).
         if (chunk.length >= chunkBytes) {
           yield chunk;

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { constants as perfConstants, PerformanceObserver } from "node:perf_hooks";
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { Effect, Layer, Redacted } from "effect";
 import { OmniClient } from "../../src/api/OmniClient.js";
@@ -16,6 +17,7 @@ import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { Downloader } from "../../src/outputs/Downloader.js";
 import { makePolicy, RunPolicy } from "../../src/policy/Policy.js";
 import { LockStore } from "../../src/state/LockStore.js";
+import { applyRunHeapSettings } from "../../src/cli/runHeap.js";
 import { writeImageManifest } from "./benchManifest.js";
 import { startEmulatorProcess } from "./EmulatorProcess.js";
 import { processCpuMs } from "./processCpu.js";
@@ -29,7 +31,8 @@ if (!gc) throw new Error("run with --expose-gc");
 const mb = (n: number) => (n / 1048576).toFixed(1);
 const line = (label: string) => {
   const before = process.memoryUsage();
-  gc();
+  // HEAP_PROBE_NO_GC=1: no forced GC (the heap as the run left it; a forced GC shrinks it).
+  if (!process.env.HEAP_PROBE_NO_GC) gc();
   const after = process.memoryUsage();
   process.stdout.write(
     `${label}: rss ${mb(before.rss)} MB, heapUsed ${mb(before.heapUsed)} → ${mb(after.heapUsed)} MB after gc (external ${mb(after.external)}, arrayBuffers ${mb(after.arrayBuffers)})\n`,
@@ -42,6 +45,8 @@ const line = (label: string) => {
   }
 };
 
+// HEAP_PROBE_CLI_HEAP=1: the CLI's heap setting (src/cli/runHeap.ts), applied as the CLI applies it.
+if (process.env.HEAP_PROBE_CLI_HEAP) process.stdout.write(`CLI heap setting applied: ${applyRunHeapSettings()}\n`);
 const emulator = await startEmulatorProcess({ slots: { video: 10, image: 10_000_000 }, timing: { scale: 0 } });
 const dir = mkdtempSync(join(tmpdir(), "omnibatch-heap-"));
 try {
@@ -59,12 +64,23 @@ try {
     session.connect();
     await session.post("HeapProfiler.startSampling", { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
   }
+  // Time spent in GC pauses on the main thread, by kind (what a heap setting costs).
+  const gcPauses = { minor: { n: 0, ms: 0 }, major: { n: 0, ms: 0 } };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR ? "minor" : "major";
+      gcPauses[kind].n++;
+      gcPauses[kind].ms += e.duration;
+    }
+  });
+  gcObserver.observe({ entryTypes: ["gc"] });
   let done = 0;
   // Where the peak is: RSS sampled every 50 ms, with the tasks done at the highest sample.
-  let peak = { rss: 0, done: -1, atMs: 0 };
+  // With the heap's split at that sample (no forced GC: what V8 held then).
+  let peak = { rss: 0, done: -1, atMs: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
   const sampler = setInterval(() => {
-    const rss = process.memoryUsage.rss();
-    if (rss > peak.rss) peak = { rss, done, atMs: Math.round(performance.now() - t0) };
+    const m = process.memoryUsage();
+    if (m.rss > peak.rss) peak = { rss: m.rss, done, atMs: Math.round(performance.now() - t0), heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
   }, 50);
   const step = Number(process.env.HEAP_PROBE_STEP ?? Math.max(1000, Math.floor(tasks / 10)));
   const t0 = performance.now();
@@ -93,7 +109,13 @@ try {
   );
   const cpu = process.cpuUsage(cpu0);
   clearInterval(sampler);
-  process.stdout.write(`highest RSS sample ${mb(peak.rss)} MB at ${peak.atMs} ms, with ${peak.done} done\n`);
+  gcObserver.disconnect();
+  process.stdout.write(
+    `gc pauses: ${gcPauses.minor.n} minor ${Math.round(gcPauses.minor.ms)} ms, ${gcPauses.major.n} major/other ${Math.round(gcPauses.major.ms)} ms (forced ones included)\n`,
+  );
+  process.stdout.write(
+    `highest RSS sample ${mb(peak.rss)} MB at ${peak.atMs} ms, with ${peak.done} done (heapUsed ${mb(peak.heapUsed)}, heapTotal ${mb(peak.heapTotal)}, external ${mb(peak.external)}, arrayBuffers ${mb(peak.arrayBuffers)} MB)\n`,
+  );
   if (session && allocFile) {
     const { profile } = (await session.post("HeapProfiler.stopSampling")) as { profile: unknown };
     writeFileSync(allocFile, JSON.stringify(profile));

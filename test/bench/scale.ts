@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { applyRunHeapSettings } from "../../src/cli/runHeap.js";
 import { makePolicy } from "../../src/policy/Policy.js";
 import { writeImageManifest } from "./benchManifest.js";
 import { round, type BenchFigure, type ScenarioResult } from "./BenchFigure.js";
@@ -24,6 +25,8 @@ export interface ScaleOptions {
 }
 
 export const scale = async (o: ScaleOptions): Promise<ScenarioResult> => {
+  // The run's heap setting as the CLI applies it (src/cli/runHeap.ts): what a user's run does.
+  applyRunHeapSettings();
   const emulator = await startEmulatorProcess({ slots: { video: 10, image: 10_000_000 }, timing: { scale: 0 } });
   const dir = mkdtempSync(join(tmpdir(), "omnibatch-bench-scale-"));
   try {

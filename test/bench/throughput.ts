@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { applyRunHeapSettings } from "../../src/cli/runHeap.js";
 import { makePolicy } from "../../src/policy/Policy.js";
 import { writeImageManifest } from "./benchManifest.js";
 import { round, type BenchFigure, type ScenarioResult } from "./BenchFigure.js";
@@ -25,6 +26,8 @@ export interface ThroughputOptions {
 }
 
 export const throughput = async (o: ThroughputOptions): Promise<ScenarioResult> => {
+  // The run's heap setting as the CLI applies it (src/cli/runHeap.ts): what a user's run does.
+  applyRunHeapSettings();
   const emulator = await startEmulatorProcess({
     slots: { video: 10, image: 10_000_000 },
     timing: { scale: 0 },

@@ -19,7 +19,7 @@ test("hasAttempt: true exactly for the (job, attempt) pairs of the records, incl
   await Effect.runPromise(
     Effect.gen(function* () {
       const store = yield* LockStore;
-      const recorder = new Recorder(store, () => undefined, "", new Map(yield* store.view));
+      const recorder = new Recorder(store, () => undefined, "", yield* store.view);
       assert.is(recorder.hasAttempt("stills", 1), true);
       assert.is(recorder.hasAttempt("stills", 2), true);
       assert.is(recorder.hasAttempt("stills", 3), false);
