@@ -10,21 +10,25 @@ import { BigDecimal, Effect } from "effect";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockTask, TaskState } from "../state/LockFile.js";
 import type { LockStoreService } from "../state/LockStore.js";
+import { sortKeys } from "../state/stableJson.js";
 import { chargedIn, formatMoney } from "./Budget.js";
 import type { RunEvent } from "./RunEvent.js";
 
 /** The fields a new record takes from its task. */
 type Identity = Pick<LockTask, "job" | "kind" | "vars" | "dir" | "request_hash" | "take" | "attempt" | "upstream">;
 
+// Matrix values and the upstream link with their keys sorted, as the lockfile's line keeps
+// them: a record reads the same (and the reports made from it list the same) whether it was
+// made in this run or read back from the lockfile.
 const identityOf = (task: PlannedTask): Identity => ({
   job: task.job,
   kind: task.kind,
-  vars: task.vars,
+  vars: sortKeys(task.vars) as LockTask["vars"],
   dir: task.dir,
   request_hash: task.requestHash,
   take: task.take,
   attempt: task.attempt,
-  ...(task.upstream ? { upstream: task.upstream } : {}),
+  ...(task.upstream ? { upstream: sortKeys(task.upstream) as LockTask["upstream"] } : {}),
 });
 
 // One empty list for every record with no outputs or no billing yet (200,000 planned

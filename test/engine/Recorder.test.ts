@@ -8,6 +8,7 @@ import { Effect } from "effect";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { Recorder } from "../../src/engine/Recorder.js";
+import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
 import { LOCKFILE_VERSION, type LockTask } from "../../src/state/LockFile.js";
 import { LockStore } from "../../src/state/LockStore.js";
 
@@ -29,6 +30,22 @@ test("hasAttempt: true exactly for the (job, attempt) pairs of the records, incl
       yield* recorder.put("d", rec("clips", 2));
       assert.is(recorder.hasAttempt("clips", 2), true);
     }).pipe(Effect.scoped, Effect.provide(LockStore.memory("m", { lockfile_version: LOCKFILE_VERSION, name: "m", tasks: initial }))),
+  );
+});
+
+test("a record made in this run has its matrix values and upstream link in the key order the lockfile reads back, so reports do not depend on whether a write came first", async () => {
+  await Effect.runPromise(
+    Effect.gen(function* () {
+      const store = yield* LockStore;
+      const recorder = new Recorder(store, () => undefined, "", yield* store.view);
+      const planned = { id: "t", job: "clips", kind: "video", vars: { shot: "b", angle: { z: 1, a: 2 } }, dir: "clips/t", requestHash: "h", take: 1, attempt: 1, upstream: { job: "stills", task: "s", output: 0 } };
+      yield* recorder.record(planned as unknown as PlannedTask, { state: "submitted" }, 5);
+      const made = (yield* store.view).get("t")!;
+      assert.equal(Object.keys(made.vars), ["angle", "shot"]);
+      assert.equal(Object.keys(made.vars["angle"] as object), ["a", "z"]);
+      assert.equal(Object.keys(made.upstream!), ["job", "output", "task"]);
+      assert.equal(made.vars, { angle: { a: 2, z: 1 }, shot: "b" });
+    }).pipe(Effect.scoped, Effect.provide(LockStore.memory("m", { lockfile_version: LOCKFILE_VERSION, name: "m", tasks: {} }))),
   );
 });
 
