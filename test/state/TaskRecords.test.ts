@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { Effect } from "effect";
+import { Effect, Fiber } from "effect";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { LockTask } from "../../src/state/LockFile.js";
@@ -173,6 +173,51 @@ test("the store holds a downloaded record in under 800 bytes of live heap, map e
       assert.ok(perRecord < 800, `${Math.round(perRecord)} B of live heap per downloaded record`);
     }).pipe(Effect.scoped, Effect.provide(LockStore.memory("spring"))),
   );
+});
+
+test("a put made while a full write encodes the records is never lost: the write keeps a record's line only while the store still holds the record it encoded", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "omnibatch-records-"));
+  dirs.push(dir);
+  const base = { job: "stills", kind: "image", request_hash: "f".repeat(64), take: 1, attempt: 1, state: "downloaded", updated_at: 1_790_000_000_000, outputs: [], billing: [] } as const;
+  const ids = Array.from({ length: 3000 }, (_, i) => `spring-stills-${String(i).padStart(20, "a")}`);
+  let during = 0;
+  const lost: string[] = [];
+  await Effect.runPromise(
+    LockStore.use(
+      join(dir, "race.lock.json"),
+      "spring",
+      (store) =>
+        Effect.gen(function* () {
+          for (const [i, id] of ids.entries()) yield* store.put(id, { ...base, vars: { i }, dir: `stills/${i}` } as unknown as LockTask);
+          for (let round = 0; round < 3; round++) {
+            // Every record downloaded and encoded by a write, so the store holds them as lines.
+            for (const id of ids) yield* store.put(id, { ...(yield* store.get(id))!, updated_at: base.updated_at + round * 1000 } as LockTask);
+            const write = yield* Effect.fork(store.compact);
+            const last = new Map<string, number>();
+            // Puts while the write runs (128-byte chunks: it spans many turns), bounded in count.
+            for (let k = 0; write.unsafePoll() === null && k < 3000; k++) {
+              const id = ids[(k * 7919) % ids.length]!;
+              const at = base.updated_at + round * 1000 + 500 + (k % 400);
+              yield* store.put(id, { ...(yield* store.get(id))!, state: "failed", updated_at: at } as LockTask);
+              last.set(id, at);
+              yield* Effect.sleep("0 millis");
+            }
+            yield* Fiber.join(write);
+            for (const [id, at] of last) {
+              during++;
+              const got = (yield* store.get(id))!;
+              if (got.updated_at !== at || got.state !== "failed") lost.push(id);
+            }
+          }
+        }),
+      { chunkBytes: 128, coalesceMs: 100_000 },
+    ),
+  );
+  assert.ok(during > 0, "puts landed while a write ran");
+  assert.equal(lost, []);
+  // And the file the store closed with holds the last put of each.
+  const file = (await readLockFile(join(dir, "race.lock.json")))!;
+  assert.is(Object.values(file.tasks).filter((t) => t.state === "failed").length > 0, true);
 });
 
 test.run();
