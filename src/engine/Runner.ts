@@ -93,7 +93,12 @@ export const runEngine = (
       // Image tasks report cash charges without a currency: they are in the account's
       // currency, which the budget or prices name, or which video charges show.
       let currency: string | undefined = manifest.budget?.currency ?? manifest.prices?.currency;
-      if (currency === undefined) for (const t of recorder.records.values()) currency ??= t.billing.find((b) => b.currency !== undefined)?.currency;
+      if (currency === undefined) {
+        for (const t of recorder.records.values()) {
+          currency = t.billing.find((b) => b.currency !== undefined)?.currency;
+          if (currency !== undefined) break;
+        }
+      }
       const jobById = new Map(manifest.jobs.map((j) => [j.id, j] as const));
       const table = new TaskTable(
         {
