@@ -11,6 +11,12 @@ if (!file || !baseUrl || (from !== "dist" && from !== "src")) {
   process.stderr.write("usage: resumeChild.mjs M.yaml BASE_URL [dist|src]\n");
   process.exit(2);
 }
+// The heap setting the CLI's launcher applies before any command loads (src/cli/runHeap.ts),
+// so the figures are a user's run's; BENCH_RESUME_V8_HEAP=1 leaves V8's own choice.
+if (process.env.BENCH_RESUME_V8_HEAP !== "1") {
+  const { applyRunHeapSettings } = await import(from === "src" ? "../../src/cli/runHeap.js" : "../../dist/cli/runHeap.js");
+  applyRunHeapSettings();
+}
 const { runManifest } = await import(from === "src" ? "../../src/run/runManifest.js" : "../../dist/run/runManifest.js");
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
