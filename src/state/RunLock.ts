@@ -467,7 +467,7 @@ export const acquireRunLock = (
      * the lock it found stale before making its guard, and re-checks that owner under the
      * guard; such a guard was left by a run killed mid-takeover (kill -9, a second Ctrl-C)
      * and would otherwise fail every later late heartbeat for ever. Nor is a guard whose
-     * owner file names this host and a pid that no longer exists: its taker died (killed
+     * owner file names this pid space (host key) and a pid that no longer exists: its taker died (killed
      * mid-takeover of our lock), and did not move our lock if (3) finds our owner; any
      * other taker holds its own guard from before its staleness check (one that replaces
      * the dead guard after (2) judges after (1), and finds the lock fresh). The rule:

@@ -51,7 +51,7 @@ export interface HeartbeatSeen {
   /** Unix ms of the last heartbeat: the folder's mtime, as the file system keeps it. */
   readonly heartbeat: number;
   /**
-   * Whether its owner's process is alive: known only when it names this host (false: it
+   * Whether its owner's process is alive: known only when it names this pid space, `samePidSpace` (false: it
    * is dead here, so nothing can refresh it); undefined when it names another host, or
    * names nothing readable.
    */
