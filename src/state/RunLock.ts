@@ -1,6 +1,6 @@
 // One run at a time per lockfile: a folder `X.lock.json.running/` made with mkdir (atomic
-// on every file system) holding an owner file {pid, host, started}, its mtime refreshed as
-// a heartbeat. A lock whose heartbeat stopped, or whose pid is dead on this host, was left
+// on every file system) holding an owner file {pid, host, hostKey, started}, its mtime refreshed as
+// a heartbeat. A lock whose heartbeat stopped, or whose pid is dead on this host (same host key), was left
 // by a killed run and is taken over (the rules: RunLockRules.ts), under a second guard
 // folder holding the taker's owner file, so a holder thawed meanwhile sees a takeover under
 // way. The takeover moves the stale lock aside with one rename and goes on only if what it
@@ -10,21 +10,27 @@
 // keeps the lock only when, after refreshing it, it finds no takeover under way (a guard
 // whose taker died on this host is none) and the owner file still naming it (`reclaim`).
 // The temp and aside folders a run killed mid-placement, mid-takeover or mid-release leaves
-// are removed by the next run that takes the lock, once provably out of use (`sweepLeftovers`).
+// are removed by the next run that takes the lock, once provably out of use (`sweepLeftovers`,
+// after its heartbeat starts, for at most half the stale limit), and a takeover guard whose
+// taker died here by the holder's heartbeat and that sweep (`removeDeadTakersGuard`).
 
 import { randomBytes } from "node:crypto";
-import { readFileSync, renameSync, statSync, utimesSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync, utimesSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { Deferred, Effect, Exit, Schedule, type Scope } from "effect";
 import { LockfileBusy, LockfileWriteError } from "./LockfileError.js";
 import {
+  guardOfDeadTaker,
   isStale,
   judgementStillValid,
   leftoverOf,
   leftoverUnused,
+  livenessOfProbe,
   movedIsJudged,
+  probeablePid,
+  samePidSpace,
   staleMarginMs,
   takeoverMayBeUnderWay,
 } from "./RunLockRules.js";
@@ -32,6 +38,11 @@ import {
 export interface RunLockHolder {
   readonly pid: number;
   readonly host: string;
+  /**
+   * This process's pid space (`hostKeyHere`): hostname, boot id, pid namespace. Absent in
+   * owner files of builds before it (then judged by `host`, RunLockRules.ts `samePidSpace`).
+   */
+  readonly hostKey?: string;
   /** Unix ms. */
   readonly started: number;
   readonly token: string;
@@ -64,14 +75,38 @@ const takeoverGuardOf = (lockDir: string): string => `${lockDir}.takeover`;
 
 const DEFAULT_STALE_MS = 30_000;
 
-const pidAlive = (pid: number): boolean => {
+/** Whether `pid` lives in this pid space: undefined (unknown) unless kill() can and does answer (RunLockRules.ts). */
+const pidAlive = (pid: unknown): boolean | undefined => {
+  if (!probeablePid(pid)) return undefined;
   try {
     process.kill(pid, 0);
-    return true;
+    return livenessOfProbe(undefined);
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    return livenessOfProbe((error as NodeJS.ErrnoException).code);
   }
 };
+
+const readOr = (read: () => string): string => {
+  try {
+    return read();
+  } catch {
+    return "-";
+  }
+};
+
+let hostKey: string | undefined;
+/**
+ * This process's pid space, as the owner files record it: the hostname, the kernel's boot
+ * id (another machine of the same name, or this one rebooted) and the inode of its pid
+ * namespace (a container sharing the folder under the same hostname). Where /proc cannot
+ * be read (not Linux), "-" in their place: the hostname alone, as before the key.
+ */
+const hostKeyHere = (): string =>
+  (hostKey ??= [
+    hostname(),
+    readOr(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()),
+    readOr(() => String(statSync("/proc/self/ns/pid").ino)),
+  ].join("/"));
 
 const holderOf = (text: string): RunLockHolder | undefined => {
   const data = JSON.parse(text) as RunLockHolder;
@@ -99,9 +134,9 @@ const readHolderSync = (dir: string): RunLockHolder | undefined => {
   }
 };
 
-/** Whether the run an owner file names is alive: known only when it names this host. */
+/** Whether the run an owner file names is alive: known only when it names this pid space (`samePidSpace`). */
 const aliveHere = (holder: RunLockHolder | undefined): boolean | undefined =>
-  holder === undefined || holder.host !== hostname() ? undefined : pidAlive(holder.pid);
+  holder === undefined || !samePidSpace(holder, { host: hostname(), hostKey: hostKeyHere() }) ? undefined : pidAlive(holder.pid);
 
 /** The mtime of the folder at `dir` and the owner file in it; undefined when there is none. */
 const lookAt = async (dir: string) => {
@@ -236,7 +271,7 @@ const replaceStaleGuard = async (guard: string, me: RunLockHolder, staleMs: numb
 const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promise<RunLockHolder | LockfileBusy> => {
   const dir = runLockPathOf(lockfilePath);
   const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
-  const me: RunLockHolder = { pid: process.pid, host: hostname(), started: Date.now(), token: randomBytes(8).toString("hex") };
+  const me: RunLockHolder = { pid: process.pid, host: hostname(), hostKey: hostKeyHere(), started: Date.now(), token: randomBytes(8).toString("hex") };
   if (await placeWithOwner(dir, me)) return me;
   const seen = await inspectRunLock(lockfilePath, options);
   if (seen === undefined) return (await placeWithOwner(dir, me)) ? me : busy(lockfilePath, undefined, staleMs);
@@ -280,26 +315,57 @@ const tryAcquire = async (lockfilePath: string, options: RunLockOptions): Promis
 };
 
 /**
+ * Removes the takeover guard of the lock folder `dir` when its taker is provably dead here
+ * (RunLockRules.ts `guardOfDeadTaker`): moved aside under a name of its own (one rename),
+ * checked to be the guard judged (else put back: a live taker's, made since) and removed.
+ * Synchronous (a stat when there is none: the heartbeat calls it); never throws (a
+ * failure leaves it as it is). True when it removed one.
+ */
+const removeDeadTakersGuard = (dir: string): boolean => {
+  const guard = takeoverGuardOf(dir);
+  try {
+    const seen = statSync(guard, { throwIfNoEntry: false });
+    if (seen === undefined) return false;
+    const owner = readHolderSync(guard);
+    if (!guardOfDeadTaker({ mtime: seen.mtimeMs, ownerAliveHere: aliveHere(owner) })) return false;
+    const moved = moveTo(guard, `${guard}.${randomBytes(8).toString("hex")}.aside`);
+    if (moved === undefined) return false;
+    if (!movedIsJudged(owner?.token, moved.owner?.token)) {
+      putBack(moved, guard);
+      return false;
+    }
+    rmSync(moved.path, { recursive: true, force: true });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
  * Removes the temp and aside folders beside the lock folder `dir` (RunLockRules.ts
  * `leftoverOf`) that runs killed mid-placement, mid-takeover or mid-release left, when
  * provably out of use (`leftoverUnused`: whoever could still act on one is dead here, or
  * it is older than the stale limit and its margin). Each is judged, then, within half the
  * stale limit, moved aside under a name of its own (one rename, so its maker or mover,
  * frozen and thawed, finds it gone rather than half removed), checked to be the folder
- * judged (else put back) and removed. Best effort: a failure leaves it to the next run.
- * Returns how many were removed.
+ * judged (else put back) and removed.
+ * Best effort: a failure leaves it to the next run. No folder is begun past `until`
+ * (performance.now()): the sweep runs after the heartbeat has started, and what it has not
+ * reached by then is left for the next run. The takeover guard, if its taker died here,
+ * goes first (`removeDeadTakersGuard`). Returns how many were removed.
  */
-const sweepLeftovers = async (dir: string, staleMs: number): Promise<number> => {
+const sweepLeftovers = async (dir: string, staleMs: number, until: number): Promise<number> => {
   const parent = dirname(dir);
   const lockName = basename(dir);
+  let removed = removeDeadTakersGuard(dir) ? 1 : 0;
   let entries: string[];
   try {
     entries = await readdir(parent);
   } catch {
-    return 0;
+    return removed;
   }
-  let removed = 0;
   for (const entry of entries) {
+    if (performance.now() > until) break;
     const leftover = leftoverOf(lockName, entry);
     if (leftover === undefined) continue;
     try {
@@ -366,8 +432,6 @@ export const acquireRunLock = (
     if (acquired instanceof LockfileBusy) return yield* Effect.fail(acquired);
     const holder = acquired;
     const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
-    // Never fails (best effort); done while we hold the lock, before the heartbeat starts.
-    yield* Effect.promise(() => sweepLeftovers(dir, staleMs));
     let lost = false;
     const lostSignal = yield* Deferred.make<void>();
     const markLost = () => {
@@ -375,8 +439,17 @@ export const acquireRunLock = (
       Deferred.unsafeDone(lostSignal, Exit.void);
     };
     // When our heartbeat last reached the lock folder (this process's clock; the time
-    // set, taken before the write, so never later than the mtime others see).
-    let lastBeat = Date.now();
+    // set, taken before the write, so never later than the mtime others see). Refreshed
+    // here first: until then, `started` (taken before the lock was placed, so never later
+    // than its mtime either).
+    let lastBeat = holder.started;
+    try {
+      const now = new Date();
+      utimesSync(dir, now, now);
+      lastBeat = now.getTime();
+    } catch {
+      // The first beat tries again.
+    }
     const guard = takeoverGuardOf(dir);
     const ours = () => readHolderSync(dir)?.token === holder.token;
     /**
@@ -394,7 +467,7 @@ export const acquireRunLock = (
      * the lock it found stale before making its guard, and re-checks that owner under the
      * guard; such a guard was left by a run killed mid-takeover (kill -9, a second Ctrl-C)
      * and would otherwise fail every later late heartbeat for ever. Nor is a guard whose
-     * owner file names this host and a pid that no longer exists: its taker died (killed
+     * owner file names this pid space (host key) and a pid that no longer exists: its taker died (killed
      * mid-takeover of our lock), and did not move our lock if (3) finds our owner; any
      * other taker holds its own guard from before its staleness check (one that replaces
      * the dead guard after (2) judges after (1), and finds the lock fresh). The rule:
@@ -440,9 +513,16 @@ export const acquireRunLock = (
       } catch {
         // The next beat tries again; a lock left unrefreshed goes stale and is checked as above.
       }
+      // A guard left by a taker that died here (killed mid-takeover): removed now, before
+      // its pid is reused and it would count as a takeover under way (`reclaim`).
+      removeDeadTakersGuard(dir);
     });
     const every = options.heartbeatMs ?? Math.floor(staleMs / 6);
     yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(`${every} millis`)));
+    // The leftovers of killed runs, swept while the heartbeat beats (the sweep's file
+    // operations are asynchronous, so a slow one, a big folder or a slow network file
+    // system, delays no beat) and begun for at most half the stale limit. Never fails.
+    yield* Effect.promise(() => sweepLeftovers(dir, staleMs, performance.now() + staleMs / 2));
     /**
      * Whether the lock is still ours, checked now (before and after every write, and
      * before every create whose intent was written ahead): false when the owner file names

@@ -1,9 +1,10 @@
 // The run lock's decisions, apart from the files they are about (RunLock.ts does the I/O):
 // when a lock or a takeover guard is stale, whether a taker may still act on a staleness
 // it judged a while ago, whether the lock it moved aside is the one it judged, whether a
-// late holder must count a takeover guard as a takeover under way, and which leftover
-// temp and aside folders nobody can still use. No clock, no file system: every time and
-// every fact read from disk is an argument.
+// late holder must count a takeover guard as a takeover under way, which leftover temp
+// and aside folders (and which takeover guard) nobody can still use, and when a pid named
+// in an owner file can be asked about at all (same host key, a pid kill() takes, its
+// answer). No clock, no file system: every time and every fact read from disk is an argument.
 
 /** Whole seconds (ext3, HFS+) or two (FAT, exFAT): the coarsest file-system mtime the rule allows for. */
 export const COARSE_MTIME_MS = 2_000;
@@ -16,13 +17,41 @@ export const COARSE_MTIME_MS = 2_000;
  */
 export const staleMarginMs = (staleMs: number): number => Math.max(0, Math.min(COARSE_MTIME_MS, Math.floor(staleMs / 4)));
 
+/**
+ * Whether a pid read from an owner file can be asked about (kill(pid, 0)): a positive
+ * whole number a kill() takes (int32). Anything else (a fraction, 2^31 or more, 0 or a
+ * negative number, which name process groups, a string) tells nothing: liveness unknown.
+ */
+export const probeablePid = (pid: unknown): pid is number =>
+  typeof pid === "number" && Number.isSafeInteger(pid) && pid > 0 && pid <= 0x7fff_ffff;
+
+/**
+ * What kill(pid, 0) answered, as liveness: no error, alive; EPERM, alive (another user's
+ * process); ESRCH, dead (no such process); any other error proves nothing: unknown.
+ */
+export const livenessOfProbe = (errorCode: string | undefined): boolean | undefined =>
+  errorCode === undefined || errorCode === "EPERM" ? true : errorCode === "ESRCH" ? false : undefined;
+
+/**
+ * Whether a pid in an owner file is one of this process's pid space, so its death here is
+ * its death: the owner file's host key (hostname, boot id, pid namespace) equals ours
+ * exactly. Two containers sharing a folder under one hostname differ in their pid
+ * namespace; two machines of one name, in their boot id. An owner file without a key
+ * (written by a build before the key) is judged as it was then, by its hostname; one
+ * whose key is not a string, never.
+ */
+export const samePidSpace = (
+  owner: { readonly host: string; readonly hostKey?: unknown },
+  here: { readonly host: string; readonly hostKey: string },
+): boolean => (owner.hostKey === undefined ? owner.host === here.host : owner.hostKey === here.hostKey);
+
 export interface HeartbeatSeen {
   /** Unix ms now, on the clock of the run that looks. */
   readonly now: number;
   /** Unix ms of the last heartbeat: the folder's mtime, as the file system keeps it. */
   readonly heartbeat: number;
   /**
-   * Whether its owner's process is alive: known only when it names this host (false: it
+   * Whether its owner's process is alive: known only when it names this pid space, `samePidSpace` (false: it
    * is dead here, so nothing can refresh it); undefined when it names another host, or
    * names nothing readable.
    */
@@ -89,6 +118,16 @@ export interface Leftover {
   /** The maker's (tmp) or mover's (aside) token. */
   readonly token: string;
 }
+
+/**
+ * Whether the takeover guard in place may be removed by a run that is not taking over
+ * (the holder's heartbeat, the sweep of the next run): only when its taker is provably
+ * dead here. A dead taker moves nothing, and its guard, left, would count as a takeover
+ * under way for a late holder once its pid is reused. A guard whose taker may be alive
+ * (alive here, another host's, unreadable, ownerless: maybe being made), or is merely old
+ * (a frozen taker's; the next taker replaces it), is left as it is.
+ */
+export const guardOfDeadTaker = (guard: GuardSeen): boolean => guard.ownerAliveHere === false;
 
 const LEFTOVER_TAIL = /^(takeover\.)?([0-9a-f]{16})\.(tmp|aside)$/;
 

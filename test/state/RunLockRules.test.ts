@@ -1,18 +1,22 @@
 // The run lock's pure rules (src/state/RunLockRules.ts): when a lock or a takeover guard
 // is stale, how long a taker may act on its judgement, whether what it moved aside is
 // the lock it judged, whether a late holder must count a guard as a takeover under way,
-// and which leftover temp and aside folders may be removed. Examples, then properties
-// over seeded random inputs.
+// which leftover temp and aside folders (and which takeover guard) may be removed, and when
+// an owner file's pid can be asked about. Examples, then properties over seeded random inputs.
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import {
   COARSE_MTIME_MS,
+  guardOfDeadTaker,
   isStale,
   judgementStillValid,
   leftoverOf,
   leftoverUnused,
+  livenessOfProbe,
   movedIsJudged,
+  probeablePid,
+  samePidSpace,
   staleMarginMs,
   takeoverMayBeUnderWay,
   type Leftover,
@@ -170,6 +174,60 @@ test("properties: leftovers and guards over 20,000 random observations", () => {
     const mtime = started + Math.floor((r() - 0.5) * 100_000);
     const mayBe = takeoverMayBeUnderWay({ mtime, ownerAliveHere: alive }, started);
     assert.is(mayBe, mtime >= started && alive !== false, `guard ${label} ${mtime - started}`);
+  }
+});
+
+test("a pid is asked about only when kill() takes it: a positive int32", () => {
+  for (const pid of [1, 4242, 2 ** 22 + 12347, 2 ** 31 - 1]) assert.ok(probeablePid(pid), String(pid));
+  for (const pid of [0, -1, -12345, 1.5, 2 ** 31, 2 ** 53 + 2, 2 ** 60, Number.NaN, Infinity, "4242", null, undefined, {}]) {
+    assert.not.ok(probeablePid(pid), String(pid));
+  }
+});
+
+test("only ESRCH means dead; no error and EPERM alive; anything else unknown", () => {
+  assert.is(livenessOfProbe(undefined), true);
+  assert.is(livenessOfProbe("EPERM"), true);
+  assert.is(livenessOfProbe("ESRCH"), false);
+  for (const code of ["ERR_INVALID_ARG_TYPE", "EINVAL", "ENOSYS", ""]) assert.is(livenessOfProbe(code), undefined, code);
+});
+
+test("a pid is judged only in the same pid space: the host key equal; a keyless owner file by its hostname", () => {
+  const here = { host: "h", hostKey: "h/boot-1/4026531836" };
+  assert.ok(samePidSpace({ host: "h", hostKey: "h/boot-1/4026531836" }, here));
+  assert.not.ok(samePidSpace({ host: "h", hostKey: "h/boot-1/4026532179" }, here), "another pid namespace, same hostname (a container)");
+  assert.not.ok(samePidSpace({ host: "h", hostKey: "h/boot-2/4026531836" }, here), "another boot (another machine of the same name)");
+  assert.not.ok(samePidSpace({ host: "h", hostKey: 42 }, here), "a key that is not a string");
+  assert.ok(samePidSpace({ host: "h" }, here), "an older build's owner file: by hostname, as it was judged then");
+  assert.not.ok(samePidSpace({ host: "g" }, here));
+});
+
+test("a guard is removed by a run not taking over only when its taker is provably dead here", () => {
+  assert.ok(guardOfDeadTaker({ mtime: NOW, ownerAliveHere: false }));
+  assert.not.ok(guardOfDeadTaker({ mtime: NOW, ownerAliveHere: true }), "a live taker's");
+  assert.not.ok(guardOfDeadTaker({ mtime: NOW - 3_600_000, ownerAliveHere: undefined }), "an old guard of another host or unreadable: the next taker replaces it");
+});
+
+test("properties: liveness and pid spaces over 20,000 random inputs", () => {
+  const r = rng(20261126);
+  const keys = ["a/1/1", "a/1/2", "a/2/1", "b/1/1", undefined, 7] as const;
+  for (let i = 0; i < 20_000; i++) {
+    const pid = [Math.floor(r() * 2 ** 32) - 2 ** 31, r() * 1000, 2 ** 31 + Math.floor(r() * 2 ** 40), Math.floor(r() * 40_000)][Math.floor(r() * 4)]!;
+    const ok = probeablePid(pid);
+    assert.is(ok, Number.isInteger(pid) && pid >= 1 && pid < 2 ** 31, String(pid));
+    // Dead only on ESRCH.
+    const code = ["ESRCH", "EPERM", undefined, "ERR_INVALID_ARG_TYPE", "EINVAL"][Math.floor(r() * 5)];
+    assert.is(livenessOfProbe(code) === false, code === "ESRCH", String(code));
+    // Same pid space: with a key, exactly equal keys (so never two namespaces of one hostname); without, the hostname.
+    const ownerKey = keys[Math.floor(r() * keys.length)];
+    const ownerHost = r() < 0.5 ? "a" : "b";
+    const hereKey = keys[Math.floor(r() * 4)] as string;
+    const here = { host: hereKey.split("/")[0]!, hostKey: hereKey };
+    const same = samePidSpace({ host: ownerHost, hostKey: ownerKey }, here);
+    if (ownerKey !== undefined) assert.is(same, ownerKey === hereKey, `${String(ownerKey)} ${hereKey}`);
+    else assert.is(same, ownerHost === here.host);
+    // A guard is removed only when its taker is dead: never when alive or unknown.
+    const alive = ([true, false, undefined] as const)[Math.floor(r() * 3)];
+    assert.is(guardOfDeadTaker({ mtime: NOW - Math.floor(r() * 1e7), ownerAliveHere: alive }), alive === false);
   }
 });
 

@@ -5,10 +5,14 @@
 // (here: frozen with SIGSTOP at the same step) still makes the holder stop.
 //
 // Before: any guard made since the holder took its lock made it stop, a dead taker's too.
+//
+// Also: the guard of a taker dead here is removed by the holder's heartbeat (before its pid
+// is reused and the guard would count again), and never while its taker is alive.
+// Before: nobody removed it.
 
 import { execa } from "execa";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Effect, Exit, Scope } from "effect";
@@ -21,6 +25,7 @@ import { staleMarginMs } from "../../src/state/RunLockRules.js";
 const child = fileURLToPath(new URL("./takeoverChild.ts", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const STALE_MS = 1_000;
+const DEAD_PID = 2 ** 22 + 12347;
 
 const processState = (pid: number): string | undefined => {
   try {
@@ -74,5 +79,44 @@ for (const taker of ["killed", "frozen"] as const) {
     }
   });
 }
+
+test("the holder's heartbeat removes a guard whose taker died here, and leaves one whose taker lives until it dies", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-deadtaker-"));
+  const lockfile = join(dir, "m.lock.json");
+  const guard = `${runLockPathOf(lockfile)}.takeover`;
+  const scope = await Effect.runPromise(Scope.make());
+  const taker = execa("sleep", ["60"], { reject: false });
+  try {
+    const held = await Effect.runPromise(Scope.extend(acquireRunLock(lockfile, { staleMs: STALE_MS, heartbeatMs: 50 }), scope));
+    const placeGuard = (pid: number) => {
+      mkdirSync(guard);
+      writeFileSync(join(guard, "owner.json"), JSON.stringify({ pid, host: hostname(), started: Date.now(), token: "0123456789abcdef" }));
+    };
+    const waitGone = async () => {
+      const until = Date.now() + 20_000;
+      while (existsSync(guard) && Date.now() < until) await sleep(20);
+    };
+    // A taker alive here (a live pid): its guard stays, beat after beat.
+    placeGuard(taker.pid!);
+    await sleep(500);
+    assert.ok(existsSync(guard), "a live taker's guard is left");
+    // It dies: the next beats remove its guard.
+    taker.kill("SIGKILL");
+    await taker;
+    await waitGone();
+    assert.not.ok(existsSync(guard), "the dead taker's guard is removed");
+    // One placed by a taker already dead (its pid gone): removed too.
+    placeGuard(DEAD_PID);
+    await waitGone();
+    assert.not.ok(existsSync(guard), "removed");
+    assert.equal(readdirSync(dir), ["m.lock.json.running"], "nothing of the removals left beside the lock");
+    assert.ok(await held.confirm(), "the holder holds its lock throughout");
+  } finally {
+    taker.kill("SIGKILL");
+    await taker;
+    await Effect.runPromise(Scope.close(scope, Exit.void));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test.run();
