@@ -9,7 +9,7 @@
 // again during the run, and a line would be decoded at each change.
 
 import type { LockTask } from "./LockFile.js";
-import { decodeTaskLine, encodeTaskLine, type TaskLine } from "./TaskLine.js";
+import { decodeTaskLine, type TaskLine } from "./TaskLine.js";
 
 /** A record, or the task line (current rules, keyed `name`) it was kept as. */
 export type HeldRecord = LockTask | string;
@@ -47,11 +47,6 @@ export class TaskRecords implements ReadonlyMap<string, LockTask> {
   /** Keeps `task` as `line` (its encodeTaskLine under `name`), if it is still the record of `id` and a kept kind. */
   keepLine(id: string, task: LockTask, line: string): void {
     if (keptAsLine(task) && this.held.get(id) === task) this.held.set(id, line);
-  }
-
-  /** The line of `id`'s record: the kept one, or encoded now. */
-  lineOf(id: string, value: HeldRecord): string {
-    return typeof value === "string" ? value : encodeTaskLine(this.name, id, value);
   }
 
   /** Each record as held (an object, or its line): for a writer that wants lines, without decoding. */
