@@ -47,7 +47,7 @@ const editDistance = (a: string, b: string): number => {
 /** Patterns of the schema, said in words. */
 const PATTERN_WORDS: Record<string, string> = {
   "^[a-z0-9][a-z0-9_-]{0,31}$": "lowercase letters, digits, '-' and '_', starting with a letter or digit, at most 32 characters",
-  "^[A-Za-z_][A-Za-z0-9_]*$": "a name of letters, digits and '_', not starting with a digit",
+  "^(?!__proto__$)[A-Za-z_][A-Za-z0-9_]*$": "a name of letters, digits and '_', not starting with a digit, and not '__proto__' (JavaScript reserves it)",
   "^[A-Za-z][A-Za-z0-9_-]{0,39}$": "a name of letters, digits, '-' and '_', starting with a letter, at most 40 characters",
   "^[a-z0-9][a-z0-9_-]*\\.(outputs|tasks)$": "'<job>.outputs' or '<job>.tasks'",
   "^[0-9]+(\\.[0-9]+)?$": "a decimal number such as 40 or 12.50",

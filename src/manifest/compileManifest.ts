@@ -296,7 +296,7 @@ export const compileManifest = (
       }
     }
     for (const a of axes) {
-      if (a.name in vars) sink.add({ path: [...path, "matrix"], key: a.name }, `the matrix axis '${a.name}' hides the var of the same name in this job's templates`, "warning");
+      if (Object.hasOwn(vars, a.name)) sink.add({ path: [...path, "matrix"], key: a.name }, `the matrix axis '${a.name}' hides the var of the same name in this job's templates`, "warning");
     }
     jobs.push(spec);
     if (sink.errorCount > errorsBefore) invalidJobs.add(id);

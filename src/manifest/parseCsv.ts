@@ -98,6 +98,7 @@ export const parseCsv = (input: string): CsvRows | CsvProblem[] => {
   header.forEach((h, i) => {
     if (h === "") problems.push({ line: records[0]!.line, col: 1, message: `column ${i + 1} of the header row has no name` });
     else if (seen.has(h)) problems.push({ line: records[0]!.line, col: 1, message: `column name '${h}' appears twice in the header row` });
+    else if (h === "__proto__") problems.push({ line: records[0]!.line, col: 1, message: "column name '__proto__' cannot be used (JavaScript reserves it): rename the column" });
     seen.set(h, i);
   });
   const rows: Record<string, string>[] = [];

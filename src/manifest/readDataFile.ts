@@ -16,6 +16,24 @@ export interface DataRows {
   readonly lines: number[];
 }
 
+const PROTO_KEY = "a row may not use the key '__proto__' (JavaScript reserves it; its value would be lost): rename it";
+
+/**
+ * Whether `value` has an own key `__proto__` at any depth (JSON.parse and the YAML reader
+ * keep such a key; a template could not name it, and copying the row would lose it).
+ * Walked with a list, not recursion: a data file's nesting is not ours to bound.
+ */
+export const holdsProtoKey = (value: unknown): boolean => {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (v === null || typeof v !== "object") continue;
+    if (!Array.isArray(v) && Object.hasOwn(v, "__proto__")) return true;
+    for (const child of Object.values(v)) pending.push(child);
+  }
+  return false;
+};
+
 /** Largest data file read (a guard, far above any real catalogue). */
 const MAX_BYTES = 256 * 1024 * 1024;
 
@@ -50,6 +68,9 @@ export const readDataFile = (
         diagnostics.push(source.atLine(i + 1, 1, `not valid JSON: ${(error as Error).message.replace(/ in JSON at position \d+.*$/s, "")}`));
       }
     });
+    rows.forEach((row, i) => {
+      if (holdsProtoKey(row)) diagnostics.push(source.atLine(lines[i]!, 1, PROTO_KEY));
+    });
     return diagnostics.length ? { ok: false, diagnostics } : { ok: true, data: { source, rows, lines } };
   }
   // JSON is a subset of YAML, and the YAML reader keeps positions: one reader for both.
@@ -60,5 +81,8 @@ export const readDataFile = (
     return { ok: false, diagnostics: [source.at(0, "expected a list of rows at the top of the file")] };
   }
   const lines = contents.items.map((item) => source.position((item as unknown as { range?: [number] }).range?.[0] ?? 0).line);
-  return { ok: true, data: { source, rows: parsed.value as unknown[], lines } };
+  const rows = parsed.value as unknown[];
+  const reserved = rows.flatMap((row, i) => (holdsProtoKey(row) ? [source.atLine(lines[i]!, 1, PROTO_KEY)] : []));
+  if (reserved.length > 0) return { ok: false, diagnostics: reserved };
+  return { ok: true, data: { source, rows, lines } };
 };

@@ -8,7 +8,11 @@ export const sortKeys = (value: unknown): unknown => {
     const sorted: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) sorted[key] = sortKeys(v);
+      if (v === undefined) continue;
+      // An own `__proto__` (JSON.parse makes one from text the service sent) stays a
+      // member: assigned, it would set the copy's prototype and vanish from the output.
+      if (key === "__proto__") Object.defineProperty(sorted, key, { value: sortKeys(v), enumerable: true, writable: true, configurable: true });
+      else sorted[key] = sortKeys(v);
     }
     return sorted;
   }
