@@ -93,7 +93,10 @@ for (const name of chosen) {
   process.stdout.write(`running ${name}...`);
   const r = await runScenario(name);
   results[name] = r;
-  process.stdout.write(` ${(r.wallMs / 1000).toFixed(1)} s${r.error ? ` FAILED: ${r.error.split("\n")[0]}` : ""}\n`);
+  // A failure shows the scenario child's last lines (its stderr when it wrote any), not
+  // only the first line of the reason.
+  const why = r.error ? `FAILED: ${r.error.split("\n").join("\n    ")}` : "";
+  process.stdout.write(` ${(r.wallMs / 1000).toFixed(1)} s${why ? ` ${why}` : ""}\n`);
   if (r.result) rows.push(...r.result.figures);
   else rows.push({ scenario: name, figure: "(did not complete)", value: Number.NaN, unit: "", note: r.error?.split("\n")[0] ?? "" });
 }
