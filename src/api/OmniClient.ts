@@ -273,8 +273,10 @@ const make = (config: OmniClientConfig) =>
           );
         };
         // Redirects are followed by hand, and only within the exact origin of the service
-        // (scheme, host and port): only there does the key go. A GET may follow any
-        // redirect there, another method only a 307/308 (same method, same body).
+        // (scheme, host and port): only there does the key go. Only a GET follows one: a
+        // POST (a create) answered with a redirect may have been carried out already, so
+        // it is never sent again here; its outcome is unknown and is looked up by its
+        // external id, as for any other create whose answer proves nothing.
         const send = (url: URL, sendMethod: "GET" | "POST", hops: number) => {
           const withBody = bodyText !== undefined && sendMethod !== "GET";
           current = sendRequest(
@@ -309,8 +311,12 @@ const make = (config: OmniClientConfig) =>
                     ),
                   );
                 }
-                if (sendMethod !== "GET" && status !== 307 && status !== 308) {
-                  return failed(new RedirectRefused(`the service answered HTTP ${status} to a ${sendMethod}: a redirect that would change the request, not followed`));
+                if (sendMethod !== "GET") {
+                  return failed(
+                    new RedirectRefused(
+                      `the service answered HTTP ${status} (a redirect) to a ${sendMethod}: not sent again, since the service may have carried it out already`,
+                    ),
+                  );
                 }
                 try {
                   return send(next, sendMethod, hops + 1);
