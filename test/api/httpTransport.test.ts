@@ -17,7 +17,7 @@ import * as assert from "uvu/assert";
 import type { ApiError } from "../../src/api/ApiError.js";
 import { classify } from "../../src/api/classify.js";
 import { OmniClient, type OmniClientConfig, type OmniClientService } from "../../src/api/OmniClient.js";
-import { readBody } from "../../src/api/httpTransport.js";
+import { destroyAgents, makeAgents, readBody, RequestWithheld, sendRequest } from "../../src/api/httpTransport.js";
 import { envelope, startCannedServer, type CannedServer } from "./cannedServer.js";
 
 const apiKey = "sk-transport-Hj4Kl5Mn6Op7";
@@ -340,6 +340,75 @@ test("readBody: bodies in chunks of every size come out byte for byte (one chunk
     } finally {
       server.close();
     }
+  }
+});
+
+test("sendRequest's lastCheck runs once the socket is connected (a new connection, a kept-alive one), before any byte of the request; false withholds it unwritten, with one callback", async () => {
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req.url ?? "");
+    req.resume();
+    req.on("end", () => res.end("ok"));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const agents = makeAgents(1);
+  interface Checked {
+    readonly connected: boolean;
+    readonly reused: boolean;
+    readonly headersSent: boolean;
+    readonly socket: net.Socket;
+    readonly written: number;
+  }
+  const send = (path: string, allow: boolean) =>
+    new Promise<{ checked: Checked | undefined; outcome: string; callbacks: () => number }>((resolve) => {
+      let checked: Checked | undefined;
+      let callbacks = 0;
+      const done = (outcome: string) => {
+        callbacks++;
+        resolve({ checked, outcome, callbacks: () => callbacks });
+      };
+      const request = sendRequest(
+        new URL(path, base),
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", "content-length": 2 },
+          body: "{}",
+          agents,
+          lastCheck: () => {
+            const socket = request.socket as net.Socket;
+            checked = { connected: !socket.connecting, reused: request.reusedSocket, headersSent: request.headersSent, socket, written: socket.bytesWritten };
+            return allow;
+          },
+        },
+        (response) => {
+          response.resume();
+          response.on("end", () => done(`answered ${response.statusCode}`));
+        },
+        (error) => done(error instanceof RequestWithheld ? "withheld" : `failed: ${error.message}`),
+      );
+    });
+  try {
+    const first = await send("/first", true);
+    assert.equal(first.outcome, "answered 200");
+    assert.equal({ ...first.checked!, socket: undefined, written: undefined }, { connected: true, reused: false, headersSent: false, socket: undefined, written: undefined });
+    const second = await send("/second", true);
+    assert.equal(second.outcome, "answered 200");
+    assert.equal({ ...second.checked!, socket: undefined, written: undefined }, { connected: true, reused: true, headersSent: false, socket: undefined, written: undefined });
+    const withheld = await send("/withheld", false);
+    assert.is(withheld.outcome, "withheld");
+    assert.ok(withheld.checked!.socket.destroyed, "its socket is destroyed");
+    assert.is(withheld.checked!.socket.bytesWritten, withheld.checked!.written, "nothing written after the check");
+    // The pool of one goes on with a new connection; the server never saw the withheld one.
+    const after = await send("/after", true);
+    assert.equal(after.outcome, "answered 200");
+    assert.equal(after.checked!.reused, false);
+    assert.equal(seen, ["/first", "/second", "/after"]);
+    assert.is(withheld.callbacks(), 1, "one callback for the withheld request");
+  } finally {
+    destroyAgents(agents);
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
   }
 });
 
