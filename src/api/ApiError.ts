@@ -75,6 +75,10 @@ export class DecodeError extends Data.TaggedError("DecodeError")<{
 
 export type ApiError = ServiceError | TransportError | RequestTimeout | DecodeError;
 
+/** Whether a failure is one of the client's (and so has a class, classify.ts). */
+export const isApiError = (error: unknown): error is ApiError =>
+  error instanceof ServiceError || error instanceof TransportError || error instanceof RequestTimeout || error instanceof DecodeError;
+
 /** OMNIBATCH_API_KEY is not set (or empty). Exit 2: the user must provide it. */
 export class MissingApiKey extends Data.TaggedError("MissingApiKey")<{}> {
   override get message(): string {

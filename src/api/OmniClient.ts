@@ -26,7 +26,7 @@ import { interpretAnswer, interpretTaskAnswer, type TaskAnomaly, type TaskAnswer
 import { stringifyExact } from "./exactJson.js";
 import { serviceTextCleaner } from "./neutralise.js";
 import { withRetry } from "./retry.js";
-import { decodeText, destroyAgents, flatHeaders, headerValue, makeAgents, readBody, sendRequest } from "./httpTransport.js";
+import { decodeText, destroyAgents, flatHeaders, headerValue, makeAgents, readBody, RequestWithheld, sendRequest } from "./httpTransport.js";
 import {
   paths,
   type CursorPage,
@@ -99,9 +99,16 @@ export interface ClientStats {
   readonly requests: Record<string, number>;
 }
 
+/**
+ * A create's last check (the run lock still ours), run synchronously right before the
+ * request's bytes are written to a connected socket, for each send (a redirect's too):
+ * undefined lets it go; an error withholds it (nothing sent) and the create fails with it.
+ */
+export type LastCheck<G> = () => G | undefined;
+
 export interface OmniClientService {
-  readonly createVideo: (req: VideoCreateRequest) => Effect.Effect<VideoCreated, ApiError>;
-  readonly createImage: (req: ImageCreateRequest) => Effect.Effect<ImageCreated, ApiError>;
+  readonly createVideo: <G = never>(req: VideoCreateRequest, lastCheck?: LastCheck<G>) => Effect.Effect<VideoCreated, ApiError | G>;
+  readonly createImage: <G = never>(req: ImageCreateRequest, lastCheck?: LastCheck<G>) => Effect.Effect<ImageCreated, ApiError | G>;
   /** A2 in batches of ≤ queryBatchSize ids; answers concatenated. An id missing from the answer is "not visible yet". */
   readonly queryVideos: (q: VideoQuery) => Effect.Effect<VideoTask[], ApiError>;
   readonly cursorVideos: (req: CursorQueryRequest) => Effect.Effect<CursorPage, ApiError>;
@@ -233,23 +240,24 @@ const make = (config: OmniClientConfig) =>
       counts[operation] = (counts[operation] ?? 0) + 1;
     };
 
-    /** One HTTP exchange, the whole answer read as text within timeoutMs. */
-    const exchange = (
+    /** One HTTP exchange, the whole answer read as text within timeoutMs (`lastCheck`: see LastCheck). */
+    const exchange = <G = never>(
       operation: Exclude<Operation, "download">,
       method: "GET" | "POST",
       path: string,
       body?: unknown,
+      lastCheck?: LastCheck<G>,
     ) =>
       Effect.async<
         { httpStatus: number; retryAfter: string | null; headerRequestId: string | null; body: string },
-        TransportError | RequestTimeout
+        TransportError | RequestTimeout | G
       >((resume) => {
         count(operation);
         // Element ids above 2^53 travel as bigint and are written as exact JSON integers.
         const bodyText = body === undefined ? undefined : stringifyExact(body);
         let current: ClientRequest | undefined;
         let ended = false;
-        const end = (effect: Effect.Effect<{ httpStatus: number; retryAfter: string | null; headerRequestId: string | null; body: string }, TransportError | RequestTimeout>) => {
+        const end = (effect: Effect.Effect<{ httpStatus: number; retryAfter: string | null; headerRequestId: string | null; body: string }, TransportError | RequestTimeout | G>) => {
           if (ended) return;
           ended = true;
           clearTimeout(timer);
@@ -259,7 +267,14 @@ const make = (config: OmniClientConfig) =>
           end(Effect.fail(new RequestTimeout({ operation, afterMs: timeoutMs, phase: "sent" })));
           current?.destroy();
         }, timeoutMs);
+        // The last check's verdict when it withheld a send (nothing of it was written).
+        let withheld: G | undefined;
+        const check = lastCheck && ((): boolean => (withheld = lastCheck()) === undefined);
         const failed = (error: unknown) => {
+          if (error instanceof RequestWithheld && withheld !== undefined) {
+            counts[operation] = (counts[operation] ?? 1) - 1; // counted as sent, and never was
+            return end(Effect.fail(withheld));
+          }
           const code = errorCode(error);
           end(
             Effect.fail(
@@ -293,6 +308,7 @@ const make = (config: OmniClientConfig) =>
                 ...(withBody ? { "Content-Length": Buffer.byteLength(bodyText) } : {}),
               },
               ...(withBody ? { body: bodyText } : {}),
+              ...(check !== undefined ? { lastCheck: check } : {}),
             },
             (response) => {
               if (ended) {
@@ -360,8 +376,8 @@ const make = (config: OmniClientConfig) =>
       });
 
     /** One call: exchange, then the envelope and schema decide. */
-    const call = (operation: Exclude<Operation, "download">, method: "GET" | "POST", path: string, body?: unknown) =>
-      exchange(operation, method, path, body).pipe(
+    const call = <G = never>(operation: Exclude<Operation, "download">, method: "GET" | "POST", path: string, body?: unknown, lastCheck?: LastCheck<G>) =>
+      exchange(operation, method, path, body, lastCheck).pipe(
         Effect.flatMap((answer) => Either.match(interpretAnswer(operation, answer, schemas, scrub, Date.now()), {
           onLeft: (error) => Effect.fail(error),
           onRight: (data) => Effect.succeed(data),
@@ -372,11 +388,11 @@ const make = (config: OmniClientConfig) =>
     const idempotent = <A>(effect: Effect.Effect<A, ApiError>): Effect.Effect<A, ApiError> =>
       config.retry === undefined ? effect : withRetry(effect, config.retry);
 
-    const createVideo = (req: VideoCreateRequest) =>
-      call("createVideo", "POST", paths.videoCreate(service), req) as Effect.Effect<VideoCreated, ApiError>;
+    const createVideo = <G = never>(req: VideoCreateRequest, lastCheck?: LastCheck<G>) =>
+      call("createVideo", "POST", paths.videoCreate(service), req, lastCheck) as Effect.Effect<VideoCreated, ApiError | G>;
 
-    const createImage = (req: ImageCreateRequest) =>
-      Effect.map(call("createImage", "POST", paths.imageCreate, req), (data) => fillImageCreated(data as ImageCreated));
+    const createImage = <G = never>(req: ImageCreateRequest, lastCheck?: LastCheck<G>) =>
+      Effect.map(call("createImage", "POST", paths.imageCreate, req, lastCheck), (data) => fillImageCreated(data as ImageCreated));
 
     /** One query call, each task checked on its own (interpretTaskAnswer). */
     const callTasks = (operation: "queryVideos" | "cursorVideos" | "getImage" | "listImages", method: "GET" | "POST", path: string, body?: unknown) =>

@@ -12,6 +12,7 @@
 
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
 import https from "node:https";
+import { TLSSocket } from "node:tls";
 import zlib from "node:zlib";
 
 export interface Agents {
@@ -33,15 +34,36 @@ export const destroyAgents = (agents: Agents): void => {
   agents.https.destroy();
 };
 
+/** A request its `lastCheck` withheld: nothing of it was written. */
+export class RequestWithheld extends Error {
+  constructor() {
+    super("the request was withheld by its last check before sending: nothing was sent");
+  }
+}
+
 /**
  * Sends one request to `url` (http or https, chosen by its protocol). `onResponse` gets
  * the answer (its body still to be read or destroyed), or `onError` a failure before it
- * (refused, reset, destroyed). The request is returned so that a timeout or an interrupt
- * can destroy it.
+ * (refused, reset, destroyed; `RequestWithheld`). The request is returned so that a
+ * timeout or an interrupt can destroy it.
+ *
+ * `lastCheck`, when given, runs synchronously right before the request's first byte is
+ * written, once its socket is connected (for https: past its handshake), and false
+ * withholds it: the request is destroyed unwritten. Without it the request is ended at
+ * once, and its bytes wait in Node's buffers for the socket (a kept-alive one is handed
+ * over on a later tick; a new one writes them when it connects, one or more round trips
+ * later): a check made before that is not the last word. With it, what lies between the
+ * check and the write syscall is `end()`'s own synchronous steps.
  */
 export const sendRequest = (
   url: URL,
-  init: { readonly method: string; readonly headers: OutgoingHttpHeaders; readonly body?: string; readonly agents: Agents },
+  init: {
+    readonly method: string;
+    readonly headers: OutgoingHttpHeaders;
+    readonly body?: string;
+    readonly agents: Agents;
+    readonly lastCheck?: () => boolean;
+  },
   onResponse: (response: IncomingMessage) => void,
   onError: (error: Error) => void,
 ): http.ClientRequest => {
@@ -51,7 +73,36 @@ export const sendRequest = (
       ? http.request(url, { ...options, agent: init.agents.http }, onResponse)
       : https.request(url, { ...options, agent: init.agents.https }, onResponse);
   request.on("error", onError);
-  request.end(init.body);
+  const lastCheck = init.lastCheck;
+  if (lastCheck === undefined) {
+    request.end(init.body);
+    return request;
+  }
+  // Nothing is written before end(): Node sends the headers with the first body bytes.
+  request.once("socket", (socket) => {
+    const write = () => {
+      if (request.destroyed) return;
+      let verdict: boolean | Error;
+      try {
+        verdict = lastCheck();
+      } catch (error) {
+        verdict = error instanceof Error ? error : new Error(String(error));
+      }
+      if (verdict === true) {
+        request.end(init.body);
+        return;
+      }
+      // Destroyed unwritten; its own error (a hang-up) is not the news.
+      request.removeListener("error", onError);
+      request.on("error", () => undefined);
+      request.destroy();
+      onError(verdict === false ? new RequestWithheld() : verdict);
+    };
+    // A socket from the pool is connected (a kept-alive one served an answer, so a TLS
+    // one is past its handshake); a new one is written to once it is ready to carry bytes.
+    if (!socket.connecting) write();
+    else socket.once(socket instanceof TLSSocket ? "secureConnect" : "connect", write);
+  });
   return request;
 };
 

@@ -3,13 +3,14 @@
 // (backoff, jitter, limits) are named in src/policy/Policy.ts; tests pass their own.
 
 import { Data, Duration, Effect, Ref, Schedule } from "effect";
-import type { ApiError } from "./ApiError.js";
+import { isApiError, type ApiError } from "./ApiError.js";
 import { classify, retryAfterOf } from "./classify.js";
 
 /**
  * Runs `effect`, retrying it on "retry"-class errors as `schedule` allows; the wait
  * before each attempt is max(the schedule's delay, the last error's Retry-After).
- * Any other error (and the last one when the schedule ends) fails the effect unchanged.
+ * Any other error (and the last one when the schedule ends) fails the effect unchanged,
+ * as does an error of the effect's own that is no ApiError (a create's last check, OmniClient.ts).
  * Safe around a create: a create that may have reached the service is classified
  * "unknown-outcome", not "retry", so only answers proving nothing was created (1302, a
  * refused connection) send it again; the rest are left to the engine's lookup.
@@ -17,7 +18,7 @@ import { classify, retryAfterOf } from "./classify.js";
  * the run lock there: time has passed since the engine's check); if it fails, nothing
  * more is sent and the effect fails with its error.
  */
-export const withRetry = <A, E extends ApiError, R, Out, RS, G = never>(
+export const withRetry = <A, E, R, Out, RS, G = never>(
   effect: Effect.Effect<A, E, R>,
   schedule: Schedule.Schedule<Out, E, RS>,
   beforeRetry?: Effect.Effect<void, G>,
@@ -43,10 +44,10 @@ class Halt<G> extends Data.TaggedError("RetryHalted")<{ readonly cause: G }> {}
 const retrying = <A, E, R, Out, RS>(effect: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<Out, E, RS>): Effect.Effect<A, E, R | RS> =>
   Effect.flatMap(Ref.make(0), (askedMs) =>
     effect.pipe(
-      Effect.tapError((error) => Ref.set(askedMs, error instanceof Halt ? 0 : retryAfterOf(error as ApiError))),
+      Effect.tapError((error) => Ref.set(askedMs, isApiError(error) ? retryAfterOf(error) : 0)),
       Effect.retry(
         schedule.pipe(
-          Schedule.whileInput((error: E) => !(error instanceof Halt) && classify(error as ApiError) === "retry"),
+          Schedule.whileInput((error: E) => isApiError(error) && classify(error) === "retry"),
           Schedule.modifyDelayEffect((_, delay) =>
             Effect.map(Ref.get(askedMs), (ms) => Duration.max(delay, Duration.millis(ms))),
           ),

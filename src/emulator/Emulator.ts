@@ -68,6 +68,13 @@ export interface EmulatorStats {
   readonly callbacks: CallbackFigures;
   /** CPU time of the whole process the emulator runs in (for load measurements). */
   readonly process: { readonly cpuUserMs: number; readonly cpuSystemMs: number };
+  /**
+   * Client connections open now. A request is counted (`requests`) when its head is read,
+   * before its connection's end is: once a client has closed its connections and this is 0,
+   * every request it wrote is counted. (In one process a request written just before its
+   * client ends is read on a later turn of the event loop, after the client's caller goes on.)
+   */
+  readonly connections: number;
 }
 
 export interface RunningEmulator {
@@ -235,6 +242,7 @@ export const startEmulator = async (
       faults: Object.fromEntries(faults.fired),
       callbacks: { ...callbacks.figures },
       process: (({ user, system }) => ({ cpuUserMs: user / 1000, cpuSystemMs: system / 1000 }))(process.cpuUsage()),
+      connections: sockets.size,
     };
   };
 

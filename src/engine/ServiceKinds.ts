@@ -7,7 +7,7 @@
 import { Effect } from "effect";
 import type { ApiError } from "../api/ApiError.js";
 import type { TaskAnomaly } from "../api/interpretAnswer.js";
-import type { CheckedTasks, OmniClientService } from "../api/OmniClient.js";
+import type { CheckedTasks, LastCheck, OmniClientService } from "../api/OmniClient.js";
 import { withRetry } from "../api/retry.js";
 import type { ImageCreateRequest, ImageTask, VideoCreateRequest, VideoTask } from "../api/wire.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
@@ -32,12 +32,15 @@ export interface KindAdapter {
   /**
    * Sends the create (retried while resending is safe), with the callback address when
    * set; `beforeResend` runs before each send after the first (the run lock confirmed
-   * again) and, failing, stops the create with its error.
+   * again) and, failing, stops the create with its error; `lastCheck` (the same check,
+   * synchronous) runs right before each send's bytes are written, and withholds it with
+   * its error (OmniClient.ts `LastCheck`).
    */
   readonly create: <G = never>(
     task: PlannedTask,
     callbackUrl: string | undefined,
     beforeResend?: Effect.Effect<void, G>,
+    lastCheck?: LastCheck<G>,
   ) => Effect.Effect<{ readonly taskId: string; readonly createdAt: number }, ApiError | G>;
   /** Tasks with these external ids, keyed by external id; absent ones are not (yet) visible. */
   readonly byExternalId: (ids: readonly string[], watermarkOf: (id: string) => boolean) => Effect.Effect<Map<string, TaskView>, ApiError>;
@@ -57,11 +60,11 @@ export const makeKindAdapters = (
   currency: () => string | undefined,
 ): Record<ProductKind, KindAdapter> => ({
   video: {
-    create: (task, url, beforeResend) => {
+    create: (task, url, beforeResend, lastCheck) => {
       const request = task.request as VideoCreateRequest;
       // The body actually sent: the callback address is not part of the request (nor its hash or id).
       const body = url === undefined ? request : { ...request, options: { ...request.options, callback_url: url } };
-      return Effect.map(withRetry(client.createVideo(body), policy.requestRetry, beforeResend), (d) => ({ taskId: d.id, createdAt: d.create_time }));
+      return Effect.map(withRetry(client.createVideo(body, lastCheck), policy.requestRetry, beforeResend), (d) => ({ taskId: d.id, createdAt: d.create_time }));
     },
     byExternalId: (ids, watermarkOf) =>
       Effect.map(findVideosByExternalId(client, policy, ids), (m) => {
@@ -78,10 +81,10 @@ export const makeKindAdapters = (
     },
   },
   image: {
-    create: (task, url, beforeResend) => {
+    create: (task, url, beforeResend, lastCheck) => {
       const request = task.request as ImageCreateRequest;
       const body = url === undefined ? request : { ...request, callback_url: url };
-      return Effect.map(withRetry(client.createImage(body), policy.requestRetry, beforeResend), (d) => ({ taskId: d.task_id, createdAt: d.created_at }));
+      return Effect.map(withRetry(client.createImage(body, lastCheck), policy.requestRetry, beforeResend), (d) => ({ taskId: d.task_id, createdAt: d.created_at }));
     },
     byExternalId: (ids, watermarkOf) =>
       Effect.map(findImagesByExternalId(client, policy, ids), (m) => {

@@ -114,8 +114,14 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
         }
         const sentAt = yield* Clock.currentTimeMillis;
         // A send the client repeats itself (an answer proving nothing was created: 1302, a
-        // refused connection) confirms the lock first too.
-        const result = yield* Effect.flatMap(Effect.either(adapters[task.kind].create(task, deps.callbackUrl, store.confirmLock)), lockFailureStops);
+        // refused connection) confirms the lock first too. And every send confirms it once
+        // more, synchronously, right before its bytes are written to a connected socket: the
+        // steps from the check above to there (the effect's, a socket handed over on a later
+        // tick, a new connection's connect and handshake) are a gap a run can be frozen in.
+        const result = yield* Effect.flatMap(
+          Effect.either(adapters[task.kind].create(task, deps.callbackUrl, store.confirmLock, store.confirmLockNow)),
+          lockFailureStops,
+        );
         if (result._tag === "Right") return { _tag: "Created", id, ...result.right, sentAt } as const;
         const error = result.left;
         const code = errorCode(error);

@@ -81,6 +81,13 @@ export interface LockStoreService {
    * confirms it around every write.
    */
   readonly confirmLock: Effect.Effect<void, LockfileWriteError>;
+  /**
+   * The same check, synchronous: undefined while the run lock is ours, else the error. For
+   * the one moment no effect can reach: a create's request, right before its bytes are
+   * written to a connected socket (OmniClient's `lastCheck`), so a run frozen after
+   * `confirmLock` and thawed after a takeover still sends nothing.
+   */
+  readonly confirmLockNow: () => LockfileWriteError | undefined;
   /** Writes the full lockfile atomically and drops the journal. */
   readonly compact: Effect.Effect<void, LockfileWriteError>;
   readonly stats: Effect.Effect<LockStoreStats>;
@@ -264,8 +271,8 @@ const makeService = (
   initial: LockState | undefined,
   disk: Disk,
   options: LockStoreOptions,
-  /** Whether the run lock is still ours, checked now (false: stop writing). */
-  lockHeld: () => Promise<boolean>,
+  /** Whether the run lock is still ours, checked now (false: stop writing); synchronous. */
+  lockHeldNow: () => boolean,
   lockLost: Effect.Effect<void> = Effect.never,
   lacksUntil: number | undefined = undefined,
 ): Effect.Effect<LockStoreService, never, Scope.Scope> =>
@@ -307,7 +314,9 @@ const makeService = (
         lockLost: true,
         message: `the run lock of ${path} was taken over by another run, or this run stalled past the lock's stale limit (frozen, suspended) so another run may be taking it over; stopping writes and creates so the two runs do not overwrite each other or pay twice.`,
       });
+    const lockHeld = async (): Promise<boolean> => lockHeldNow();
     const guardLock = Effect.flatMap(Effect.promise(lockHeld), (held) => (!held ? Effect.fail(lockLostError()) : Effect.void));
+    const confirmLockNow = (): LockfileWriteError | undefined => (lockHeldNow() ? undefined : lockLostError());
 
     // A write, once begun, is not interruptible (compactNow, flushNow): an interrupted
     // write would give the write permit back while its disk side went on, and the next
@@ -366,8 +375,9 @@ const makeService = (
 
     // Checked again once the write is durable: a run frozen (SIGSTOP) during the write's
     // fsync and thawed after a takeover would otherwise send the create whose intent it
-    // just flushed. The check is a read of the small owner file; the window left is the
-    // few synchronous steps from here to the request leaving.
+    // just flushed. The check is a read of the small owner file. The steps from here to
+    // the request's bytes on the socket (effects, a socket handed over later, a connect)
+    // are closed by `confirmLockNow`, which the client runs right before the write.
     // Every flush confirms the lock, even one with nothing left to write: with several
     // create workers, one worker's flush writes the intents of all (group commit), and
     // the others' flushes, finding nothing pending, are still their last check before
@@ -445,6 +455,7 @@ const makeService = (
         }),
       flush,
       confirmLock: guardLock,
+      confirmLockNow,
       compact,
       stats: Effect.sync(disk.stats),
       lockLost,
@@ -479,7 +490,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
             : new LockfileWriteError({ path, cause: error, message: `cannot read ${path}: ${String(error)}` }),
       });
       const disk = liveDisk(path, manifestName, { ...loaded, fileVersion: loaded.lock?.fileVersion ?? LOCKFILE_VERSION }, options.trace !== false);
-      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirm, lock.whenLost, loaded.lacksUntil);
+      return yield* makeService(path, manifestName, loaded.lock, disk, options, lock.confirmNow, lock.whenLost, loaded.lacksUntil);
     });
 
   /** The live layer: LockStore.open for the layer's lifetime. */
@@ -501,7 +512,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
         },
         memoryDisk(),
         {},
-        async () => true,
+        () => true,
       ),
     );
 

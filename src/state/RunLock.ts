@@ -412,6 +412,11 @@ export const acquireRunLock = (
     readonly holder: RunLockHolder;
     readonly lost: () => boolean;
     readonly confirm: () => Promise<boolean>;
+    /**
+     * The same check, synchronous (it is: a read of the small owner file, and `reclaim`'s
+     * utimes and stat when late), for the last moment before a create's bytes are written.
+     */
+    readonly confirmNow: () => boolean;
     /** Completes as soon as the lock is found lost (by the heartbeat or a confirm). */
     readonly whenLost: Effect.Effect<void>;
   },
@@ -530,7 +535,7 @@ export const acquireRunLock = (
      * frozen: SIGSTOP, a suspended laptop, a stalled VM), when `reclaim` cannot prove that
      * nobody took over or is taking over. Once false, always false.
      */
-    const confirm = async (): Promise<boolean> => {
+    const confirmNow = (): boolean => {
       if (lost) return false;
       if (Date.now() - lastBeat > staleMs) {
         if (!reclaim()) markLost();
@@ -539,5 +544,6 @@ export const acquireRunLock = (
       if (!ours()) markLost();
       return !lost;
     };
-    return { holder, lost: () => lost, confirm, whenLost: Deferred.await(lostSignal) };
+    const confirm = async (): Promise<boolean> => confirmNow();
+    return { holder, lost: () => lost, confirm, confirmNow, whenLost: Deferred.await(lostSignal) };
   });

@@ -8,16 +8,22 @@
 // answer in millions of one-byte chunks (a Buffer object kept per chunk exhausted memory).
 
 import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
+import https from "node:https";
 import net, { type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TLSSocket } from "node:tls";
 import { gzipSync } from "node:zlib";
 import { Effect, Either, Redacted } from "effect";
+import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { ApiError } from "../../src/api/ApiError.js";
 import { classify } from "../../src/api/classify.js";
 import { OmniClient, type OmniClientConfig, type OmniClientService } from "../../src/api/OmniClient.js";
-import { readBody } from "../../src/api/httpTransport.js";
+import { destroyAgents, makeAgents, readBody, RequestWithheld, sendRequest } from "../../src/api/httpTransport.js";
 import { envelope, startCannedServer, type CannedServer } from "./cannedServer.js";
 
 const apiKey = "sk-transport-Hj4Kl5Mn6Op7";
@@ -340,6 +346,133 @@ test("readBody: bodies in chunks of every size come out byte for byte (one chunk
     } finally {
       server.close();
     }
+  }
+});
+
+test("sendRequest's lastCheck runs once the socket is connected (a new connection, a kept-alive one), before any byte of the request; false withholds it unwritten, with one callback", async () => {
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req.url ?? "");
+    req.resume();
+    req.on("end", () => res.end("ok"));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const agents = makeAgents(1);
+  interface Checked {
+    readonly connected: boolean;
+    readonly reused: boolean;
+    readonly headersSent: boolean;
+    readonly socket: net.Socket;
+    readonly written: number;
+  }
+  const send = (path: string, allow: boolean) =>
+    new Promise<{ checked: Checked | undefined; outcome: string; callbacks: () => number }>((resolve) => {
+      let checked: Checked | undefined;
+      let callbacks = 0;
+      const done = (outcome: string) => {
+        callbacks++;
+        resolve({ checked, outcome, callbacks: () => callbacks });
+      };
+      const request = sendRequest(
+        new URL(path, base),
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", "content-length": 2 },
+          body: "{}",
+          agents,
+          lastCheck: () => {
+            const socket = request.socket as net.Socket;
+            checked = { connected: !socket.connecting, reused: request.reusedSocket, headersSent: request.headersSent, socket, written: socket.bytesWritten };
+            return allow;
+          },
+        },
+        (response) => {
+          response.resume();
+          response.on("end", () => done(`answered ${response.statusCode}`));
+        },
+        (error) => done(error instanceof RequestWithheld ? "withheld" : `failed: ${error.message}`),
+      );
+    });
+  try {
+    const first = await send("/first", true);
+    assert.equal(first.outcome, "answered 200");
+    assert.equal({ ...first.checked!, socket: undefined, written: undefined }, { connected: true, reused: false, headersSent: false, socket: undefined, written: undefined });
+    const second = await send("/second", true);
+    assert.equal(second.outcome, "answered 200");
+    assert.equal({ ...second.checked!, socket: undefined, written: undefined }, { connected: true, reused: true, headersSent: false, socket: undefined, written: undefined });
+    const withheld = await send("/withheld", false);
+    assert.is(withheld.outcome, "withheld");
+    assert.ok(withheld.checked!.socket.destroyed, "its socket is destroyed");
+    assert.is(withheld.checked!.socket.bytesWritten, withheld.checked!.written, "nothing written after the check");
+    // The pool of one goes on with a new connection; the server never saw the withheld one.
+    const after = await send("/after", true);
+    assert.equal(after.outcome, "answered 200");
+    assert.equal(after.checked!.reused, false);
+    assert.equal(seen, ["/first", "/second", "/after"]);
+    assert.is(withheld.callbacks(), 1, "one callback for the withheld request");
+  } finally {
+    destroyAgents(agents);
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test("over TLS, lastCheck runs once the handshake is done (a new connection, a kept-alive one), before any byte of the request; false withholds it unwritten", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-tls-"));
+  try {
+    const made = await execa("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=127.0.0.1"], { reject: false, timeout: 30_000 });
+    if (made.exitCode !== 0) {
+      console.log(`  (skipped: no self-signed certificate: openssl ${made.failed ? "is missing" : "failed"})`);
+      return;
+    }
+    const seen: string[] = [];
+    const server = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (req, res) => {
+      seen.push(req.url ?? "");
+      req.resume();
+      req.on("end", () => res.end("ok"));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // The transport's agents, but trusting the test's own certificate.
+    const agents = { http: new http.Agent(), https: new https.Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false }) };
+    const send = (path: string, allow: boolean) =>
+      new Promise<{ at: string; outcome: string }>((resolve) => {
+        let at = "";
+        const request = sendRequest(
+          new URL(path, base),
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", "content-length": 2 },
+            body: "{}",
+            agents,
+            lastCheck: () => {
+              const socket = request.socket as TLSSocket;
+              // getFinished(): the Finished message this side sent to end its handshake (none before).
+              at = `connected ${!socket.connecting}, handshake done ${socket.getFinished() !== undefined}, reused ${request.reusedSocket}, headers sent ${request.headersSent}`;
+              return allow;
+            },
+          },
+          (response) => {
+            response.resume();
+            response.on("end", () => resolve({ at, outcome: `answered ${response.statusCode}` }));
+          },
+          (error) => resolve({ at, outcome: error instanceof RequestWithheld ? "withheld" : `failed: ${error.message}` }),
+        );
+      });
+    try {
+      assert.equal(await send("/first", true), { at: "connected true, handshake done true, reused false, headers sent false", outcome: "answered 200" });
+      assert.equal(await send("/second", true), { at: "connected true, handshake done true, reused true, headers sent false", outcome: "answered 200" });
+      assert.equal(await send("/withheld", false), { at: "connected true, handshake done true, reused true, headers sent false", outcome: "withheld" });
+      assert.equal(await send("/after", true), { at: "connected true, handshake done true, reused false, headers sent false", outcome: "answered 200" });
+      assert.equal(seen, ["/first", "/second", "/after"]);
+    } finally {
+      agents.https.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

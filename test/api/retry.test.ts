@@ -99,6 +99,20 @@ test("a failing beforeRetry stops the retries: nothing more is sent, the effect 
   assert.ok(Either.isLeft(result) && result.left instanceof Lost, `failed with the check's own error: ${JSON.stringify(result)}`);
 });
 
+test("an error of the effect's own that is no ApiError (a create's last check withholding a send) is not retried and comes out unchanged", async () => {
+  class Lost extends Error {
+    readonly _tag = "TransportError"; // a tag alone does not make an ApiError
+  }
+  let attempts = 0;
+  const effect = Effect.suspend(() => {
+    attempts += 1;
+    return attempts === 1 ? Effect.fail<ApiError | Lost>(tooFast()) : Effect.fail(new Lost("lock taken over"));
+  });
+  const result = await runTest(Effect.either(withRetry(effect, Schedule.recurs(5))));
+  assert.is(attempts, 2, "retried after the 1302, not after its own error");
+  assert.ok(Either.isLeft(result) && result.left instanceof Lost, `failed with its own error: ${JSON.stringify(result)}`);
+});
+
 test("without a retry, beforeRetry never runs", async () => {
   let checks = 0;
   const script = scripted([]);

@@ -234,5 +234,29 @@ test("the realistic preset: videos take 1 to 8 minutes, images 10 to 60 seconds"
   }
 });
 
+test("stats count the client connections open now; a request written just before its client closes is counted once they are closed", async () => {
+  const { connect } = await import("node:net");
+  const own = await start(); // no other client
+  try {
+    const url = new URL(own.url);
+    assert.is(own.stats().connections, 0);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((r) => socket.once("connect", () => r()));
+    for (let i = 0; i < 200 && own.stats().connections === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.is(own.stats().connections, 1, "the open connection is counted");
+    // A query's head and the end of its connection, written together: in this process the
+    // emulator reads them on a later turn than the one that wrote them.
+    socket.end(`GET /tasks?task_ids=7 HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${own.apiKey}\r\n\r\n`);
+    socket.resume();
+    assert.is(own.stats().requests["video.query"], undefined, "not read yet");
+    for (let i = 0; i < 200 && own.stats().connections > 0; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.is(own.stats().connections, 0, "closed");
+    assert.is(own.stats().requests["video.query"], 1, "counted by then");
+    socket.destroy();
+  } finally {
+    await own.close();
+  }
+});
+
 test.after(() => emu.close());
 test.run();
