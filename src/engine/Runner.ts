@@ -157,9 +157,14 @@ export const runEngine = (
       const feedStop = Effect.flatMap(Deferred.await(stopped), (reason) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.suspend(() => perform(transition(table, { _tag: "Stop", reason, now: at }).effects))),
       );
-      /** `effect`'s result, unless the run is stopped first: then it is interrupted, the Stop is fed, and `onStop` comes back. */
+      /**
+       * `effect`'s result, unless the run is stopped first: then it is interrupted, and only
+       * once it is (nothing more of it can be sent) is the Stop fed and `onStop` returned.
+       */
       const untilStopped = <A>(effect: Effect.Effect<A>, onStop: A): Effect.Effect<A> =>
-        Effect.raceFirst(effect, Effect.as(feedStop, onStop));
+        Effect.flatMap(Effect.raceFirst(Effect.map(effect, Option.some), Effect.as(Deferred.await(stopped), Option.none<A>())), (result) =>
+          Option.isSome(result) ? Effect.succeed(result.value) : Effect.as(feedStop, onStop),
+        );
       if (options.callbacks) {
         // A dropped callback is told (a few times, then counted quietly): it may be an attack.
         let drops = 0;
