@@ -47,7 +47,7 @@ export interface LinkScope {
 }
 
 /** A folder of the scope, as a tree of path parts. */
-interface ScopeNode {
+export interface ScopeNode {
   /** Made for the first child: the 100,000 task folders of a large run are leaves, with none. */
   children: Map<string, ScopeNode> | undefined;
   inside: boolean;
@@ -55,17 +55,46 @@ interface ScopeNode {
 
 const NO_CHILDREN: ReadonlyMap<string, ScopeNode> = new Map();
 
-const scopeTree = (scope: LinkScope): ScopeNode => {
+/**
+ * The one node of every folder that is only on the way (a finished task's): no children,
+ * not inside. Shared (100,000 leaves made no node each); a path added through it later
+ * replaces it with a node of its own.
+ */
+const ON_THE_WAY_LEAF: ScopeNode = Object.freeze({ children: undefined, inside: false }) as ScopeNode;
+
+/**
+ * The scope as a tree of path parts (empty parts and `.` skipped). A run's task folders
+ * come in long runs under the same job folder: the parent of the last path added is
+ * kept, so each such folder costs a lookup of its last part only (no split, no walk).
+ */
+export const scopeTree = (scope: LinkScope): ScopeNode => {
   const root: ScopeNode = { children: undefined, inside: false };
-  const add = (rel: string, inside: boolean) => {
-    let node = root;
-    for (const part of rel.split("/")) {
-      if (part === "" || part === ".") continue;
-      const children = (node.children ??= new Map());
-      let next = children.get(part);
-      if (next === undefined) children.set(part, (next = { children: undefined, inside: false }));
-      node = next;
+  const child = (node: ScopeNode, part: string, leaf: boolean): ScopeNode => {
+    const children = (node.children ??= new Map());
+    let next = children.get(part);
+    if (next === undefined || (next === ON_THE_WAY_LEAF && !leaf)) {
+      next = leaf ? ON_THE_WAY_LEAF : { children: undefined, inside: false };
+      children.set(part, next);
     }
+    return next;
+  };
+  // A folder's node, made (never the shared leaf) with those on the way to it.
+  const folder = (rel: string): ScopeNode => {
+    let node = root;
+    for (const part of rel.split("/")) if (part !== "" && part !== ".") node = child(node, part, false);
+    return node;
+  };
+  let lastParent: string | undefined;
+  let lastParentNode = root;
+  const add = (rel: string, inside: boolean) => {
+    const cut = rel.lastIndexOf("/");
+    const parentRel = cut < 0 ? "" : rel.slice(0, cut);
+    if (parentRel !== lastParent) {
+      lastParentNode = folder(parentRel);
+      lastParent = parentRel;
+    }
+    const last = cut < 0 ? rel : rel.slice(cut + 1);
+    const node = last === "" || last === "." ? lastParentNode : child(lastParentNode, last, !inside);
     if (inside) node.inside = true;
   };
   for (const rel of scope.inside) add(rel, true);

@@ -88,9 +88,12 @@ export const earliestDeletion = (task: Pick<LockTask, "created_at" | "finished_a
 
 const storeHas = (o: LockOutput, object: StoredObject | undefined): boolean => storedCopy(o, object) === "matches";
 
+/** The verdict of every result here: one object (a rerun scans 100,000 of them). */
+const PRESENT: ResultVerdict = Object.freeze({ state: "present" });
+
 export const resultState = (facts: ResultFacts): ResultVerdict => {
   const { output: o, task, local, now } = facts;
-  if (local === "matches" && o.path !== undefined) return { state: "present" };
+  if (local === "matches" && o.path !== undefined) return PRESENT;
   if (o.path !== undefined && o.sha256 !== undefined && storeHas(o, facts.inStore?.(o.path))) return { state: "restorable", from: "store" };
   if (o.deleted_at !== undefined) return { state: "lost", why: "deleted", at: o.deleted_at };
   // The service keeps results 30 days from generation; counted from the task's end (the

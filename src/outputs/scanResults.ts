@@ -98,7 +98,12 @@ export const scanResults = (
       if (!isResultFile(o)) continue;
       const local = typeof outputsDir === "string" ? localCopy(outputsDir, o.path, o.size, seen) : o.path === undefined ? "missing" : storedCopy(o, outputsDir.get(o.path));
       const verdict = resultState({ output: o, task, local, now, ...(inStore ? { inStore } : {}) });
-      out.push({ id, job: task.job, vars: task.vars, ...(o.path !== undefined ? { path: o.path } : {}), index: o.index, variant: o.variant, verdict });
+      // Written out, not spread: one object per result (a rerun scans 100,000).
+      out.push(
+        o.path !== undefined
+          ? { id, job: task.job, vars: task.vars, path: o.path, index: o.index, variant: o.variant, verdict }
+          : { id, job: task.job, vars: task.vars, index: o.index, variant: o.variant, verdict },
+      );
     }
   }
   return out;
@@ -143,9 +148,12 @@ export interface LostResult {
   readonly at?: number;
 }
 
-export const lostResults = (results: readonly ScannedResult[]): LostResult[] =>
-  results.flatMap((r) =>
-    r.verdict.state === "lost"
-      ? [{ task: r.id, job: r.job, vars: r.vars, ...(r.path !== undefined ? { path: r.path } : {}), why: r.verdict.why, ...(r.verdict.at !== undefined ? { at: r.verdict.at } : {}) }]
-      : [],
-  );
+export const lostResults = (results: readonly ScannedResult[]): LostResult[] => {
+  // A loop, not flatMap: no empty array per result that is not lost (a rerun's 100,000).
+  const lost: LostResult[] = [];
+  for (const r of results) {
+    if (r.verdict.state !== "lost") continue;
+    lost.push({ task: r.id, job: r.job, vars: r.vars, ...(r.path !== undefined ? { path: r.path } : {}), why: r.verdict.why, ...(r.verdict.at !== undefined ? { at: r.verdict.at } : {}) });
+  }
+  return lost;
+};

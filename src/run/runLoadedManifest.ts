@@ -30,6 +30,8 @@ import { reviewText } from "../engine/Summary.js";
 import type { RunSelection } from "../engine/RunSelection.js";
 import { lockDigest, PlanStale } from "../manifest/savedPlan.js";
 import type { LockTask } from "../state/LockFile.js";
+import type { KnownStringsOf } from "../state/LockfileText.js";
+import type { KnownStrings } from "../state/TaskLine.js";
 import { abandonedSuccessors, abandonRecord, checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
 import type { JobCounts, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
@@ -189,6 +191,13 @@ const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
   throw Cause.squash(exit.cause);
 };
 
+/** The plan's strings per task id, for the lockfile's load (LockStoreOptions.knownStrings); the map lives as long as the load. */
+const knownStringsOf = (tasks: RunnableManifest["tasks"]): KnownStringsOf => {
+  const byId = new Map<string, KnownStrings>();
+  for (const t of tasks) byId.set(t.id, t);
+  return (id) => byId.get(id);
+};
+
 /** Runs an already loaded manifest. Rejects with a tagged error (LockfileBusy, MissingApiKey...) when it cannot start. */
 export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
   const maxWaitSince = options.maxWaitSince ?? Date.now();
@@ -244,7 +253,12 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const policy = options.policy ?? (emulated ? fastPolicy : livePolicy);
     const policyLayer = RunPolicy.layer(policy);
     // An emulated run's service is new every time: no run trace (nothing to compare with).
-    const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, { ...options.lockStore, ...(emulated ? { trace: false } : {}) });
+    // The loaded records share the plan's ids and request hashes where equal (one copy of each held).
+    const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, {
+      ...options.lockStore,
+      ...(emulated ? { trace: false } : {}),
+      knownStrings: () => knownStringsOf(manifest.tasks),
+    });
     const downloaderLayer = Downloader.layer(outputStore ?? manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
     const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
 

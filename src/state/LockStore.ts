@@ -13,7 +13,7 @@ import { type FileHandle, open, readFile, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Context, Effect, Fiber, Layer, Queue, type Scope } from "effect";
 import { type LockFile, type LockTask, LOCKFILE_VERSION } from "./LockFile.js";
-import { DEFAULT_CHUNK_BYTES, encodeLockFileChunks } from "./LockfileText.js";
+import { DEFAULT_CHUNK_BYTES, encodeLockFileChunks, type KnownStringsOf } from "./LockfileText.js";
 import { LockfileBusy, LockfileInvalid, LockfileWriteError } from "./LockfileError.js";
 import { encodeJournalHeader, journalPathOf } from "./LockJournal.js";
 import { loadLockState, type LockState, sha256Hex } from "./readLockFile.js";
@@ -44,6 +44,11 @@ export interface LockStoreOptions extends RunLockOptions {
   readonly trace?: boolean;
   /** A full write encodes and writes about this many characters at a time. Default 1 MiB (tests make it small). */
   readonly chunkBytes?: number;
+  /**
+   * Strings the caller holds per task id (a run: its plan's ids and request hashes), made once when the lockfile loads and dropped after: the loaded records use
+   * them where their own values are equal, so each is held once (KnownStrings, TaskLine.ts).
+   */
+  readonly knownStrings?: () => KnownStringsOf;
 }
 
 export interface LockStoreService {
@@ -480,7 +485,7 @@ export class LockStore extends Context.Tag("omnibatch/LockStore")<LockStore, Loc
         try: async () => {
           await removeStaleTempFiles(path);
           const trace = options.trace === false ? undefined : parseTrace(await readFile(traceFileOf(path), "utf8").catch(() => undefined));
-          const state = await loadLockState(path, { hash: trace !== undefined });
+          const state = await loadLockState(path, { hash: trace !== undefined, ...(options.knownStrings ? { known: options.knownStrings() } : {}) });
           const lacksUntil = mayLackCreatesUntil(trace, { file: state.file?.sha256, journalBase: state.journalBase }, Date.now());
           return { ...state, lacksUntil };
         },

@@ -10,7 +10,7 @@
 
 import type { LockFile, LockTask } from "./LockFile.js";
 import { LOCKFILE_VERSION } from "./LockFile.js";
-import { decodeTaskLine, encodeTaskLine, lineRuleProblem, type LineRules, type TaskLine } from "./TaskLine.js";
+import { decodeTaskLine, encodeTaskLine, type KnownStrings, lineRuleProblem, type LineRules, type TaskLine } from "./TaskLine.js";
 import { isPlainTaskLine } from "./taskLineCheck.js";
 import { type HeldRecord, TaskRecords } from "./TaskRecords.js";
 import { lockFileProblems, lockSchemaProblems } from "./validateLockFile.js";
@@ -106,11 +106,16 @@ const jsonProblem = (text: string, error: Error): string => {
 /** Up to this many damaged lines are described (all are counted). */
 const MAX_LINE_PROBLEMS = 5;
 
+/** The caller's strings for a task id (KnownStrings, TaskLine.ts), or undefined. */
+export type KnownStringsOf = (id: string) => KnownStrings | undefined;
+
 /**
  * Parses a lockfile's text; a string result says what is wrong (with line numbers) and
- * is meant to follow "lockfile X is damaged: ". Versions 1, 2 and 3 are read.
+ * is meant to follow "lockfile X is damaged: ". Versions 1, 2 and 3 are read. `known`:
+ * strings the caller holds per id, shared by the decoded records where equal (versions 2
+ * and 3; checking is the same with or without).
  */
-export const parseLockFileText = (text: string): ParsedLockFile | string => {
+export const parseLockFileText = (text: string, known?: KnownStringsOf): ParsedLockFile | string => {
   const firstEnd = text.indexOf("\n");
   const first = firstEnd < 0 ? text : text.slice(0, firstEnd);
   let header: unknown;
@@ -123,7 +128,7 @@ export const parseLockFileText = (text: string): ParsedLockFile | string => {
   if (typeof version === "number" && version > LOCKFILE_VERSION) {
     return `line 1: written by a newer omnibatch (lockfile_version ${version}; this one reads 1 to ${LOCKFILE_VERSION}): upgrade omnibatch`;
   }
-  if (version === 2 || version === LOCKFILE_VERSION) return parseV2(text, header, version);
+  if (version === 2 || version === LOCKFILE_VERSION) return parseV2(text, header, version, known);
   return parseV1(text);
 };
 
@@ -160,7 +165,7 @@ const firstLineOf = (text: string, id: string): number => {
 };
 
 /** Version 2 and later: a header line, then task lines decoded by the header's version's rules. */
-const parseV2 = (text: string, header: unknown, version: LineRules): ParsedLockFile | string => {
+const parseV2 = (text: string, header: unknown, version: LineRules, known?: KnownStringsOf): ParsedLockFile | string => {
   const headerProblems = lockSchemaProblems("header", header);
   if (headerProblems.length > 0) return `line 1 is not a lockfile header: ${headerProblems.join("; ")}`;
   const { name, service } = header as { name: string; service?: string };
@@ -199,7 +204,7 @@ const parseV2 = (text: string, header: unknown, version: LineRules): ParsedLockF
       problem(lineNo, `${typeof id === "string" ? `task ${id}: ` : ""}${lineProblems.join("; ")}`);
       continue;
     }
-    const { id, task } = decodeTaskLine(name, data as TaskLine, version);
+    const { id, task } = decodeTaskLine(name, data as TaskLine, version, known?.((data as TaskLine).id));
     // A second map of every id to its line cost 0.1 s and several MB at 100,000 tasks:
     // the first line is looked for only when an id comes again (a damaged file).
     if (tasks.has(id)) {

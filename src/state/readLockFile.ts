@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { type LockFile, type LockTask, LOCKFILE_VERSION } from "./LockFile.js";
 import { lockfileInvalid, LockfileInvalid } from "./LockfileError.js";
-import { parseLockFileText } from "./LockfileText.js";
+import { type KnownStringsOf, parseLockFileText } from "./LockfileText.js";
 import { journalPathOf, replayJournal } from "./LockJournal.js";
 
 export const sha256Hex = (bytes: Uint8Array | string): string => createHash("sha256").update(bytes).digest("hex");
@@ -33,12 +33,12 @@ export interface LockState {
  * The lockfile the texts describe, or the reason it is invalid; undefined when there is
  * neither file nor journal. Pure: the core of readLockFile and of the store's load.
  */
-export const parseLockState = (path: string, texts: LockFileTexts): LockState | undefined | LockfileInvalid => {
+export const parseLockState = (path: string, texts: LockFileTexts, known?: KnownStringsOf): LockState | undefined | LockfileInvalid => {
   const { file, journal: journalText } = texts;
   if (file === undefined && journalText === undefined) return undefined;
   let base: LockState | undefined;
   if (file !== undefined) {
-    const parsed = parseLockFileText(file.text);
+    const parsed = parseLockFileText(file.text, known);
     if (typeof parsed === "string") return lockfileInvalid(path, parsed);
     base = { name: parsed.name, fileVersion: parsed.version, ...(parsed.service !== undefined ? { service: parsed.service } : {}), tasks: parsed.tasks };
   }
@@ -93,16 +93,24 @@ const journalBaseOf = (text: string | undefined): string | undefined => {
 /**
  * Reads file and journal (changing nothing); rejects with LockfileInvalid when damaged.
  * `hash`: compute the file's sha256 even without a journal (the run trace compares it).
+ * `known`: strings the caller holds per task id, shared by the records where equal (KnownStrings).
  */
-export const loadLockState = async (path: string, options: { readonly hash?: boolean } = {}): Promise<LoadedLockState> => {
+export const loadLockState = async (
+  path: string,
+  options: { readonly hash?: boolean; readonly known?: KnownStringsOf } = {},
+): Promise<LoadedLockState> => {
   const fileText = await readIfPresent(path);
   const journalText = await readIfPresent(journalPathOf(path));
   // Hashing a large file costs time: only done when a journal (or the run trace) must be matched to it.
   const sha256 = fileText !== undefined && (journalText !== undefined || options.hash === true) ? sha256Hex(fileText) : undefined;
-  const result = parseLockState(path, {
-    ...(fileText !== undefined ? { file: { text: fileText, ...(sha256 ? { sha256 } : {}) } } : {}),
-    ...(journalText !== undefined ? { journal: journalText } : {}),
-  });
+  const result = parseLockState(
+    path,
+    {
+      ...(fileText !== undefined ? { file: { text: fileText, ...(sha256 ? { sha256 } : {}) } } : {}),
+      ...(journalText !== undefined ? { journal: journalText } : {}),
+    },
+    options.known,
+  );
   if (result instanceof LockfileInvalid) throw result;
   return {
     lock: result,

@@ -9,8 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { findEscapingLinks, folderGuard, realDirInside } from "../../src/outputs/OutputsFolderCheck.js";
+import { findEscapingLinks, folderGuard, realDirInside, scopeTree, type LinkScope, type ScopeNode } from "../../src/outputs/OutputsFolderCheck.js";
 import { UnsafeOutputPath } from "../../src/outputs/OutputPaths.js";
+import { rng } from "../state/randomTask.js";
 
 const test = suite<{ root: string }>("OutputsFolderCheck", { root: "" });
 
@@ -114,6 +115,46 @@ test("folderGuard made before the outputs folder exists: a link out made in its 
   await mkdir(outputs);
   await symlink(elsewhere, join(outputs, "job"));
   assert.is(await verdict(() => guard.realDirInside(join(outputs, "job", "t0"))), "refused");
+});
+
+/** The scope tree made the straightforward way (each path split and walked from the root, a node per folder). */
+const referenceTree = (scope: LinkScope): ScopeNode => {
+  const root: ScopeNode = { children: undefined, inside: false };
+  const add = (rel: string, inside: boolean) => {
+    let node = root;
+    for (const part of rel.split("/")) {
+      if (part === "" || part === ".") continue;
+      const children = (node.children ??= new Map());
+      let next = children.get(part);
+      if (next === undefined) children.set(part, (next = { children: undefined, inside: false }));
+      node = next;
+    }
+    if (inside) node.inside = true;
+  };
+  for (const rel of scope.inside) add(rel, true);
+  for (const rel of scope.onTheWay ?? []) add(rel, false);
+  return root;
+};
+
+type Shape = { inside: boolean; children?: [string, Shape][] };
+const shapeOf = (node: ScopeNode): Shape => ({
+  inside: node.inside,
+  ...(node.children ? { children: [...node.children].map(([k, v]): [string, Shape] => [k, shapeOf(v)]).sort(([a], [b]) => (a < b ? -1 : 1)) } : {}),
+});
+
+test("the scope tree (its shared leaves, its kept parent) equals the one made by walking every path from the root", () => {
+  // Few part names, so paths share parents, repeat, and pass through each other's leaves (seeded: the same scopes every run).
+  const PARTS = ["a", "b", "c", "", ".", "job", "t0", "t1"];
+  for (let seed = 1; seed <= 2000; seed++) {
+    const r = rng(seed);
+    const rel = () => Array.from({ length: Math.floor(r() * 5) }, () => PARTS[Math.floor(r() * PARTS.length)]!).join("/");
+    const paths = () => Array.from({ length: Math.floor(r() * 13) }, rel);
+    const s: LinkScope = { inside: paths(), onTheWay: paths() };
+    assert.equal(shapeOf(scopeTree(s)), shapeOf(referenceTree(s)), `seed ${seed}: ${JSON.stringify(s)}`);
+  }
+  // A run's shape: one job folder, finished tasks on the way, a few inside, one below a finished one.
+  const big: LinkScope = { inside: ["job/t5", "job/t7/sub"], onTheWay: Array.from({ length: 1000 }, (_, i) => `job/t${i}`) };
+  assert.equal(shapeOf(scopeTree(big)), shapeOf(referenceTree(big)));
 });
 
 test.run();

@@ -345,4 +345,40 @@ test("a task id on a later line again names its first line, found only then (no 
   assert.ok(typeof once !== "string" && once.tasks.size === 2);
 });
 
+test("a lockfile parsed with the caller's strings (a run's plan) gives the same records, keeps its own values where the plan's differ, and reports damage the same", () => {
+  const r = rng(11);
+  const tasks = new Map<string, LockTask>();
+  for (let n = 0; n < 2000; n++) {
+    const { id, task: t } = randomTask(r, "spring", n);
+    tasks.set(id, t);
+  }
+  const text = encodeLockFile("spring", tasks);
+  // Per id: equal strings (copies), another request hash, or nothing known.
+  const copy = (s: string) => s.split("").join("");
+  const known = new Map<string, { id: string; requestHash: string }>();
+  let i = 0;
+  for (const [id, t] of tasks) {
+    const mode = i++ % 3;
+    if (mode === 2) continue;
+    known.set(id, { id: copy(id), requestHash: mode === 1 ? `${t.request_hash}0` : copy(t.request_hash) });
+  }
+  const plain = parseLockFileText(text);
+  const shared = parseLockFileText(text, (id) => known.get(id));
+  if (typeof plain === "string" || typeof shared === "string") throw new Error(`unreadable: ${String(plain)} ${String(shared)}`);
+  assert.equal([...shared.tasks.keys()], [...plain.tasks.keys()]);
+  for (const [id, t] of plain.tasks) {
+    if (!sameJson(shared.tasks.get(id), t)) assert.equal(shared.tasks.get(id), t, id);
+    assert.equal(t, tasks.get(id), id);
+  }
+  // A damaged line: the same message either way.
+  const lines = text.split("\n");
+  lines[6] = lines[6]!.replace('"at":[', '"at":["x",');
+  lines[8] = lines[8]!.slice(0, 40);
+  const damaged = lines.join("\n");
+  const message = parseLockFileText(damaged);
+  assert.type(message, "string");
+  assert.ok(/line 7: .*line 9: /.test(message as string), String(message));
+  assert.is(parseLockFileText(damaged, (id) => known.get(id)), message);
+});
+
 test.run();
