@@ -57,11 +57,14 @@ t("with callbacks on, 40 video tasks at 4 slots finish with about 1 query per ta
   assert.ok(Object.values(r.lock.tasks).every((x) => x.state === "downloaded"));
 });
 
-t("with callbacks off (--no-callbacks), the same run polls: more queries than with callbacks", async () => {
+t("with callbacks off (--no-callbacks), the same run polls: every task's end is learned from a query answer", async () => {
   const r = await videoRun(12, {}, { callbacks: false });
   assert.is(r.summary.exitCode, 0);
   assert.is(r.stats.callbacks.delivered + r.stats.callbacks.skipped + r.stats.callbacks.failed, 0, "no callback address was sent");
-  assert.ok(r.queries >= 12, `queries: ${r.queries}`);
+  // Not a count of queries: one query covers every task in flight, so on a slow machine,
+  // where ends bunch up, 12 ends took 10 queries (a CI failure of ">= 12"). The emulator
+  // counts the tasks whose end an answer showed, however many one query covered.
+  assert.is(r.stats.tasks.endsAnswered, 12, `ends shown by a query answer: ${r.stats.tasks.endsAnswered} (queries: ${r.queries})`);
 });
 
 t("with most callbacks lost (emulator dropRate 0.7), the run still ends done by polling, each task created once", async () => {
