@@ -45,14 +45,25 @@ export interface LinkedFile {
 export const position = (pos: SourcePos): string => `${pos.file}:${pos.line}:${pos.col}`;
 
 /** Where each downloaded file is, by content hash: upstream results named by URL are shown as files. */
-export type FilesByHash = ReadonlyMap<string, { readonly task: string; readonly output: LockOutput }>;
+export type FilesByHash = Pick<ReadonlyMap<string, { readonly task: string; readonly output: LockOutput }>, "get">;
 
 export const filesByHash = (lock: LockFile): Map<string, { task: string; output: LockOutput }> => {
   const map = new Map<string, { task: string; output: LockOutput }>();
-  for (const [id, task] of Object.entries(lock.tasks)) {
-    for (const output of task.outputs) if (output.sha256 && output.path && !map.has(output.sha256)) map.set(output.sha256, { task: id, output });
+  // for...in, not Object.entries: a lockfile whose records are decoded as read (a run's end) holds one at a time.
+  for (const id in lock.tasks) {
+    for (const output of lock.tasks[id]!.outputs) if (output.sha256 && output.path && !map.has(output.sha256)) map.set(output.sha256, { task: id, output });
   }
   return map;
+};
+
+/**
+ * `filesByHash`, made at its first look-up: only a request with an input given by URL
+ * looks one up, and the map holds every downloaded output (200,000 of them, decoded, at
+ * a large run's end).
+ */
+export const filesByHashWhenAsked = (lock: LockFile): FilesByHash => {
+  let made: FilesByHash | undefined;
+  return { get: (sha256) => (made ??= filesByHash(lock)).get(sha256) };
 };
 
 const IMAGE_NOT_SETTINGS = new Set(["prompt", "image_list", "element_list", "external_task_id", "watermark_info", "callback_url"]);

@@ -10,7 +10,7 @@ import type { LockFile, LockTask } from "../state/LockFile.js";
 import type { ResultState } from "../outputs/resultState.js";
 import { resultKey } from "../outputs/scanResults.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
-import { type FilesByHash, type LinkedFile, type RequestView, downstreamIndex, filesByHash, position, requestView, upstreamFiles } from "./provenance.js";
+import { type FilesByHash, type LinkedFile, type RequestView, downstreamIndex, filesByHashWhenAsked, position, requestView, upstreamFiles } from "./provenance.js";
 import { recordedStanding, type Standings, standingOf } from "./standing.js";
 
 /** What an earlier results.jsonl said made a task: kept for tasks the manifest no longer makes. */
@@ -70,7 +70,7 @@ export const provenanceOf = (
   lock,
   ...(planned ? { planned } : {}),
   ...more,
-  files: filesByHash(lock),
+  files: filesByHashWhenAsked(lock),
   downstream: downstreamIndex(lock),
 });
 

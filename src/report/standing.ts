@@ -38,7 +38,9 @@ export const recordedStanding = (t: Pick<LockTask, "pruned_at" | "superseded_by"
 export const standings = (lock: LockFile, plan?: Pick<PlanResult, "entries">): Standings => {
   const of = new Map<string, Exclude<Standing, "current">>();
   const supersededBy = new Map<string, string>();
-  for (const [id, t] of Object.entries(lock.tasks)) {
+  // for...in, not Object.entries: records decoded as read (a run's end) are held one at a time.
+  for (const id in lock.tasks) {
+    const t = lock.tasks[id]!;
     if (t.pruned_at !== undefined) of.set(id, "pruned");
     else if (t.superseded_by !== undefined || t.abandoned !== undefined) {
       of.set(id, "superseded");

@@ -114,8 +114,6 @@ class ChargeTotals {
   }
 }
 
-const byId = (lock: LockFile): [string, LockTask][] =>
-  Object.entries(lock.tasks).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** The billing summary of a lockfile (exact decimal sums of the service's amounts). */
 export const summarizeBilling = (lock: LockFile): BillingSummary => {
@@ -123,8 +121,10 @@ export const summarizeBilling = (lock: LockFile): BillingSummary => {
   const states = noStates();
   const jobs = new Map<string, { totals: ChargeTotals; tasks: number; states: Record<TaskState, number> }>();
   const failed: FailedTaskSummary[] = [];
-  const tasks = byId(lock);
-  for (const [id, task] of tasks) {
+  // By id; each record read as it is summed (a run's end decodes held records as they are read).
+  const ids = Object.keys(lock.tasks).sort();
+  for (const id of ids) {
+    const task = lock.tasks[id]!;
     all.add(id, task.billing);
     states[task.state] += 1;
     const job = jobs.get(task.job) ?? { totals: new ChargeTotals(), tasks: 0, states: noStates() };
@@ -148,7 +148,7 @@ export const summarizeBilling = (lock: LockFile): BillingSummary => {
   }
   return {
     name: lock.name,
-    tasks: tasks.length,
+    tasks: ids.length,
     states,
     ...all.result(),
     jobs: [...jobs.entries()]

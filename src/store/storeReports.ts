@@ -31,7 +31,8 @@ export const writeReportsToStore = async (input: Omit<ReportInput, "outputsDir">
     // The writer describes only folders that exist (a folder moved away has nothing to
     // describe): here every result's folder exists, in the store.
     const folders = new Set<string>();
-    for (const task of Object.values(input.lock.tasks)) for (const o of task.outputs) if (o.path) folders.add(dirname(join(stage, ...o.path.split("/"))));
+    // for...in: records decoded as read (a run's end) are held one at a time.
+    for (const id in input.lock.tasks) for (const o of input.lock.tasks[id]!.outputs) if (o.path) folders.add(dirname(join(stage, ...o.path.split("/"))));
     for (const folder of folders) if (folder.startsWith(stage + sep)) await mkdir(folder, { recursive: true });
     // The results' states from the store's listing (listed once per run, kept up to date by its writes).
     // Downstream requests are expanded again from the store's results (`item.file` is then the

@@ -47,7 +47,8 @@ export const runWithLockStats = async (
       ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     });
     o.onPhase?.("reports");
-    const lock = yield* store.snapshot;
+    // As a run's end reads them (runLoadedManifest): decoded as read in a large run.
+    const lock = yield* store.frozenSnapshot;
     yield* Effect.promise(() => writeReports({ lock, outputsDir: manifest.outputsDir, manifestName: manifest.name, env: {} }));
     o.onPhase?.("close");
     return result;

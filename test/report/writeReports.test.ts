@@ -167,4 +167,37 @@ test("terminal escapes and control characters from the service or data files are
   assert.not.ok(/[\u0000-\u0009\u000b-\u001f\u202e]/.test(status), status);
 });
 
+
+test("task.json is written beside a task's files only where its folder exists, left as it is when unchanged (same file), replaced when the record changes, and no temp file stays", async () => {
+  const out = await tempDir();
+  const lock = {
+    ...fixtureLock,
+    tasks: Object.fromEntries(
+      Array.from({ length: 600 }, (_, i) => [
+        `spring-stills-${String(i).padStart(20, "0")}`,
+        { ...Object.values(fixtureLock.tasks)[0]!, job: "stills", dir: `stills/${i}`, outputs: [{ type: "image" as const, index: 0, variant: "main" as const, path: `stills/${i}/image-1.png`, size: 1 }] },
+      ]),
+    ),
+  };
+  // Folders for all but the last hundred (moved away: nothing to describe).
+  const { mkdir } = await import("node:fs/promises");
+  for (let i = 0; i < 500; i++) await mkdir(join(out, "stills", String(i)), { recursive: true });
+  await writeReports({ lock, outputsDir: out, manifestName: "spring", now: NOW });
+  const sidecar = (i: number) => join(out, "stills", String(i), "task.json");
+  for (let i = 0; i < 500; i++) {
+    const record = JSON.parse(await readFile(sidecar(i), "utf8")) as { id: string; dir: string };
+    assert.is(record.dir, `stills/${i}`);
+  }
+  assert.equal((await readdir(join(out, "stills"))).filter((n) => n !== "metadata.jsonl").length, 500, "no folder made for the tasks whose folder is gone");
+  const before = await stat(sidecar(7));
+  const changedId = `spring-stills-${String(8).padStart(20, "0")}`;
+  const changed = { ...lock, tasks: { ...lock.tasks, [changedId]: { ...lock.tasks[changedId]!, updated_at: NOW + 5 } } };
+  await writeReports({ lock: changed, outputsDir: out, manifestName: "spring", now: NOW, force: true });
+  const after = await stat(sidecar(7));
+  assert.is(after.ino, before.ino, "an unchanged task.json is not rewritten");
+  assert.is(after.mtimeMs, before.mtimeMs);
+  assert.match(await readFile(sidecar(8), "utf8"), new Date(NOW + 5).toISOString());
+  for (let i = 0; i < 500; i++) assert.equal(await readdir(join(out, "stills", String(i))), ["task.json"], `folder ${i}`);
+});
+
 test.run();
