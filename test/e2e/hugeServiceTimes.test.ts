@@ -7,7 +7,7 @@
 // on every later call, for good. The lockfile line below is what a run against a proxy
 // setting create_time/update_time to 1e300 wrote (the task's other fields untouched).
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
@@ -43,6 +43,14 @@ jobs:
     const result = await execa("node", [bin, "report", "m.yaml"], { cwd: dir, reject: false, all: true });
     assert.not.equal(result.exitCode, 70, `internal error: ${result.all}`);
     assert.not.match(result.all ?? "", "Invalid time value");
+    // The reports are written, the times no Date can show left out (unknown), the others kept.
+    assert.is(result.exitCode, 0, result.all);
+    const record = JSON.parse(readFileSync(join(dir, "out", "results.jsonl"), "utf8").trim().split("\n")[0]!) as { times: Record<string, string | undefined> };
+    assert.equal(Object.keys(record.times).sort(), ["deleted_at_service", "planned", "submitted", "updated"]);
+    assert.is(record.times["updated"], new Date(1795772838959).toISOString());
+    // status reads it too.
+    const status = await execa("node", [bin, "status", "m.yaml", "--json"], { cwd: dir, reject: false, all: true });
+    assert.is(status.exitCode, 0, status.all);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
