@@ -26,7 +26,8 @@ import { interpretAnswer, interpretTaskAnswer, type TaskAnomaly, type TaskAnswer
 import { stringifyExact } from "./exactJson.js";
 import { serviceTextCleaner } from "./neutralise.js";
 import { withRetry } from "./retry.js";
-import { decodeText, destroyAgents, flatHeaders, headerValue, makeAgents, readBody, RequestWithheld, sendRequest } from "./httpTransport.js";
+import { AddressRefused, decodeText, destroyAgents, flatHeaders, headerValue, hostAddressClasses, makeAgents, readBody, RequestWithheld, sendRequest } from "./httpTransport.js";
+import { resultAddressRefusal, type AddressClass } from "../protocol/AddressClass.js";
 import {
   paths,
   type CursorPage,
@@ -595,7 +596,14 @@ const make = (config: OmniClientConfig) =>
     const findImageByExternalId = (externalId: string, opts?: FindImageOptions) =>
       Effect.map(findImagesByExternalIds([externalId], opts), (found) => found.get(externalId));
 
-    const downloadOnce = (url: string) =>
+    // Result links lead only to public addresses, or to addresses of a class the service's
+    // own is on (the emulator on loopback): checked at connect time (AddressClass.ts).
+    let serviceClasses: Promise<ReadonlySet<AddressClass>> | undefined;
+    const linkGuard = Effect.promise(() => (serviceClasses ??= hostAddressClasses(base.hostname))).pipe(
+      Effect.map((classes) => (address: string) => resultAddressRefusal(address, classes)),
+    );
+
+    const downloadOnce = (url: string, refuseAddress: (address: string) => string | undefined) =>
       Effect.async<DownloadResponse, ApiError>((resume) => {
         let target: URL;
         try {
@@ -639,7 +647,7 @@ const make = (config: OmniClientConfig) =>
             Effect.fail(
               new TransportError({
                 operation: "download",
-                phase: !(error instanceof RedirectRefused) && code !== undefined && connectCodes.has(code) ? "connect" : "sent",
+                phase: error instanceof AddressRefused || (!(error instanceof RedirectRefused) && code !== undefined && connectCodes.has(code)) ? "connect" : "sent",
                 reason: scrub(`${error instanceof RedirectRefused ? error.message : errorText(error)} (${urlForMessage(url)})`),
               }),
             ),
@@ -650,7 +658,7 @@ const make = (config: OmniClientConfig) =>
         const get = (href: URL, hops: number) => {
           current = sendRequest(
             href,
-            { method: "GET", headers, agents: downloadAgents },
+            { method: "GET", headers, agents: downloadAgents, refuseAddress },
             (response) => {
               if (ended) {
                 response.destroy();
@@ -743,7 +751,7 @@ const make = (config: OmniClientConfig) =>
       });
     };
 
-    const download = (url: string) => idempotent(downloadOnce(url));
+    const download = (url: string) => Effect.flatMap(linkGuard, (refuse) => idempotent(downloadOnce(url, refuse)));
 
     const stats = Effect.sync((): ClientStats => ({ requests: { ...counts } }));
 

@@ -10,10 +10,13 @@
 // needed to send a small JSON request and read a small JSON answer, or to hand on a body.
 // Callbacks, not promises: exactly one of a request's callbacks is called, once.
 
+import dns, { type LookupAddress } from "node:dns";
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
 import https from "node:https";
+import { isIP } from "node:net";
 import { TLSSocket } from "node:tls";
 import zlib from "node:zlib";
+import { addressClass, type AddressClass } from "../protocol/AddressClass.js";
 
 export interface Agents {
   readonly http: http.Agent;
@@ -63,11 +66,18 @@ export const sendRequest = (
     readonly body?: string;
     readonly agents: Agents;
     readonly lastCheck?: () => boolean;
+    /** Why a connection to this address must not be made (AddressClass.ts), checked at connect time; undefined: allowed. */
+    readonly refuseAddress?: (address: string) => string | undefined;
   },
   onResponse: (response: IncomingMessage) => void,
   onError: (error: Error) => void,
 ): http.ClientRequest => {
-  const options = { method: init.method, headers: init.headers };
+  const refuse = init.refuseAddress;
+  // A literal address is connected to without a lookup: judged here, before anything is sent.
+  const literal = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const refusedLiteral = refuse && isIP(literal) ? refuse(literal) : undefined;
+  if (refusedLiteral !== undefined) throw new AddressRefused(refusedLiteral);
+  const options = { method: init.method, headers: init.headers, ...(refuse ? { lookup: guardedLookup(refuse) } : {}) };
   const request =
     url.protocol === "http:"
       ? http.request(url, { ...options, agent: init.agents.http }, onResponse)
@@ -104,6 +114,39 @@ export const sendRequest = (
     else socket.once(socket instanceof TLSSocket ? "secureConnect" : "connect", write);
   });
   return request;
+};
+
+/** A connection refused by `refuseAddress`: nothing was sent. */
+export class AddressRefused extends Error {}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * dns.lookup, keeping only the addresses `refuse` allows: the socket connects to what this
+ * answered, so a name that resolves elsewhere later (DNS rebinding) is judged again then.
+ */
+const guardedLookup =
+  (refuse: (address: string) => string | undefined) =>
+  (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, "");
+      const allowed = addresses.filter((a) => refuse(a.address) === undefined);
+      if (allowed.length === 0) {
+        return callback(new AddressRefused(`${hostname}: ${refuse(addresses[0]?.address ?? "") ?? "no address"}`) as NodeJS.ErrnoException, "");
+      }
+      if (options.all) callback(null, allowed);
+      else callback(null, allowed[0]!.address, allowed[0]!.family);
+    });
+  };
+
+/** The classes of address a host is on: its literal's, `localhost`'s, or those its name resolves to (none when it does not). */
+export const hostAddressClasses = (hostname: string): Promise<ReadonlySet<AddressClass>> => {
+  const host = hostname.replace(/^\[(.*)\]$/, "$1");
+  if (isIP(host)) return Promise.resolve(new Set([addressClass(host)]));
+  if (host === "localhost" || host.endsWith(".localhost")) return Promise.resolve(new Set(["loopback"]));
+  return new Promise((resolve) =>
+    dns.lookup(host, { all: true }, (error, addresses) => resolve(new Set(error ? [] : addresses.map((a) => addressClass(a.address))))),
+  );
 };
 
 const empty = Buffer.alloc(0);

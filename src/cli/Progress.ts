@@ -379,7 +379,7 @@ export const formatSummary = (s: RunSummary): string => {
     for (const l of lost.slice(0, 20)) lines.push(`    ${resultName({ ...l, index: 0 })}${l.at !== undefined ? `, ${l.why === "deleted" ? "deleted" : "expired"} ${new Date(l.at).toISOString().slice(0, 10)}` : ""}`);
     if (lost.length > 20) lines.push(`    ... and ${lost.length - 20} more (see results.jsonl)`);
   }
-  lines.push("", `exit ${s.exitCode}: ${s.emulated ? "emulated run: " : ""}${verdict[s.outcome]}${s.reason && s.outcome !== "failed" ? ` (${s.reason})` : ""}`, "");
+  lines.push("", `exit ${s.exitCode}: ${s.emulated ? "emulated run: " : ""}${verdict[s.outcome]}${s.reason ? ` (${s.reason})` : ""}`, "");
   // Messages, ids and names come from the service and from data files: shown, never obeyed.
   return lines.map(neutralise).join("\n");
 };

@@ -327,10 +327,13 @@ export const makePlanning = (deps: PlanningDeps) => {
               if (items.length === 0) continue;
             }
             let tasks: PlannedTask[];
+            const key = `${job.id}\u0000${entry.task.id}`;
             try {
               tasks = manifest.expandDownstream(job.id, items);
+              unexpanded.delete(key);
             } catch (error) {
               deps.emit({ type: "notice", level: "warn", message: `${job.id}: cannot expand from ${entry.task.id}: ${(error as Error).message}` });
+              unexpanded.set(key, `${job.id} from ${entry.task.id}`);
               continue;
             }
             for (const t of tasks) {
@@ -347,8 +350,10 @@ export const makePlanning = (deps: PlanningDeps) => {
 
   /** Downstream tasks not sent because an upstream result they need is deleted at the service. */
   const held = new Set<string>();
+  /** Downstream jobs whose tasks could not be made from an upstream task's results (job and upstream task): the run does not end 0. */
+  const unexpanded = new Map<string, string>();
 
-  return { admit, retry, expand, upstreamItems, held, lostOfRun };
+  return { admit, retry, expand, upstreamItems, held, unexpanded, lostOfRun };
 };
 
 export type Planning = ReturnType<typeof makePlanning>;

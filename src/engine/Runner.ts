@@ -293,7 +293,7 @@ export const runEngine = (
       }
       const ended = yield* now;
       const lost = yield* planning.lostOfRun;
-      return summarize(table, recorder, manifest, ended - started, hold, lost, planning.held.size);
+      return summarize(table, recorder, manifest, ended - started, hold, lost, planning.held.size, [...planning.unexpanded.values()]);
     }),
   ).pipe(
     Effect.mapError((error) =>

@@ -39,6 +39,7 @@ export const summarize = (
   hold?: ReviewHold,
   lost: readonly LostResult[] = [],
   held: number = 0,
+  unexpanded: readonly string[] = [],
 ): RunnerResult => {
   const counts: Record<string, { total: number; done: number; inFlight: number; queued: number; failed: number; rejected: number }> = {};
   const zero = () => ({ total: 0, done: 0, inFlight: 0, queued: 0, failed: 0, rejected: 0 });
@@ -108,6 +109,11 @@ export const summarize = (
   if ((outcome === "done" || outcome === "review") && (lost.length > 0 || held > 0)) {
     outcome = "lost";
     reason = `${lost.length} result(s) lost: deleted at the service and not in the outputs folder${held > 0 ? `; ${held} downstream task(s) wait on them` : ""}`;
+  }
+  // Downstream tasks that could not be made (an upstream result not a valid input) were never created: not "all done".
+  if (outcome === "done" && unexpanded.length > 0) {
+    outcome = "failed";
+    reason = `downstream tasks could not be made (${unexpanded.length}: ${unexpanded.slice(0, 3).join(", ")}${unexpanded.length > 3 ? ", ..." : ""}; see the warnings above)`;
   }
   const jobs: Record<string, JobCounts> = {};
   for (const [id, c] of Object.entries(counts)) {

@@ -33,8 +33,12 @@ export interface LocalImage {
   readonly probe: ImageInfo | ProbeFailure;
 }
 
-/** Reads a local image (path relative to the manifest); a reason when it cannot. */
-export type ReadImage = (src: string) => LocalImage | { readonly error: string };
+/**
+ * Reads a local image (path relative to the manifest); a reason when it cannot. With
+ * `expectSha256` (an upstream result's recorded hash) a copy read earlier is used only
+ * when it holds those bytes; otherwise the file is read again (it may have been restored).
+ */
+export type ReadImage = (src: string, expectSha256?: string) => LocalImage | { readonly error: string };
 
 /** One upstream thing a downstream task is made from, as templates see it. */
 export interface ItemSource {
@@ -44,6 +48,13 @@ export interface ItemSource {
   readonly vars: Record<string, unknown>;
   /** URL -> `sha256:<hex>`: identity uses content, never the signed, expiring URL. */
   readonly urlToContent: ReadonlyMap<string, string>;
+  /**
+   * An upstream result's file in the outputs folder (`item.file`) -> its link at the
+   * service. The file is sent only while it holds the recorded bytes (its sha256 in
+   * `urlToContent`); edited or missing, the link is sent instead: the same content, so the
+   * same task, never one made from what happens to be on disk.
+   */
+  readonly fileLinks?: ReadonlyMap<string, string>;
   readonly folder: string;
   readonly upstream: { readonly job: string; readonly task: string; readonly output: number };
 }
@@ -281,7 +292,16 @@ export const expandJob = (
       noteInput(input, field, src);
       return src;
     }
-    const read = state.readImage(src);
+    // An upstream result's file: only the bytes its record names are sent.
+    const recorded = item?.urlToContent.get(src)?.replace(/^sha256:/, "");
+    const read = state.readImage(src, recorded);
+    if (recorded !== undefined && ("error" in read || read.sha256 !== recorded)) {
+      const link = item?.fileLinks?.get(src);
+      if (link !== undefined) {
+        noteInput(input, field, link);
+        return link;
+      }
+    }
     if ("error" in read) {
       sink.add({ path: v.path }, `image '${src}' ${read.error}`, "error", label);
       failed = true;

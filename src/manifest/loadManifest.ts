@@ -53,10 +53,11 @@ const invalid = (diagnostics: readonly Diagnostic[]): ManifestInvalid =>
 /** Reads local images once each, however many tasks use them. */
 const imageReader = (baseDir: string): ReadImage => {
   const cache = new Map<string, LocalImage | { error: string }>();
-  return (src) => {
+  return (src, expectSha256) => {
     const file = resolve(baseDir, src);
     const cached = cache.get(file);
-    if (cached) return cached;
+    // An upstream result read before it was restored (or edited since) is read again.
+    if (cached && (expectSha256 === undefined || ("sha256" in cached && cached.sha256 === expectSha256))) return cached;
     let result: LocalImage | { error: string };
     // Only a regular file, bounded while reading (a FIFO or /dev/zero named as an image).
     const read = readRegularFileSync(file, MAX_IMAGE_BYTES);
@@ -341,6 +342,8 @@ const makeLoaded = (args: {
       [it.url, `sha256:${it.sha256}`],
       [it.file, `sha256:${it.sha256}`],
     ];
+    // A file in the outputs folder stands for the recorded result only while it holds its bytes; else its link does (expandJob).
+    const linkOf = (it: UpstreamItem): [string, string][] => (it.file !== "" && it.file !== it.url ? [[it.file, it.url]] : []);
     if (job.forEach.mode === "outputs") {
       for (const it of items) {
         sources.push({
@@ -348,6 +351,7 @@ const makeLoaded = (args: {
           item: { url: it.url, file: it.file, sha256: it.sha256, index: it.index + 1, type: it.type, task: it.task, job: it.job, vars: it.vars },
           vars: { job: it.job, task: it.task, index: it.index, vars: it.vars },
           urlToContent: new Map(contentOf(it).filter(([k]) => k !== "")),
+          fileLinks: new Map(linkOf(it)),
           folder: `${upstreamFolder(it.task, it.vars)}-${it.index + 1}`,
           upstream: { job: it.job, task: it.task, output: it.index },
         });
@@ -371,6 +375,7 @@ const makeLoaded = (args: {
           },
           vars: { job: first.job, task, vars: first.vars },
           urlToContent: new Map(sorted.flatMap(contentOf).filter(([k]) => k !== "")),
+          fileLinks: new Map(sorted.flatMap(linkOf)),
           folder: upstreamFolder(task, first.vars),
           upstream: { job: first.job, task, output: -1 },
         });

@@ -14,6 +14,24 @@ export const cashCharged = (billing: readonly BillingEntry[], currency: string):
       .map((b) => max(amountOf(b.amount), ZERO)),
   );
 
+/**
+ * The account's currency as the charges show it: the one currency every cash entry that
+ * names one names; undefined when none does, or when they name several. Image charges
+ * come without a currency (they are in the account's): a record made before the first
+ * video charge showed it keeps none, and is read in this one.
+ */
+export const accountCurrency = (billings: Iterable<readonly BillingEntry[]>): string | undefined => {
+  let found: string | undefined;
+  for (const billing of billings) {
+    for (const b of billing) {
+      if (b.charge_type !== "cash" || b.currency === undefined || b.currency === found) continue;
+      if (found !== undefined) return undefined;
+      found = b.currency;
+    }
+  }
+  return found;
+};
+
 /** Cash charged per currency over many tasks' billing (decimal strings); `also` is listed at 0 when nothing was charged in it. */
 export const cashByCurrency = (billings: Iterable<readonly BillingEntry[]>, also?: string): Record<string, string> => {
   const all = [...billings].flat();

@@ -13,6 +13,7 @@ import type { ApiError } from "../api/ApiError.js";
 import { classify } from "../api/classify.js";
 import { OmniClient, type OmniClientService } from "../api/OmniClient.js";
 import { RunPolicy, type Policy } from "../policy/Policy.js";
+import { linkRefused } from "../protocol/AddressClass.js";
 import { outputKey, type RemoteOutput } from "../protocol/TaskView.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { StoreError } from "../store/ObjectStore.js";
@@ -93,7 +94,11 @@ const isHttpUrl = (url: string): boolean => {
   }
 };
 
+/** A result link the client refused for the address it leads to (AddressClass.ts): no retry can fetch it. */
+const refusedLink = (error: ApiError): boolean => error._tag === "TransportError" && error.reason.includes(linkRefused);
+
 const attemptFromApi = (error: ApiError): Attempt => {
+  if (refusedLink(error)) return new Attempt({ message: error.message, refresh: false, fatal: true });
   if (error._tag === "ServiceError" && (error.httpStatus === 403 || error.httpStatus === 410 || error.httpStatus === 401)) {
     return new Attempt({ message: `${error.message} (link expired or refused; asking for a fresh one)`, refresh: true, fatal: false });
   }

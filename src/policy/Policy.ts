@@ -209,6 +209,19 @@ export const makePolicy = (scale = 1): Policy => ({
 /** Real service speed. */
 export const livePolicy: Policy = makePolicy(1);
 
+/**
+ * The waits that guard against paying twice, never shorter than `floor`'s (the real
+ * service's): how long a create whose answer proved nothing is looked up before it may be
+ * sent again, and how long a task the service said exists may stay invisible. A run
+ * against a service not on this machine applies this to whatever policy it was given, so
+ * a scaled policy meant for an emulator cannot shrink them against the real service.
+ */
+export const withSafetyFloors = (policy: Policy, floor: Policy = livePolicy): Policy => ({
+  ...policy,
+  unknownOutcomeWindow: Duration.max(policy.unknownOutcomeWindow, floor.unknownOutcomeWindow),
+  missingAfter: Duration.max(policy.missingAfter, floor.missingAfter),
+});
+
 /** For the in-process emulator (`--emulate`): everything twenty times quicker. */
 export const fastPolicy: Policy = makePolicy(0.05);
 

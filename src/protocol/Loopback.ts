@@ -13,3 +13,12 @@ export const isLoopbackHost = (hostname: string): boolean => {
 
 export const isLoopbackAddress = (address: string | undefined): boolean =>
   address !== undefined && isLoopbackHost(address);
+
+/** An http(s) address whose host is this machine by name or literal (not resolved: no DNS). */
+export const isLoopbackUrl = (url: string): boolean => {
+  try {
+    return isLoopbackHost(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+};

@@ -6,6 +6,7 @@ import type { TaskState } from "../state/LockFile.js";
 import type { BillingSummary, CashTotal, Charges, UnitTotal } from "./summarizeBilling.js";
 import { Decimal } from "./Decimal.js";
 import { neutralise } from "../api/neutralise.js";
+import { isoTime } from "../protocol/UnixMs.js";
 
 export interface DeletionWarning {
   readonly id: string;
@@ -87,7 +88,7 @@ export const formatBillingMarkdown = (summary: BillingSummary, deletions: readon
       row(["task", "job", "deleted at the service"]),
       "|---|---|---|",
     );
-    for (const d of deletions.slice(0, MAX_ROWS)) lines.push(row([d.id, d.job, new Date(d.deletesAt).toISOString()]));
+    for (const d of deletions.slice(0, MAX_ROWS)) lines.push(row([d.id, d.job, isoTime(d.deletesAt) ?? "unknown"]));
     if (deletions.length > MAX_ROWS) lines.push("", `... and ${deletions.length - MAX_ROWS} more: see results.jsonl (nearing_deletion).`);
     lines.push("");
   }

@@ -9,6 +9,7 @@ import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
 import type { ResultState } from "../outputs/resultState.js";
 import { resultKey } from "../outputs/scanResults.js";
+import { isoTime } from "../protocol/UnixMs.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type FilesByHash, type LinkedFile, type RequestView, downstreamIndex, filesByHashWhenAsked, position, requestView, upstreamFiles } from "./provenance.js";
 import { recordedStanding, type Standings, standingOf } from "./standing.js";
@@ -74,7 +75,8 @@ export const provenanceOf = (
   downstream: downstreamIndex(lock),
 });
 
-const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
+// A time no Date can show (a service sent 1e300, an older version recorded it) is left out, never a failed report.
+const iso = isoTime;
 
 /**
  * `states`: each result's state (present, restorable, lost) by `resultKey`, when the
@@ -95,7 +97,7 @@ export const resultLine = (id: string, task: LockTask, now: number, prov?: Prove
     state: task.state,
     standing,
     superseded_by: prov?.standing?.supersededBy.get(id) || task.superseded_by,
-    abandoned: task.abandoned ? { service: task.abandoned.service, at: new Date(task.abandoned.at).toISOString() } : undefined,
+    abandoned: task.abandoned ? { service: task.abandoned.service, at: iso(task.abandoned.at) } : undefined,
     task_id: task.task_id,
     attempt: task.attempt,
     take: task.take,

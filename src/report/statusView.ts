@@ -11,6 +11,7 @@ import { type Charges, summarizeBilling, TASK_STATES } from "./summarizeBilling.
 import { neutralise } from "../api/neutralise.js";
 import { recordedStanding, standingOf, type Standings } from "./standing.js";
 import { countResults, lostResults, resultName, type LostResult, type ResultCounts, type ScannedResult } from "../outputs/scanResults.js";
+import { isoTime } from "../protocol/UnixMs.js";
 
 export interface StatusView {
   readonly name: string;
@@ -116,7 +117,7 @@ export const statusView = (
     failures: groupFailures(lock, shape),
     nearing_deletion: ids
       .filter((id) => nearingDeletion(lock.tasks[id]!, now))
-      .map((id) => ({ id, job: lock.tasks[id]!.job, deletes_at: new Date(deletionTime(lock.tasks[id]!)!).toISOString() })),
+      .map((id) => ({ id, job: lock.tasks[id]!.job, deletes_at: isoTime(deletionTime(lock.tasks[id]!)) ?? "unknown" })),
     spent: { cash: spentAll.cash, units: spentAll.units },
     all,
     superseded: ofStanding("superseded").map((id) => {
@@ -126,7 +127,7 @@ export const statusView = (
         job: t.job,
         state: t.state,
         superseded_by: standing?.supersededBy.get(id) || t.superseded_by || "",
-        ...(t.abandoned ? { abandoned: { service: t.abandoned.service, at: new Date(t.abandoned.at).toISOString() } } : {}),
+        ...(t.abandoned ? { abandoned: { service: t.abandoned.service, at: isoTime(t.abandoned.at) ?? "unknown" } } : {}),
       };
     }),
     orphaned: ofStanding("orphaned").map((id) => ({ id, job: all_.tasks[id]!.job, state: all_.tasks[id]!.state })),

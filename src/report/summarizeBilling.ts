@@ -5,6 +5,7 @@
 import type { BillingEntry } from "../api/wire.js";
 import type { LockFile, LockTask, TaskState } from "../state/LockFile.js";
 import { Decimal } from "./Decimal.js";
+import { accountCurrency } from "../money/charges.js";
 
 export const TASK_STATES: readonly TaskState[] = [
   "planned",
@@ -70,6 +71,8 @@ const noStates = (): Record<TaskState, number> =>
 
 /** Accumulates billing entries of many tasks into exact totals. */
 class ChargeTotals {
+  /** `currency`: the account's, for cash entries that name none (image charges); "?" when unknown. */
+  constructor(private readonly currency = "?") {}
   private readonly cash = new Map<string, { charged: Decimal; list: Decimal; tasks: Set<string> }>();
   private readonly units = new Map<string, { units: Decimal; tasks: Set<string> }>();
 
@@ -77,7 +80,7 @@ class ChargeTotals {
     for (const entry of entries) {
       const amount = Decimal.of(entry.amount);
       if (entry.charge_type === "cash") {
-        const key = `${entry.currency ?? "?"}\u0000${entry.cash_type ?? "balance"}`;
+        const key = `${entry.currency ?? this.currency}\u0000${entry.cash_type ?? "balance"}`;
         const total = this.cash.get(key) ?? { charged: Decimal.zero, list: Decimal.zero, tasks: new Set<string>() };
         total.charged = total.charged.plus(amount);
         total.list = total.list.plus(entry.list_price === undefined ? amount : Decimal.of(entry.list_price));
@@ -117,23 +120,29 @@ class ChargeTotals {
 
 /** The billing summary of a lockfile (exact decimal sums of the service's amounts). */
 export const summarizeBilling = (lock: LockFile): BillingSummary => {
-  const all = new ChargeTotals();
+  // By id; each record read as it is summed (a run's end decodes held records as they are
+  // read), so the account's currency is found by a pass that keeps nothing either.
+  const ids = Object.keys(lock.tasks).sort();
+  const currency = accountCurrency(
+    (function* () {
+      for (const id of ids) yield lock.tasks[id]!.billing;
+    })(),
+  );
+  const all = new ChargeTotals(currency);
   const states = noStates();
   const jobs = new Map<string, { totals: ChargeTotals; tasks: number; states: Record<TaskState, number> }>();
   const failed: FailedTaskSummary[] = [];
-  // By id; each record read as it is summed (a run's end decodes held records as they are read).
-  const ids = Object.keys(lock.tasks).sort();
   for (const id of ids) {
     const task = lock.tasks[id]!;
     all.add(id, task.billing);
     states[task.state] += 1;
-    const job = jobs.get(task.job) ?? { totals: new ChargeTotals(), tasks: 0, states: noStates() };
+    const job = jobs.get(task.job) ?? { totals: new ChargeTotals(currency), tasks: 0, states: noStates() };
     job.totals.add(id, task.billing);
     job.tasks += 1;
     job.states[task.state] += 1;
     jobs.set(task.job, job);
     if (task.state === "failed" || task.state === "rejected") {
-      const own = new ChargeTotals();
+      const own = new ChargeTotals(currency);
       own.add(id, task.billing);
       failed.push({
         id,

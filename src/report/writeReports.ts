@@ -30,6 +30,7 @@ import { type Standings, standingsFor } from "./standing.js";
 import { lostMarkdown } from "./lostMarkdown.js";
 import { lostResults, resultKey, scanResults, statesOf, type ResultsAt, type SeenFile } from "../outputs/scanResults.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
+import { isoTime } from "../protocol/UnixMs.js";
 
 export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"] as const;
 /** Beside each task's files. */
@@ -239,7 +240,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
       "billing.json": () => [
         stableJson({
           ...summary,
-          nearing_deletion: deletions.map((d) => ({ id: d.id, job: d.job, deletes_at: new Date(d.deletesAt).toISOString() })),
+          nearing_deletion: deletions.map((d) => ({ id: d.id, job: d.job, deletes_at: isoTime(d.deletesAt) })),
         }),
       ],
       "billing.md": () => [markdownOf()],

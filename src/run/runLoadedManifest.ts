@@ -24,7 +24,9 @@ import { readReviewFile } from "../review/readReviewFile.js";
 import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js";
 import type { LinkScope } from "../outputs/OutputsFolderCheck.js";
 import { Engine } from "../engine/Engine.js";
-import { fastPolicy, livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
+import { fastPolicy, livePolicy, makePolicy, RunPolicy, withSafetyFloors, type Policy } from "../policy/Policy.js";
+import { timeScaleFor } from "../policy/timeScale.js";
+import { isLoopbackUrl } from "../protocol/Loopback.js";
 import { ownFolders } from "../engine/ownFolders.js";
 import { reviewText } from "../engine/Summary.js";
 import type { RunSelection } from "../engine/RunSelection.js";
@@ -132,8 +134,13 @@ export interface RunManifestOptions {
   /** Aborting stops the run at once (exit 3), as SIGINT does. */
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: RunEvent) => void;
-  /** Retry and polling rhythms. Default: live speed, or quick with `emulate`. */
+  /** Retry and polling rhythms. Default: live speed, or quick with `emulate`. Against a service not on loopback its safety waits are never below the live ones (`withSafetyFloors`). */
   readonly policy?: Policy;
+  /**
+   * The value of OMNIBATCH_TIME_SCALE (the CLI passes it): every wait scaled by it, only
+   * with `emulate` or a loopback service; otherwise ignored with a warning. `policy` wins.
+   */
+  readonly timeScale?: string;
   /** Client settings beyond address and key (timeouts, batch size). */
   readonly client?: Partial<Omit<OmniClientConfig, "baseUrl" | "apiKey">>;
   readonly lockStore?: LockStoreOptions;
@@ -250,7 +257,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     // Outputs in an object store: opened and listed now, so a store that cannot be used
     // stops the run before anything is created.
     if (isStoreUrl(manifest.outputsDir)) outputStore = await openStoreSink(manifest.outputsDir, { env, ...options.store });
-    const policy = options.policy ?? (emulated ? fastPolicy : livePolicy);
+    // OMNIBATCH_TIME_SCALE only for an emulator; against another service the safety waits stay real (timeScale.ts).
+    const scaled = timeScaleFor(options.timeScale, { emulated, url: serviceUrl });
+    if (scaled.warning) onEvent?.({ type: "notice", level: "warn", message: scaled.warning });
+    const chosen = options.policy ?? (scaled.scale !== undefined ? makePolicy(scaled.scale) : emulated ? fastPolicy : livePolicy);
+    const policy = emulated || isLoopbackUrl(serviceUrl) ? chosen : withSafetyFloors(chosen);
     const policyLayer = RunPolicy.layer(policy);
     // An emulated run's service is new every time: no run trace (nothing to compare with).
     // The loaded records share the plan's ids and request hashes where equal (one copy of each held).

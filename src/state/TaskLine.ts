@@ -10,6 +10,7 @@
 import type { BillingEntry } from "../api/wire.js";
 import type { LockOutput, LockTask } from "./LockFile.js";
 import { sortKeys } from "./stableJson.js";
+import { isUnixMs } from "../protocol/UnixMs.js";
 
 /**
  * The rules a line was written with: the lockfile version (2 or 3) of its file, or of the
@@ -253,10 +254,12 @@ export const decodeTaskLine = (name: string, line: TaskLine, rules: LineRules = 
     billing: line.bill === undefined ? [] : line.bill.map(decodeBill),
   };
   if (line.task_id !== undefined) task.task_id = line.task_id;
-  if (at.length > 1 && at[1] !== null) task.planned_at = u - at[1]!;
-  if (at.length > 2 && at[2] !== null) task.submitted_at = u - at[2]!;
-  if (at.length > 3 && at[3] !== null) task.created_at = u - at[3]!;
-  if (at.length > 4 && at[4] !== null) task.finished_at = u - at[4]!;
+  // A time no Date can show (an older version recorded a service's create_time of 1e300)
+  // is read as unknown: it would break every report and the 30-day deletion reckoning.
+  if (at.length > 1 && at[1] !== null && isUnixMs(u - at[1]!)) task.planned_at = u - at[1]!;
+  if (at.length > 2 && at[2] !== null && isUnixMs(u - at[2]!)) task.submitted_at = u - at[2]!;
+  if (at.length > 3 && at[3] !== null && isUnixMs(u - at[3]!)) task.created_at = u - at[3]!;
+  if (at.length > 4 && at[4] !== null && isUnixMs(u - at[4]!)) task.finished_at = u - at[4]!;
   if (line.error !== undefined) task.error = line.error;
   if (line.upstream !== undefined) task.upstream = line.upstream;
   if (line.superseded_by !== undefined) task.superseded_by = line.superseded_by;

@@ -1,5 +1,6 @@
 // Expansion through loadManifest: requests, labels, folders, data files, downstream
 // jobs, the DAG and the guards, as the engine receives them.
+import { createHash } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
@@ -241,7 +242,9 @@ test("a rule broken by one expanded downstream item throws ManifestInvalid at th
 `, { "tiny.png": readFileSync(new URL("../fixtures/manifests/assets/tiny.png", import.meta.url)) });
   try {
     const loaded = await loadManifest(m.file);
-    loaded.expandDownstream("b", [{ job: "a", task: loaded.tasks[0]!.id, index: 0, type: "image", url: "https://r.test/a.png", file: join(m.dir, "tiny.png"), sha256: "a".repeat(64), vars: {} }]);
+    // The file holds the recorded result (its sha256): it is what is sent, so its rules apply.
+    const sha256 = createHash("sha256").update(readFileSync(join(m.dir, "tiny.png"))).digest("hex");
+    loaded.expandDownstream("b", [{ job: "a", task: loaded.tasks[0]!.id, index: 0, type: "image", url: "https://r.test/a.png", file: join(m.dir, "tiny.png"), sha256, vars: {} }]);
     assert.unreachable("should throw");
   } catch (error) {
     assert.instance(error, ManifestInvalid);

@@ -3,7 +3,7 @@
 
 import { resolve } from "node:path";
 import type { CallbackSetting } from "../../run/CallbackSetting.js";
-import { makePolicy } from "../../policy/Policy.js";
+import { timeScaleVariable } from "../../policy/timeScale.js";
 import { Progress, type ProgressMode } from "../Progress.js";
 import { runLoadedManifest } from "../../run/runManifest.js";
 import { budgetOutlook } from "../../manifest/budgetOutlook.js";
@@ -37,15 +37,6 @@ export const parseDuration = (text: string): number | undefined => {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text);
   if (!m) return undefined;
   return Math.round(Number(m[1]) * units[(m[2] ?? "s").toLowerCase()]!);
-};
-
-/**
- * OMNIBATCH_TIME_SCALE multiplies every wait and polling interval (1 = real service
- * speed). Only useful against an emulator whose clock runs faster, as the tests do.
- */
-const policyScale = (env: NodeJS.ProcessEnv): number | undefined => {
-  const n = Number(env["OMNIBATCH_TIME_SCALE"]);
-  return Number.isFinite(n) && n > 0 && n <= 1 ? n : undefined;
 };
 
 /** --no-callbacks / --callback-url / --callback-listen: undefined leaves the choice to the engine (on for loopback). */
@@ -259,7 +250,8 @@ export const runCommand = defineCommand({
     try {
       const summary = await runLoadedManifest(loaded, {
         env: io.env,
-        ...(policyScale(io.env) !== undefined ? { policy: makePolicy(policyScale(io.env)) } : {}),
+        // Every wait scaled, for an emulator only (src/policy/timeScale.ts).
+        ...(io.env[timeScaleVariable] !== undefined ? { timeScale: io.env[timeScaleVariable] } : {}),
         ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
         ...(v.emulate ? { emulate: true } : {}),
         ...(concurrency !== undefined ? { concurrency } : {}),
