@@ -9,6 +9,7 @@ import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
 import { settleUnknown } from "./createRules.js";
 import { lendPauseMs, mayLend, mayLendLater, type Lender } from "./cueRules.js";
 import { durationKey } from "./DurationEvidence.js";
+import { afterSucceeded, expectedResults, listedResults } from "./resultCount.js";
 import type { Asked, LookedUpUnknown, OddTask } from "./EngineEvent.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
 import { notice, record, retryAllowed, watermarkOf, type Out } from "./taskRules.js";
@@ -49,6 +50,28 @@ export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
     if (entry.recorded !== "succeeded") {
       record(out, entry, { state: "succeeded", ...base, finished_at: view.updatedAt, billing: view.billing as BillingEntry[] });
     }
+    // Too few results listed is not final (shown a moment later, or deleted): ask again,
+    // bounded; then fetch what is listed and record the rest lost (resultCount.ts).
+    const policy = table.config.policy;
+    const step = afterSucceeded(
+      expectedResults(task),
+      listedResults(task.kind, view.outputs),
+      { count: entry.shortAnswers, since: entry.shortSince },
+      now,
+      // Never before this run sent it: a service's odd time cannot make it look 30 days old.
+      entry.createdHere ? Math.max(view.updatedAt, entry.sentAt) : view.updatedAt,
+      { answers: policy.shortAnswers, waitMs: Duration.toMillis(policy.shortAnswerWait) },
+    );
+    if (step._tag === "AskAgain") {
+      if (entry.shortAnswers === 0) notice(out, "warn", `${task.id}: ${describeShort(task, view)}; asking again`);
+      entry.shortAnswers++;
+      entry.shortSince ??= now;
+      if (entry.phase !== "inflight") table.setPhase(entry, "inflight");
+      return;
+    }
+    entry.shortAnswers = 0;
+    entry.shortSince = undefined;
+    entry.shortWhy = step._tag === "GiveUp" ? step.why : undefined;
     out.effects.push({ _tag: "Links", id: task.id, outputs: view.outputs, at: now });
     table.setPhase(entry, "fetching");
     out.effects.push({ _tag: "Download", entry, view });
@@ -66,6 +89,9 @@ export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
     out.effects.push({ _tag: "Retry", task: next, firstAttempt: entry.firstAttempt, parentCreatedHere: entry.createdHere === true });
   }
 };
+
+const describeShort = (task: Entry["task"], view: TaskView): string =>
+  `the service answered "succeeded" listing ${listedResults(task.kind, view.outputs)} of the task's ${expectedResults(task)} result(s)`;
 
 /** The start-up lookup by external id: found tasks are adopted, absent ones may be sent. */
 export const onLookedUp = (out: Out, ids: readonly string[], found: ReadonlyMap<string, TaskView>): void => {

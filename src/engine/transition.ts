@@ -10,6 +10,7 @@ import { Duration } from "effect";
 import type { EngineEffect, EngineEvent, KnownRecord, Transition } from "./EngineEvent.js";
 import { applyView, onCallback, onLookedUp, onPolled, settleLoan } from "./followAnswers.js";
 import { lookupBeforeCreate } from "./createRules.js";
+import { expectedResults, withMissingResults } from "./resultCount.js";
 import { notice, record, type Out } from "./taskRules.js";
 import { tick } from "./tick.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
@@ -181,14 +182,21 @@ const step = (out: Out, event: EngineEvent): void => {
           : `${task.id}: create sent, outcome unknown (${event.message}); looking it up, not sent again while it may exist`,
       );
       return;
-    case "Fetched":
+    case "Fetched": {
       // Files here now: a record kept for a result the service deleted is no download.
       counters.downloaded += event.outputs.filter((o) => o.path && o.deleted_at === undefined).length;
       out.effects.push({ _tag: "Links", id: task.id, outputs: event.urls, at: now });
-      record(out, entry, { state: "downloaded", outputs: [...event.outputs] });
+      // Every result the task must have is recorded: one the service never listed (or
+      // listed without a link) is recorded lost, with why, never left out unnoticed.
+      const { outputs, missing } = withMissingResults(task.kind, expectedResults(task), event.outputs, now);
+      const why = entry.shortWhy ?? "the service listed fewer results than the task must have";
+      entry.shortWhy = undefined;
+      if (missing > 0) notice(out, "warn", `${task.id}: ${missing} paid result(s) lost: ${why}`);
+      record(out, entry, { state: "downloaded", outputs, ...(missing > 0 ? { error: { message: `${missing} result(s) lost: ${why}`, at: now } } : {}) });
       table.setPhase(entry, "done");
       out.effects.push({ _tag: "Expand", entry });
       return;
+    }
     case "FetchFailed":
       entry.fetchRounds++;
       notice(out, "warn", `${task.id}: download failed: ${event.message}`);
