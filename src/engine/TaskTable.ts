@@ -51,6 +51,8 @@ export interface Entry {
   sendFailures: number;
   /** Polls in a row whose answer did not include the task. */
   missingPolls: number;
+  /** Not shown by its task id for long, it was looked up by its external id once (then left stuck if not found). */
+  missingLookedUp?: boolean;
   /** `succeeded` answers in a row that listed too few results (resultCount.ts), and when the first came. */
   shortAnswers: number;
   shortSince?: number;
@@ -190,6 +192,7 @@ export class TaskTable {
       fetchRounds: 0,
       sendFailures: 0,
       missingPolls: 0,
+      missingLookedUp: undefined,
       shortAnswers: 0,
       shortSince: undefined,
       shortWhy: undefined,

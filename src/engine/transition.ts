@@ -11,7 +11,7 @@ import type { EngineEffect, EngineEvent, KnownRecord, Transition } from "./Engin
 import { applyView, onCallback, onLookedUp, onPolled, settleLoan } from "./followAnswers.js";
 import { lookupBeforeCreate } from "./createRules.js";
 import { expectedResults, withMissingResults } from "./resultCount.js";
-import { notice, record, type Out } from "./taskRules.js";
+import { enterUnknown, notice, record, type Out } from "./taskRules.js";
 import { tick } from "./tick.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
 
@@ -177,7 +177,9 @@ const step = (out: Out, event: EngineEvent): void => {
       notice(
         out,
         "warn",
-        event.exists
+        event.namedAnother
+          ? `${task.id}: ${event.message}; looking it up by its own external id, never created again`
+          : event.exists
           ? `${task.id}: the service says this id is in use (${event.message}); looking it up until it shows, never created again`
           : `${task.id}: create sent, outcome unknown (${event.message}); looking it up, not sent again while it may exist`,
       );
@@ -204,26 +206,6 @@ const step = (out: Out, event: EngineEvent): void => {
       table.setPhase(entry, entry.fetchRounds >= table.config.policy.downloadRounds ? "stuck" : "inflight");
       return;
   }
-};
-
-/**
- * The task may exist at the service (a create with no answer that settles it): it holds
- * its slots, stays busy (the run waits for it) and is looked up by external id with
- * each poll; only `settleUnknown` (createRules.ts) lets it be sent again.
- */
-export const enterUnknown = (out: Out, entry: Entry, sentAt: number, exists: boolean): void => {
-  const { table } = out;
-  table.setPhase(entry, "inflight");
-  table.hold(entry);
-  entry.taskId = undefined;
-  // The window runs from when the create could last have landed, not from its send: a
-  // slow request may be carried out just before the client gives up (or the run is
-  // killed), so the answer's time (the restart, for a record a killed run left) counts.
-  entry.unknownSince = Math.max(entry.unknownSince ?? sentAt, sentAt, out.now);
-  entry.existsAtService = entry.existsAtService === true || exists;
-  entry.lookupFirst = true;
-  entry.sentAt = out.now;
-  entry.missingPolls = 0;
 };
 
 /** What the lockfile says about an entry's task. */
