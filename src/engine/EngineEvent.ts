@@ -56,6 +56,8 @@ export type CreateOutcome =
       readonly message: string;
       readonly sentAt: number;
       readonly exists: boolean;
+      /** The create's answer named another task (the external id it echoed): created, but not known as which. */
+      readonly namedAnother?: boolean;
       readonly intentRecorded: boolean;
     };
 

@@ -36,8 +36,12 @@ export const makeFetching = (deps: FetchingDeps) => {
     const refresh = Effect.map(viewOne(adapters[entry.task.kind], view.taskId, watermarkOf(entry.task)), (v) =>
       v?.status === "succeeded" ? v.outputs : undefined,
     );
-    const previous = recorder.get(entry.task.id)?.outputs ?? [];
-    return downloader.fetchAll({ dir: entry.task.dir, ...(entry.task.name !== undefined ? { name: entry.task.name } : {}), outputs: view.outputs, previous, refresh }).pipe(
+    const record = recorder.get(entry.task.id);
+    const previous = record?.outputs ?? [];
+    // When it ended, by the service; never before this run (or an earlier one) sent it:
+    // a service's odd time cannot make a result just made look past its 30 days.
+    const endedAt = Math.max(view.updatedAt, record?.submitted_at ?? Number.NEGATIVE_INFINITY);
+    return downloader.fetchAll({ dir: entry.task.dir, ...(entry.task.name !== undefined ? { name: entry.task.name } : {}), outputs: view.outputs, previous, refresh, endedAt }).pipe(
       Effect.map((r): FetchOutcome => ({ _tag: "Fetched", id: entry.task.id, outputs: r.outputs, urls: r.urls })),
       Effect.catchAll((e) => Effect.succeed<FetchOutcome>({ _tag: "FetchFailed", id: entry.task.id, message: e.message })),
     );

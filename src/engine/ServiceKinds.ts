@@ -41,7 +41,7 @@ export interface KindAdapter {
     callbackUrl: string | undefined,
     beforeResend?: Effect.Effect<void, G>,
     lastCheck?: LastCheck<G>,
-  ) => Effect.Effect<{ readonly taskId: string; readonly createdAt: number }, ApiError | G>;
+  ) => Effect.Effect<{ readonly taskId: string; readonly createdAt: number; readonly externalId: string | undefined }, ApiError | G>;
   /** Tasks with these external ids, keyed by external id; absent ones are not (yet) visible. */
   readonly byExternalId: (ids: readonly string[], watermarkOf: (id: string) => boolean) => Effect.Effect<Map<string, TaskView>, ApiError>;
   /**
@@ -64,7 +64,7 @@ export const makeKindAdapters = (
       const request = task.request as VideoCreateRequest;
       // The body actually sent: the callback address is not part of the request (nor its hash or id).
       const body = url === undefined ? request : { ...request, options: { ...request.options, callback_url: url } };
-      return Effect.map(withRetry(client.createVideo(body, lastCheck), policy.requestRetry, beforeResend), (d) => ({ taskId: d.id, createdAt: d.create_time }));
+      return Effect.map(withRetry(client.createVideo(body, lastCheck), policy.requestRetry, beforeResend), (d) => ({ taskId: d.id, createdAt: d.create_time, externalId: d.external_id }));
     },
     byExternalId: (ids, watermarkOf) =>
       Effect.map(findVideosByExternalId(client, policy, ids), (m) => {
@@ -84,7 +84,7 @@ export const makeKindAdapters = (
     create: (task, url, beforeResend, lastCheck) => {
       const request = task.request as ImageCreateRequest;
       const body = url === undefined ? request : { ...request, callback_url: url };
-      return Effect.map(withRetry(client.createImage(body, lastCheck), policy.requestRetry, beforeResend), (d) => ({ taskId: d.task_id, createdAt: d.created_at }));
+      return Effect.map(withRetry(client.createImage(body, lastCheck), policy.requestRetry, beforeResend), (d) => ({ taskId: d.task_id, createdAt: d.created_at, externalId: d.task_info?.external_task_id }));
     },
     byExternalId: (ids, watermarkOf) =>
       Effect.map(findImagesByExternalId(client, policy, ids), (m) => {

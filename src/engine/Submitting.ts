@@ -15,7 +15,7 @@ import type { Policy, ProductKind } from "../policy/Policy.js";
 import type { TaskView } from "../protocol/TaskView.js";
 import type { LockfileWriteError } from "../state/LockfileError.js";
 import type { LockStoreService } from "../state/LockStore.js";
-import { afterCreateError, outOfSends, type CreateErrorStep } from "./createRules.js";
+import { afterCreateError, echoesAnotherTask, outOfSends, type CreateErrorStep } from "./createRules.js";
 import type { CreateOutcome, EngineEffect } from "./EngineEvent.js";
 import type { Planning, UpstreamLinks } from "./Planning.js";
 import type { Recorder } from "./Recorder.js";
@@ -122,7 +122,15 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
           Effect.either(adapters[task.kind].create(task, deps.callbackUrl, store.confirmLock, store.confirmLockNow)),
           lockFailureStops,
         );
-        if (result._tag === "Right") return { _tag: "Created", id, ...result.right, sentAt } as const;
+        if (result._tag === "Right") {
+          const { taskId, createdAt, externalId } = result.right;
+          if (!echoesAnotherTask(id, externalId)) return { _tag: "Created", id, taskId, createdAt, sentAt } as const;
+          // The answer names another task (its external id): its task id, results and
+          // charge are not ours. Something was created (the answer says so), so never sent
+          // again: its outcome is unknown, and the table looks it up by its own external id.
+          const message = `the create's answer names another task (external id ${externalId}, task ${taskId}); not taken as this task's`;
+          return { _tag: "Unknown", id, message, sentAt, exists: true, namedAnother: true, intentRecorded } as const;
+        }
         const error = result.left;
         const code = errorCode(error);
         let next: CreateErrorStep = afterCreateError(

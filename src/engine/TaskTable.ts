@@ -51,6 +51,13 @@ export interface Entry {
   sendFailures: number;
   /** Polls in a row whose answer did not include the task. */
   missingPolls: number;
+  /** Not shown by its task id for long, it was looked up by its external id once (then left stuck if not found). */
+  missingLookedUp?: boolean;
+  /** `succeeded` answers in a row that listed too few results (resultCount.ts), and when the first came. */
+  shortAnswers: number;
+  shortSince?: number;
+  /** Why the results it is fetching are fewer than it must have (given up asking), for the record. */
+  shortWhy?: string;
   /** A callback said it may have finished: query it soon (never believed as such). */
   cued?: boolean;
   /** When it was cued (the first cue since its last query). */
@@ -185,6 +192,10 @@ export class TaskTable {
       fetchRounds: 0,
       sendFailures: 0,
       missingPolls: 0,
+      missingLookedUp: undefined,
+      shortAnswers: 0,
+      shortSince: undefined,
+      shortWhy: undefined,
       // Every field from the start, and cleared by setting undefined, never `delete`: an
       // entry keeps one shape for its life (deleting a field made most entries
       // dictionary-mode objects, larger and slower to read, 200,000 of them at scale).

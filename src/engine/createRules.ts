@@ -7,6 +7,16 @@
 // proves the task exists: it is only ever adopted. The table side of the rule for
 // lockfile records (look up before the first create) is `Entry.lookupFirst`. Pure.
 
+/**
+ * Whether an answer (a create's, a query's) is about another task than ours: the service
+ * echoes the external id it holds (video `external_id`, image
+ * `task_info.external_task_id`); one present and different from ours means the answer's
+ * task id, state, results and charge belong to someone else. Absent (or empty): nothing
+ * to compare, the answer is taken as ours.
+ */
+export const echoesAnotherTask = (ours: string, echoed: string | undefined): boolean =>
+  typeof echoed === "string" && echoed.length > 0 && echoed !== ours;
+
 import { Duration } from "effect";
 import type { ErrorClass } from "../api/classify.js";
 import type { Policy } from "../policy/Policy.js";

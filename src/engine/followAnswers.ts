@@ -6,17 +6,33 @@ import { Duration } from "effect";
 import type { CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { BillingEntry } from "../api/wire.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
-import { settleUnknown } from "./createRules.js";
+import { echoesAnotherTask, settleUnknown } from "./createRules.js";
 import { lendPauseMs, mayLend, mayLendLater, type Lender } from "./cueRules.js";
 import { durationKey } from "./DurationEvidence.js";
+import { afterSucceeded, expectedResults, listedResults } from "./resultCount.js";
 import type { Asked, LookedUpUnknown, OddTask } from "./EngineEvent.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { notice, record, retryAllowed, watermarkOf, type Out } from "./taskRules.js";
+import { enterUnknown, notice, record, retryAllowed, watermarkOf, type Out } from "./taskRules.js";
 
 /** One task as the service shows it now: follow it, fetch its results, or record why it failed. */
 export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
   const { table, now } = out;
   const task = entry.task;
+  if (echoesAnotherTask(task.id, view.externalId)) {
+    // The answer is about another task (its external id): never its id, state, results or
+    // charge for ours. Ours was created (or may have been): its outcome is unknown, looked
+    // up by its own external id with each poll, never created again (exists).
+    notice(
+      out,
+      "warn",
+      `${task.id}: the service's answer for task ${view.taskId} names another task (external id ${view.externalId}); not taken as this task's: looking it up by its own external id`,
+    );
+    // A slot it lent comes back to it: it is held again while its outcome is unknown.
+    entry.lent = false;
+    entry.cued = false;
+    enterUnknown(out, entry, entry.unknownSince ?? entry.sentAt, true);
+    return;
+  }
   entry.taskId = view.taskId;
   entry.createdAt = view.createdAt;
   const base = { task_id: view.taskId, created_at: view.createdAt };
@@ -49,6 +65,28 @@ export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
     if (entry.recorded !== "succeeded") {
       record(out, entry, { state: "succeeded", ...base, finished_at: view.updatedAt, billing: view.billing as BillingEntry[] });
     }
+    // Too few results listed is not final (shown a moment later, or deleted): ask again,
+    // bounded; then fetch what is listed and record the rest lost (resultCount.ts).
+    const policy = table.config.policy;
+    const step = afterSucceeded(
+      expectedResults(task),
+      listedResults(task.kind, view.outputs),
+      { count: entry.shortAnswers, since: entry.shortSince },
+      now,
+      // Never before this run sent it: a service's odd time cannot make it look 30 days old.
+      entry.createdHere ? Math.max(view.updatedAt, entry.sentAt) : view.updatedAt,
+      { answers: policy.shortAnswers, waitMs: Duration.toMillis(policy.shortAnswerWait) },
+    );
+    if (step._tag === "AskAgain") {
+      if (entry.shortAnswers === 0) notice(out, "warn", `${task.id}: ${describeShort(task, view)}; asking again`);
+      entry.shortAnswers++;
+      entry.shortSince ??= now;
+      if (entry.phase !== "inflight") table.setPhase(entry, "inflight");
+      return;
+    }
+    entry.shortAnswers = 0;
+    entry.shortSince = undefined;
+    entry.shortWhy = step._tag === "GiveUp" ? step.why : undefined;
     out.effects.push({ _tag: "Links", id: task.id, outputs: view.outputs, at: now });
     table.setPhase(entry, "fetching");
     out.effects.push({ _tag: "Download", entry, view });
@@ -66,6 +104,9 @@ export const applyView = (out: Out, entry: Entry, view: TaskView): void => {
     out.effects.push({ _tag: "Retry", task: next, firstAttempt: entry.firstAttempt, parentCreatedHere: entry.createdHere === true });
   }
 };
+
+const describeShort = (task: Entry["task"], view: TaskView): string =>
+  `the service answered "succeeded" listing ${listedResults(task.kind, view.outputs)} of the task's ${expectedResults(task)} result(s)`;
 
 /** The start-up lookup by external id: found tasks are adopted, absent ones may be sent. */
 export const onLookedUp = (out: Out, ids: readonly string[], found: ReadonlyMap<string, TaskView>): void => {
@@ -95,23 +136,29 @@ export const onPolled = (
   const { table, now } = out;
   if (lookedUp) onUnknownLookedUp(out, lookedUp);
   const policy = table.config.policy;
-  const byTaskId = new Map<string, Entry>();
+  // Several entries may hold one task id (a create answer that named another task): each
+  // is given the answer, and the external id it echoes tells whose it is (applyView).
+  const byTaskId = new Map<string, Entry | Entry[]>();
   const flying: Entry[] = [];
   for (const a of asked) {
     const e = table.entries.get(a.id);
     if (e === undefined || e.taskId !== a.taskId) continue;
-    byTaskId.set(a.taskId, e);
+    const had = byTaskId.get(a.taskId);
+    byTaskId.set(a.taskId, had === undefined ? e : Array.isArray(had) ? [...had, e] : [had, e]);
     flying.push(e);
   }
   const seen = new Set<string>();
   const unasked: string[] = [];
   for (const view of views) {
-    const entry = byTaskId.get(view.taskId);
+    const entries = byTaskId.get(view.taskId);
     seen.add(view.taskId);
-    if (entry === undefined) unasked.push(view.taskId);
-    else if (entry.phase === "inflight") {
-      entry.missingPolls = 0;
-      applyView(out, entry, view);
+    if (entries === undefined) unasked.push(view.taskId);
+    else {
+      for (const entry of Array.isArray(entries) ? entries : [entries]) {
+        if (entry.phase !== "inflight" || entry.taskId !== view.taskId) continue;
+        entry.missingPolls = 0;
+        applyView(out, entry, view);
+      }
     }
   }
   if (unasked.length > 0) {
@@ -120,15 +167,28 @@ export const onPolled = (
   // Unreadable tasks of the answer: reported with what was wrong, asked again next poll
   // (not "missing": the service did show them).
   for (const o of odd) {
-    const entry = (o.taskId !== undefined ? byTaskId.get(o.taskId) : undefined) ?? (o.externalId !== undefined ? flying.find((e) => e.task.id === o.externalId) : undefined);
+    const held = o.taskId !== undefined ? byTaskId.get(o.taskId) : undefined;
+    const entry = (Array.isArray(held) ? held[0] : held) ?? (o.externalId !== undefined ? flying.find((e) => e.task.id === o.externalId) : undefined);
     if (entry?.taskId !== undefined) seen.add(entry.taskId);
     notice(out, "warn", `${entry ? entry.task.id : (o.taskId ?? o.externalId ?? "a task")}: the service's answer could not be read (${o.problems}); asking again later`);
   }
   // Deleted, another account, a restarted emulator: leave it for a later run rather
   // than wait forever; never create it again.
   for (const entry of flying) {
-    if (seen.has(entry.taskId!)) continue;
+    // No task id any more: its answer named another task, it is looked up by external id now.
+    if (entry.taskId === undefined || seen.has(entry.taskId)) continue;
     entry.missingPolls++;
+    if (entry.missingPolls >= policy.missingPolls && now - entry.sentAt > Duration.toMillis(policy.missingAfter) && !entry.missingLookedUp) {
+      // Its task id may not be its own (a create answer naming a task that does not
+      // exist): before leaving it, look it up by its external id, as an "outcome unknown"
+      // task that exists (never created again); found, it is adopted with its own id.
+      entry.missingLookedUp = true;
+      entry.lent = false;
+      entry.cued = false;
+      notice(out, "warn", `${entry.task.id}: task ${entry.taskId} is not visible at the service; looking it up by its external id (not created again)`);
+      enterUnknown(out, entry, now, true);
+      continue;
+    }
     if (entry.missingPolls >= policy.missingPolls && now - entry.sentAt > Duration.toMillis(policy.missingAfter)) {
       table.release(entry);
       // A slot it lent is not its own any more: a create refused on it gives it back to
@@ -186,7 +246,7 @@ const onUnknownLookedUp = (out: Out, lookedUp: LookedUpUnknown): void => {
       case "LeaveForLater":
         table.release(entry);
         table.setPhase(entry, "stuck");
-        notice(out, "warn", `${id}: the service said this id is in use but never showed the task; left for a later run (not created again)`);
+        notice(out, "warn", `${id}: the service never showed this task (it said the id is in use, or answered its create); left for a later run (not created again)`);
         break;
     }
   }

@@ -40,3 +40,23 @@ export const record = (out: Out, entry: Entry, patch: Extract<EngineEffect, { _t
   if (patch.task_id !== undefined) entry.recordedTaskId = patch.task_id;
   out.effects.push({ _tag: "Record", task, patch, at: out.now });
 };
+
+/**
+ * The task may exist at the service (a create with no answer that settles it): it holds
+ * its slots, stays busy (the run waits for it) and is looked up by external id with
+ * each poll; only `settleUnknown` (createRules.ts) lets it be sent again.
+ */
+export const enterUnknown = (out: Out, entry: Entry, sentAt: number, exists: boolean): void => {
+  const { table } = out;
+  table.setPhase(entry, "inflight");
+  table.hold(entry);
+  entry.taskId = undefined;
+  // The window runs from when the create could last have landed, not from its send: a
+  // slow request may be carried out just before the client gives up (or the run is
+  // killed), so the answer's time (the restart, for a record a killed run left) counts.
+  entry.unknownSince = Math.max(entry.unknownSince ?? sentAt, sentAt, out.now);
+  entry.existsAtService = entry.existsAtService === true || exists;
+  entry.lookupFirst = true;
+  entry.sentAt = out.now;
+  entry.missingPolls = 0;
+};

@@ -10,7 +10,8 @@ import { Duration } from "effect";
 import type { EngineEffect, EngineEvent, KnownRecord, Transition } from "./EngineEvent.js";
 import { applyView, onCallback, onLookedUp, onPolled, settleLoan } from "./followAnswers.js";
 import { lookupBeforeCreate } from "./createRules.js";
-import { notice, record, type Out } from "./taskRules.js";
+import { expectedResults, withMissingResults } from "./resultCount.js";
+import { enterUnknown, notice, record, type Out } from "./taskRules.js";
 import { tick } from "./tick.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
 
@@ -176,19 +177,28 @@ const step = (out: Out, event: EngineEvent): void => {
       notice(
         out,
         "warn",
-        event.exists
+        event.namedAnother
+          ? `${task.id}: ${event.message}; looking it up by its own external id, never created again`
+          : event.exists
           ? `${task.id}: the service says this id is in use (${event.message}); looking it up until it shows, never created again`
           : `${task.id}: create sent, outcome unknown (${event.message}); looking it up, not sent again while it may exist`,
       );
       return;
-    case "Fetched":
+    case "Fetched": {
       // Files here now: a record kept for a result the service deleted is no download.
       counters.downloaded += event.outputs.filter((o) => o.path && o.deleted_at === undefined).length;
       out.effects.push({ _tag: "Links", id: task.id, outputs: event.urls, at: now });
-      record(out, entry, { state: "downloaded", outputs: [...event.outputs] });
+      // Every result the task must have is recorded: one the service never listed (or
+      // listed without a link) is recorded lost, with why, never left out unnoticed.
+      const { outputs, missing } = withMissingResults(task.kind, expectedResults(task), event.outputs, now);
+      const why = entry.shortWhy ?? "the service listed fewer results than the task must have";
+      entry.shortWhy = undefined;
+      if (missing > 0) notice(out, "warn", `${task.id}: ${missing} paid result(s) lost: ${why}`);
+      record(out, entry, { state: "downloaded", outputs, ...(missing > 0 ? { error: { message: `${missing} result(s) lost: ${why}`, at: now } } : {}) });
       table.setPhase(entry, "done");
       out.effects.push({ _tag: "Expand", entry });
       return;
+    }
     case "FetchFailed":
       entry.fetchRounds++;
       notice(out, "warn", `${task.id}: download failed: ${event.message}`);
@@ -196,26 +206,6 @@ const step = (out: Out, event: EngineEvent): void => {
       table.setPhase(entry, entry.fetchRounds >= table.config.policy.downloadRounds ? "stuck" : "inflight");
       return;
   }
-};
-
-/**
- * The task may exist at the service (a create with no answer that settles it): it holds
- * its slots, stays busy (the run waits for it) and is looked up by external id with
- * each poll; only `settleUnknown` (createRules.ts) lets it be sent again.
- */
-export const enterUnknown = (out: Out, entry: Entry, sentAt: number, exists: boolean): void => {
-  const { table } = out;
-  table.setPhase(entry, "inflight");
-  table.hold(entry);
-  entry.taskId = undefined;
-  // The window runs from when the create could last have landed, not from its send: a
-  // slow request may be carried out just before the client gives up (or the run is
-  // killed), so the answer's time (the restart, for a record a killed run left) counts.
-  entry.unknownSince = Math.max(entry.unknownSince ?? sentAt, sentAt, out.now);
-  entry.existsAtService = entry.existsAtService === true || exists;
-  entry.lookupFirst = true;
-  entry.sentAt = out.now;
-  entry.missingPolls = 0;
 };
 
 /** What the lockfile says about an entry's task. */

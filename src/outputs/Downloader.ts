@@ -6,7 +6,9 @@
 // truncated or failed transfer is retried. Files already present with the recorded
 // size are not fetched again. A recorded output is history (issue 16): a result the
 // service no longer has (left out of its list, or its link answering 404 after a fresh
-// query) keeps its record, with `deleted_at` beside it; nothing recorded is dropped.
+// query past the service's 30 days) keeps its record, with `deleted_at` beside it;
+// nothing recorded is dropped. A 404 within the 30 days proves nothing: the download
+// fails (the task is fetched again later), the result is not called deleted.
 
 import { Clock, Context, Data, Effect, Layer, Schedule } from "effect";
 import type { ApiError } from "../api/ApiError.js";
@@ -18,7 +20,7 @@ import { outputKey, type RemoteOutput } from "../protocol/TaskView.js";
 import type { LockOutput } from "../state/LockFile.js";
 import { StoreError } from "../store/ObjectStore.js";
 import { folderSink } from "./FolderSink.js";
-import { etagFingerprint } from "./resultState.js";
+import { etagFingerprint, notFoundMeansDeleted } from "./resultState.js";
 import { extensionFor, fileNameFor, relativePath, UnsafeOutputPath } from "./OutputPaths.js";
 import { TransferProblem, type ResultSink } from "./ResultSink.js";
 
@@ -38,6 +40,8 @@ export interface FetchRequest {
   readonly previous: readonly LockOutput[];
   /** Queries the task again for fresh links; undefined when the service does not show the task. */
   readonly refresh: Effect.Effect<readonly RemoteOutput[] | undefined, ApiError>;
+  /** When the task ended (Unix ms), if known: a 404 proves a result deleted only 30 days after it (resultState.ts `notFoundMeansDeleted`). */
+  readonly endedAt?: number;
 }
 
 export interface FetchResult {
@@ -220,6 +224,8 @@ const make = (
     ref: RemoteOutput,
     request: FetchRequest,
     links: { current: readonly RemoteOutput[] },
+    /** A 404 on a fresh link proves the result deleted (past the service's retention). */
+    notFoundIsGone: boolean,
   ): Effect.Effect<LockOutput, DownloadFailed | Gone> => {
     const key = outputKey(ref);
     let needsRefresh = false;
@@ -253,8 +259,14 @@ const make = (
         }
         const viaFresh = fresh;
         return Effect.mapError(transfers(transfer(ref, request.dir, url, request.name, request.previous.find((p) => outputKey(p) === key))), (e) =>
-          // A 404 on a link from a query made just now: the result is deleted at the service.
-          viaFresh && e.notFound ? new Attempt({ message: e.message, refresh: false, fatal: true, gone: true }) : e,
+          // A 404 on a link from a query made just now, past the service's retention: the
+          // result is deleted there. Within it: tried again with a fresh link, then left
+          // pending (the download fails; the task is fetched again later).
+          viaFresh && e.notFound && notFoundIsGone
+            ? new Attempt({ message: e.message, refresh: false, fatal: true, gone: true })
+            : viaFresh && e.notFound
+              ? new Attempt({ message: `${e.message}: not reachable yet (within the service's 30 days, not taken as deleted)`, refresh: true, fatal: false, notFound: true })
+              : e,
         );
       });
     }).pipe(Effect.tapError((e) => Effect.sync(() => (needsRefresh = e.refresh))));
@@ -286,6 +298,7 @@ const make = (
         catch: (e) => new DownloadFailed({ message: `${request.dir}: ${(e as Error)?.message ?? String(e)}` }),
       });
       const now = yield* Clock.currentTimeMillis;
+      const notFoundIsGone = notFoundMeansDeleted(request.endedAt, now);
       const links = { current: request.outputs };
       const previousByKey = new Map(request.previous.map((p) => [outputKey(p), p] as const));
       /** The record of a result the service no longer has: the one made before (history), marked deleted. */
@@ -315,7 +328,7 @@ const make = (
           return Effect.flatMap(kept(ref, request.previous), (old) =>
             old
               ? Effect.succeed(old)
-              : Effect.catchTag(fetchOne(ref, request, links), "Gone", () => Effect.succeed(deleted(ref))),
+              : Effect.catchTag(fetchOne(ref, request, links, notFoundIsGone), "Gone", () => Effect.succeed(deleted(ref))),
           );
         },
         // One file (an image task's usual case) needs no child fiber.

@@ -86,6 +86,23 @@ export const earliestDeletion = (task: Pick<LockTask, "created_at" | "finished_a
   return from === undefined ? undefined : from + SERVICE_RETENTION_MS;
 };
 
+/**
+ * Whether a task's results are past the service's retention at `now`: 30 days after the
+ * task ended (its latest possible generation time), so a result is never taken as
+ * deleted while it may still be there. `endedAt` undefined (or not a time): not known to be.
+ */
+export const pastRetention = (endedAt: number | undefined, now: number): boolean =>
+  endedAt !== undefined && Number.isFinite(endedAt) && now >= endedAt + SERVICE_RETENTION_MS;
+
+/**
+ * Whether a result link answering 404, fresh from a query made for this download, proves
+ * the result deleted: only past the service's retention. Within it a 404 proves nothing
+ * (a storage or CDN hiccup, a link refused early): the result stays pending and is
+ * fetched with a fresh link later, or by the next run, never declared lost (which would
+ * offer paying for it again).
+ */
+export const notFoundMeansDeleted = (endedAt: number | undefined, now: number): boolean => pastRetention(endedAt, now);
+
 const storeHas = (o: LockOutput, object: StoredObject | undefined): boolean => storedCopy(o, object) === "matches";
 
 /** The verdict of every result here: one object (a rerun scans 100,000 of them). */
@@ -99,7 +116,7 @@ export const resultState = (facts: ResultFacts): ResultVerdict => {
   // The service keeps results 30 days from generation; counted from the task's end (the
   // latest it can have been made), so a result is never called lost while it may be there.
   const made = task.finished_at ?? task.created_at;
-  if (made !== undefined && now >= made + SERVICE_RETENTION_MS) return { state: "lost", why: "expired", at: made + SERVICE_RETENTION_MS };
+  if (made !== undefined && pastRetention(made, now)) return { state: "lost", why: "expired", at: made + SERVICE_RETENTION_MS };
   const deletesAt = earliestDeletion(task);
   return { state: "restorable", from: "service", ...(deletesAt !== undefined ? { deletesAt } : {}) };
 };

@@ -103,6 +103,12 @@ export interface Policy {
   readonly tasksDownloading: number;
   /** Polls in a row without the task (and `missingAfter` passed) before it is left for a later run. */
   readonly missingPolls: number;
+  /**
+   * `succeeded` answers listing too few results (engine/resultCount.ts) taken before the
+   * missing ones are recorded lost, or the time since the first of them, whichever ends first.
+   */
+  readonly shortAnswers: number;
+  readonly shortAnswerWait: Duration.Duration;
   /** The loop looks at the time at least this often, however far the next poll is. */
   readonly loopWakeAtLeast: Duration.Duration;
 }
@@ -203,6 +209,8 @@ export const makePolicy = (scale = 1): Policy => ({
   downloadRounds: 3,
   tasksDownloading: 4 * 2,
   missingPolls: 5,
+  shortAnswers: 5,
+  shortAnswerWait: ms(5 * 60_000 * scale),
   loopWakeAtLeast: Duration.seconds(60),
 });
 

@@ -130,7 +130,11 @@ t("a lender that goes missing at the service while its slot is lent: left stuck,
   for (let i = 0; i < 40 && m.table.entries.get("a")!.phase !== "stuck"; i++) {
     now += Duration.toMillis(policy.missingAfter);
     const polls = ofTag(m.feed({ _tag: "Tick", now }), "Poll");
-    for (const p of polls) m.feed({ _tag: "Polled", now: now + 1, asked: p.tasks, views: [view("svc-b", "b", "processing")] });
+    // Not shown by its id, a is looked up by its external id before it is left: not found either.
+    for (const p of polls) {
+      const lookedUp = p.lookups.length > 0 ? { ids: p.lookups.map((l) => l.id), found: new Map(), startedAt: now } : undefined;
+      m.feed({ _tag: "Polled", now: now + 1, asked: p.tasks, views: [view("svc-b", "b", "processing")], ...(lookedUp ? { lookedUp } : {}) });
+    }
   }
   assert.is(m.table.entries.get("a")!.phase, "stuck", "a is left for a later run");
   // The create on a's lent slot is refused: nothing created, the slot is free again.

@@ -190,17 +190,36 @@ test("a failed task with retries left is recorded failed and its next attempt is
   assert.not.ok(m.table.entries.has("a"), "the failed attempt leaves the table");
 });
 
-test("a task the service no longer shows is left stuck after enough polls and time, never created again", () => {
+test("a task the service no longer shows by its id is looked up by its external id after enough polls and time, then left stuck, never created again", () => {
   const m = new Machine(makeTable());
   m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false, known: { state: "submitted", task_id: "t1" } });
   const asked = [{ id: "a", taskId: "t1", createdAt: 0, watermark: false }];
   for (let i = 1; i <= 4; i++) m.feed({ _tag: "Polled", now: 700_000 + i, asked, views: [] });
   assert.is(m.table.entries.get("a")!.phase, "inflight");
-  const effects = m.feed({ _tag: "Polled", now: 700_010, asked, views: [] });
+  const missing = m.feed({ _tag: "Polled", now: 700_010, asked, views: [] });
+  const entry = m.table.entries.get("a")!;
+  assert.is(entry.phase, "inflight");
+  assert.is(entry.taskId, undefined, "its task id may not be its own");
+  assert.is(entry.existsAtService, true);
+  assert.match(ofTag(missing, "Emit").map((e) => (e.event.type === "notice" ? e.event.message : "")).join("\n"), "looking it up by its external id (not created again)");
+  const tick = m.feed({ _tag: "Tick", now: 760_000 });
+  assert.is(ofTag(tick, "Create").length, 0);
+  assert.equal(ofTag(tick, "Poll")[0]!.lookups, [{ id: "a", watermark: false }]);
+  const effects = m.feed({ _tag: "Polled", now: 1_400_020, asked: [], views: [], lookedUp: { ids: ["a"], found: new Map(), startedAt: 1_400_015 } });
   assert.is(m.table.entries.get("a")!.phase, "stuck");
   const said = ofTag(effects, "Emit").map((e) => (e.event.type === "notice" ? e.event.message : ""));
   assert.match(said.join("\n"), "not created again");
-  assert.is(ofTag(m.feed({ _tag: "Tick", now: 800_000 }), "Create").length, 0);
+  assert.is(ofTag(m.feed({ _tag: "Tick", now: 1_500_000 }), "Create").length, 0);
+});
+
+test("a task not shown by its id, found by its external id under another id: adopted with its own id", () => {
+  const m = new Machine(makeTable());
+  m.feed({ _tag: "Admit", now: 0, task: task("a"), firstAttempt: 1, front: false, known: { state: "submitted", task_id: "wrong" } });
+  const asked = [{ id: "a", taskId: "wrong", createdAt: 0, watermark: false }];
+  for (let i = 1; i <= 5; i++) m.feed({ _tag: "Polled", now: 700_000 + i, asked, views: [] });
+  const found = m.feed({ _tag: "Polled", now: 760_000, asked: [], views: [], lookedUp: { ids: ["a"], found: new Map([["a", view("t7", "a", "succeeded", 5)]]), startedAt: 759_000 } });
+  assert.equal(ofTag(found, "Record").map((r) => r.patch.task_id), ["t7"]);
+  assert.is(ofTag(found, "Download").length, 1);
 });
 
 test("a callback before the create's answer is kept as a cue: once the create is confirmed, the task is queried, nothing recorded from the callback", () => {

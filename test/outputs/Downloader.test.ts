@@ -147,7 +147,7 @@ test("a result the service's answer no longer lists keeps its record, marked del
   assert.is((again as Either.Right<DownloadFailed, FetchResult>).right.outputs[0]!.deleted_at, 5);
 });
 
-test("a link answering 404 after a fresh query is a deleted result: its record is kept with the date, the fetch does not fail", async ({ server, root }) => {
+test("a link answering 404 after a fresh query, past the service's 30 days, is a deleted result: its record is kept with the date, the fetch does not fail", async ({ server, root }) => {
   server.handle((_req, res) => {
     res.writeHead(404, { "content-type": "application/json" });
     res.end(JSON.stringify({ code: 1203, message: "results were deleted" }));
@@ -162,6 +162,7 @@ test("a link answering 404 after a fresh query is a deleted result: its record i
       queries++;
       return [link];
     }),
+    endedAt: Date.now() - 31 * 86_400_000,
   });
   assert.ok(Either.isRight(result), JSON.stringify(result));
   const out = (result as Either.Right<DownloadFailed, FetchResult>).right.outputs;
@@ -169,6 +170,52 @@ test("a link answering 404 after a fresh query is a deleted result: its record i
   assert.is(out[0]!.sha256, recorded.sha256);
   assert.type(out[0]!.deleted_at, "number");
   assert.is(queries, 1, "one fresh query decides");
+});
+
+for (const [when, endedAt] of [
+  ["a second ago", Date.now() - 1_000],
+  ["29 days ago", Date.now() - 29 * 86_400_000],
+  ["at a time not known", undefined],
+] as const) {
+  test(`a link answering 404 after fresh queries, for a task that ended ${when}, is no proof of deletion: the fetch fails (tried again later), nothing is marked deleted`, async ({ server, root }) => {
+    server.handle((_req, res) => {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ code: 1203, message: "no such result" }));
+    });
+    const link = { type: "image", index: 0, variant: "main", url: `${server.url}/_files/1/image-0.png` } as const;
+    let queries = 0;
+    const result = await fetchInto(server, join(root, "out"), {
+      dir: "k/1",
+      outputs: [link],
+      previous: [recorded],
+      refresh: Effect.sync(() => {
+        queries++;
+        return [link];
+      }),
+      ...(endedAt !== undefined ? { endedAt } : {}),
+    });
+    assert.ok(Either.isLeft(result), JSON.stringify(result));
+    assert.match((result as Either.Left<DownloadFailed, FetchResult>).left.message, "not reachable yet");
+    assert.ok(queries > 1, `a fresh link asked for each try (${queries})`);
+  });
+}
+
+test("a link answering 404 twice, then the file, for a task that ended a second ago: downloaded, not deleted", async ({ server, root }) => {
+  let hits = 0;
+  server.handle((_req, res) => {
+    if (++hits <= 2) {
+      res.writeHead(404, { "content-type": "text/plain" });
+      return res.end("not found");
+    }
+    res.writeHead(200, { "content-type": "image/png", "content-length": "4" });
+    res.end("png!");
+  });
+  const link = { type: "image", index: 0, variant: "main", url: `${server.url}/_files/1/image-0.png` } as const;
+  const result = await fetchInto(server, join(root, "out"), { dir: "k/1", outputs: [link], refresh: Effect.succeed([link]), endedAt: Date.now() - 1_000 });
+  assert.ok(Either.isRight(result), JSON.stringify(result));
+  const out = (result as Either.Right<DownloadFailed, FetchResult>).right.outputs;
+  assert.is(out[0]!.deleted_at, undefined);
+  assert.is(await readFile(join(root, "out", "k", "1", "image-1.png"), "utf8"), "png!");
 });
 
 test("a 404 on a link that a fresh query replaces is not a deletion: the fresh link is fetched", async ({ server, root }) => {

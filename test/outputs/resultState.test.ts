@@ -4,7 +4,7 @@
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { earliestDeletion, etagFingerprint, isResultFile, resultState, SERVICE_RETENTION_MS, storedCopy, type LocalCopy, type ResultFacts } from "../../src/outputs/resultState.js";
+import { earliestDeletion, etagFingerprint, isResultFile, notFoundMeansDeleted, pastRetention, resultState, SERVICE_RETENTION_MS, storedCopy, type LocalCopy, type ResultFacts } from "../../src/outputs/resultState.js";
 import type { LockOutput } from "../../src/state/LockFile.js";
 
 const t = suite("result state");
@@ -34,6 +34,16 @@ t("missing here and past the service's 30 days from the task's end: lost (expire
   const end = task.finished_at;
   assert.is(resultState({ output: file, task, local: "missing", now: end + SERVICE_RETENTION_MS - 1 }).state, "restorable");
   assert.equal(resultState({ output: file, task, local: "missing", now: end + SERVICE_RETENTION_MS }), { state: "lost", why: "expired", at: end + SERVICE_RETENTION_MS });
+});
+
+t("a 404 on a fresh result link proves the result deleted only past the service's 30 days from the task's end; within them, or with no known end, it proves nothing", () => {
+  const ended = made + 60_000;
+  assert.is(notFoundMeansDeleted(ended, ended + 1_000), false, "a second after it ended");
+  assert.is(notFoundMeansDeleted(ended, ended + 30 * DAY - 1), false);
+  assert.is(notFoundMeansDeleted(ended, ended + 30 * DAY), true);
+  assert.is(notFoundMeansDeleted(undefined, ended + 90 * DAY), false);
+  assert.is(notFoundMeansDeleted(Number.NaN, ended + 90 * DAY), false);
+  assert.is(pastRetention(ended, ended + SERVICE_RETENTION_MS), true);
 });
 
 t("a store holding the object with the recorded size and ETag makes a deleted result restorable; a different object does not", () => {
