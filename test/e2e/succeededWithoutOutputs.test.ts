@@ -16,8 +16,9 @@ const DAY = 86_400_000;
 const t = suite("a task first seen succeeded without outputs");
 let emu: RunningEmulator;
 t.before(async () => {
-  // Tasks take seconds (timing scale 1): the first run stops (--max-wait) before any ends.
-  emu = await startEmulator({ timing: { scale: 1 }, slots: { video: 10, image: 10 } }, { port: 0 });
+  // Videos take 5 to 6 s: the first run stops (--max-wait 3s) before any ends, however
+  // fast the machine (the default 1 to 3 s let a quiet machine finish them within the wait).
+  emu = await startEmulator({ timing: { scale: 1, video: { queuedMs: [200, 400], processingMs: [5_000, 5_500] } }, slots: { video: 10, image: 10 } }, { port: 0 });
 });
 t.after(async () => {
   await emu.close();
@@ -44,7 +45,12 @@ jobs:
     assert.is(first.exitCode, 3, `the first run stops with the tasks in flight: ${first.all}`);
     const created = Object.values(emu.stats().creates as Record<string, number>).reduce((a, b) => a + b, 0);
     assert.is(created, 2, "both tasks were created (paid)");
-    emu.advanceClock(31 * DAY); // finished long ago, results deleted at the service
+    // Both end at the service while no run asks (bounded wait), then 31 days pass: they
+    // finished long ago, and their results are deleted at the service.
+    const until = Date.now() + 20_000;
+    while (emu.stats().tasks.byStatus.succeeded < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    assert.is(emu.stats().tasks.byStatus.succeeded, 2, "both tasks ended at the service before the clock moved");
+    emu.advanceClock(31 * DAY);
     const second = await runCli(ws, args, env);
     const lock = await readLockFile(ws.lockfile);
     const records = Object.values(lock!.tasks).flatMap((task) => task.outputs);
