@@ -12,7 +12,7 @@ import { formatAmount, parseAmount, plus, ZERO } from "../money/Money.js";
 import { neutralise } from "../api/neutralise.js";
 import type { BillingEntry } from "../api/wire.js";
 import type { TaskState } from "../state/LockFile.js";
-import type { DownstreamLink, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
+import type { DownstreamLink, JobOutlook, RunEvent, RunSummary, StartBucket } from "../engine/RunEvent.js";
 import { resultName } from "../outputs/scanResults.js";
 import { describeVars } from "../manifest/outputFolder.js";
 import { describeResume } from "../manifest/runTotals.js";
@@ -72,8 +72,12 @@ interface Slot {
   state: TaskState;
   /** This run saw it go out (its create); undefined for a task already in flight at the start. */
   startedAt?: number;
-  /** Its first event this run was not a create: it was recorded before (counted in the start's figures). */
-  readonly fromBefore: boolean;
+  /**
+   * Where the start's figures counted it, when it was recorded before this run: the first
+   * event says so (`startedAs`: a task sent, made or tried again); a first event that is
+   * not a create is a task in flight at the start. Undefined: counted as to create.
+   */
+  readonly fromBefore: StartBucket | undefined;
 }
 
 const zeroCounts = (): JobCountsView => ({ total: 0, done: 0, inFlight: 0, queued: 0, failed: 0 });
@@ -133,7 +137,8 @@ export class Progress {
         const now = this.now();
         let slot = this.slots.get(key);
         if (!slot) {
-          slot = { job: event.job, state: event.state, fromBefore: event.state !== "submitting" && event.state !== "planned" };
+          const fromBefore = event.startedAs ?? (event.state !== "submitting" && event.state !== "planned" ? "inFlight" : undefined);
+          slot = { job: event.job, state: event.state, fromBefore };
           this.slots.set(key, slot);
         }
         slot.state = event.state;
@@ -194,12 +199,17 @@ export class Progress {
   /** Per job: the start's figures (the whole plan) brought up to date by the events since. */
   counts(): Map<string, JobCountsView> {
     const outlook: Readonly<Record<string, JobOutlook>> = this.start?.totals ?? {};
-    const seen = new Map<string, JobCountsView & { fromBefore: number }>();
-    for (const j of this.jobs) seen.set(j, { ...zeroCounts(), fromBefore: 0 });
+    // Per job: the tasks heard of, by where they stand now and by where the start counted them.
+    type Seen = JobCountsView & { before: Record<StartBucket, number>; failedAgain: number };
+    const fresh = (): Seen => ({ ...zeroCounts(), before: { done: 0, inFlight: 0, failed: 0 }, failedAgain: 0 });
+    const seen = new Map<string, Seen>();
+    for (const j of this.jobs) seen.set(j, fresh());
     for (const slot of this.slots.values()) {
-      const c = seen.get(slot.job) ?? { ...zeroCounts(), fromBefore: 0 };
-      c[bucketOf(slot.state)]++;
-      if (slot.fromBefore) c.fromBefore++;
+      const c = seen.get(slot.job) ?? fresh();
+      const now = bucketOf(slot.state);
+      c[now]++;
+      if (slot.fromBefore !== undefined) c.before[slot.fromBefore]++;
+      if (now === "failed" && slot.fromBefore === "failed") c.failedAgain++;
       seen.set(slot.job, c);
     }
     const out = new Map<string, JobCountsView>();
@@ -209,17 +219,20 @@ export class Progress {
     for (const j of this.jobs) {
       const o = outlook[j];
       const s = seen.get(j)!;
-      const done = (o?.done ?? 0) + s.done;
-      const failed = (o?.failed ?? 0) + s.failed;
-      // Tasks in flight at the start that have not been heard of yet are still in flight.
-      const inFlight = s.inFlight + Math.max(0, (o?.inFlight ?? 0) - s.fromBefore);
+      // A task heard of is counted where it stands now, and no longer where the start
+      // counted it: one sent, made or tried again is still one task. Those not heard of
+      // yet stand where the start counted them.
+      const done = Math.max(0, (o?.done ?? 0) - s.before.done) + s.done;
+      const failed = Math.max(0, (o?.failed ?? 0) - s.before.failed) + s.failed;
+      const inFlight = s.inFlight + Math.max(0, (o?.inFlight ?? 0) - s.before.inFlight);
       const expected = Math.max(0, (o?.total ?? 0) - (notMade.get(j) ?? 0));
       const total = Math.max(expected, done + failed + inFlight + s.queued);
       out.set(j, { total, done, inFlight, failed, queued: total - done - failed - inFlight });
       for (const link of links) {
         if (link.upstream !== j) continue;
-        // The plan already left out what tasks failed before this run would have made.
-        const lost = s.failed + (notMade.get(j) ?? 0);
+        // The plan already left out what tasks failed before this run would have made
+        // (one tried again that failed again removes nothing more).
+        const lost = s.failed - s.failedAgain + (notMade.get(j) ?? 0);
         notMade.set(link.job, (notMade.get(link.job) ?? 0) + Math.round(lost * link.perUpstreamTask));
       }
     }

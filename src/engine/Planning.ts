@@ -11,7 +11,7 @@ import type { RemoteOutput } from "../protocol/TaskView.js";
 import type { LockTask } from "../state/LockFile.js";
 import type { EngineEvent, KnownRecord } from "./EngineEvent.js";
 import type { Recorder } from "./Recorder.js";
-import type { RunEvent } from "./RunEvent.js";
+import type { RunEvent, StartBucket } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { RunSelection } from "./RunSelection.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
@@ -196,6 +196,10 @@ export const makePlanning = (deps: PlanningDeps) => {
       // --failed gives a selected task whose attempts all failed one new attempt now.
       const renew = taken && selection?.failed === true;
       let pastFailed = false;
+      // Where the start's totals counted this position, when the task admitted is a new
+      // attempt after one recorded before this run (runTotals.ts counts by the plan: a
+      // failed attempt with retries left is to create, one renewed by --failed stays failed).
+      let before: StartBucket | undefined;
       // Walk the attempts already made: a failed attempt with retries left leads to the
       // next; so does a downloaded one that was made again (its results lost), or is to be.
       for (;;) {
@@ -205,6 +209,7 @@ export const makePlanning = (deps: PlanningDeps) => {
         if (rec?.abandoned !== undefined) {
           task = manifest.withAttempt(task, task.attempt + 1);
           firstAttempt++;
+          before = undefined;
           continue;
         }
         if (rec?.state === "downloaded" && !table.config.freshService) {
@@ -218,6 +223,7 @@ export const makePlanning = (deps: PlanningDeps) => {
             deps.emit({ type: "notice", level: "warn", message: `${task.id}: its results are lost; made again as ${next.id} (--recreate-lost)` });
           }
           task = next;
+          before = "done";
           continue;
         }
         if (rec?.state !== "failed") break;
@@ -225,7 +231,11 @@ export const makePlanning = (deps: PlanningDeps) => {
           const next = manifest.withAttempt(task, task.attempt + 1);
           if (recorder.get(next.id) === undefined && !renew) break;
           task = next;
-        } else task = manifest.withAttempt(task, task.attempt + 1);
+          before = "failed";
+        } else {
+          task = manifest.withAttempt(task, task.attempt + 1);
+          before = undefined;
+        }
         pastFailed = true;
       }
       if (table.entries.has(task.id)) return;
@@ -254,6 +264,7 @@ export const makePlanning = (deps: PlanningDeps) => {
         ...(filesOk !== undefined ? { filesOk } : {}),
         // Past a recorded failed attempt, the task's parent is that attempt, not the upstream.
         ...(parentCreatedHere && task === planned ? { parentCreatedHere: true } : {}),
+        ...(rec === undefined && before !== undefined ? { before } : {}),
       });
     });
 

@@ -10,6 +10,9 @@ import type { Failures } from "../report/failureGroups.js";
 /** `review`: everything that could be done is done, and outputs await a person's review (exit 3). lost: every task ended, but results the lockfile records are neither here nor at the service (exit 6). */
 export type RunOutcome = "done" | "failed" | "pending" | "review" | "budget" | "refused" | "lost";
 
+/** Where the start event's totals counted a task recorded before the run (see JobOutlook). */
+export type StartBucket = "done" | "inFlight" | "failed";
+
 /** What the run found and expects, per job, from the plan (src/manifest/runTotals.ts). */
 export interface JobOutlook {
   /** Every task the job is expected to have: recorded, to create, and expected downstream ones. */
@@ -75,6 +78,13 @@ export type RunEvent =
       readonly dir?: string;
       /** On `downloaded`: the files written, absolute paths. */
       readonly paths?: readonly string[];
+      /**
+       * On the first event this run of a task whose matrix position the start event's
+       * totals already counted as done, in flight or failed (recorded before this run, and
+       * now sent again, made again or tried again): where it was counted, so a view moves
+       * it from there instead of counting it a second time.
+       */
+      readonly startedAs?: StartBucket;
     }
   | {
       /** Something worth a line: a lowered slot limit, a stop reason, a recovered create. */

@@ -21,7 +21,7 @@ import { makePlanning, ReviewHold, UpstreamLinks } from "./Planning.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { Recorder } from "./Recorder.js";
 import { forgetOldService, recover } from "./Recovery.js";
-import type { RunEvent } from "./RunEvent.js";
+import type { RunEvent, StartBucket } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { RunSelection } from "./RunSelection.js";
 import { makeKindAdapters } from "./ServiceKinds.js";
@@ -84,7 +84,14 @@ export const runEngine = (
       const { client, store, downloader, policy } = deps;
       const manifest = options.manifest;
       const started = yield* Clock.currentTimeMillis;
-      const emit = (event: RunEvent) => options.onEvent?.(event);
+      // A task's first event tells where the start's totals counted its position, once
+      // (Entry.startedAs): set below, when the table exists.
+      let startedAs: (id: string) => StartBucket | undefined = () => undefined;
+      const emit = (event: RunEvent) => {
+        if (event.type !== "task") return options.onEvent?.(event);
+        const bucket = startedAs(event.id);
+        options.onEvent?.(bucket === undefined ? event : { ...event, startedAs: bucket });
+      };
       const concurrency = Math.max(1, options.concurrency ?? manifest.concurrency);
       const fresh = options.freshService === true;
 
@@ -119,6 +126,12 @@ export const runEngine = (
         },
         currency,
       );
+      startedAs = (id) => {
+        const entry = table.entries.get(id);
+        const bucket = entry?.startedAs;
+        if (bucket !== undefined) entry!.startedAs = undefined;
+        return bucket;
+      };
       maybeSent = () =>
         table.counters.created > 0 ||
         table.counters.creating > 0 ||

@@ -4,7 +4,8 @@
 // good, or still to create. The live view's totals and the "resuming: ..." line come from
 // here, so a run and `plan` count the same way. Pure.
 
-import type { JobOutlook } from "../engine/RunEvent.js";
+import type { JobOutlook, StartBucket } from "../engine/RunEvent.js";
+import type { TaskState } from "../state/LockFile.js";
 import type { PlanResult } from "./diffPlan.js";
 
 export interface RunTotals {
@@ -14,6 +15,15 @@ export interface RunTotals {
   /** Set when the lockfile recorded any task the manifest still makes: the run resumes. */
   readonly resume?: { readonly done: number; readonly inFlight: number; readonly failed: number; readonly toCreate: number };
 }
+
+/**
+ * Where the totals count a task the plan keeps as it is (`=`), by its recorded state;
+ * undefined: to create (a fresh service has none of the tasks in flight). The engine tells
+ * a view the same of a task it sends or makes again (RunEvent `startedAs`), so the view
+ * moves it out of that count rather than counting it twice.
+ */
+export const startBucketOf = (state: TaskState, freshService: boolean): StartBucket | undefined =>
+  state === "downloaded" ? "done" : state === "failed" || state === "rejected" ? "failed" : freshService ? undefined : "inFlight";
 
 /**
  * `freshService`: the service knows none of the recorded tasks (an emulated run starts a
@@ -31,10 +41,9 @@ export const runTotals = (plan: PlanResult, freshService = false): RunTotals => 
     c.total += n;
     if (e.mark === "=") {
       recorded++;
-      if (e.state === "downloaded") c.done++;
-      else if (e.state === "failed" || e.state === "rejected") c.failed++;
-      else if (freshService) c.toCreate++;
-      else c.inFlight++;
+      const bucket = startBucketOf(e.state ?? "submitted", freshService);
+      if (bucket === undefined) c.toCreate++;
+      else c[bucket]++;
     } else {
       if (e.mark !== "…" && (e.state !== undefined || e.replaces !== undefined)) recorded++;
       c.toCreate += n;
