@@ -3,8 +3,8 @@
 // whose outcome is unknown is never sent again by the worker; the task becomes "outcome
 // unknown" in the table and `settleUnknown` decides, lookup by lookup, when that ends:
 // found (adopt it), or a definite "not there" from a lookup that started at least
-// `policy.unknownOutcomeWindow` after the send (send it again). A 1201 naming the id
-// proves the task exists: it is only ever adopted. The table side of the rule for
+// `policy.unknownOutcomeWindow` after the send (send it again). A 1201 saying the external
+// id is in use proves the task exists: it is only ever adopted. The table side of the rule for
 // lockfile records (look up before the first create) is `Entry.lookupFirst`. Pure.
 
 /**
@@ -59,10 +59,31 @@ export interface CreateAttempt {
   readonly downstream: boolean;
 }
 
-/** A 1201 about the external id: the task exists already; adopt it instead of failing. */
-export const isDuplicateId = (error: CreateError, id: string): boolean =>
-  error.code === 1201 &&
-  (error.message.includes(id) || (/external/i.test(error.message) && /exist|duplicate|already|unique|used/i.test(error.message)));
+/**
+ * The service's own words in a message: our id and the values it quotes ('…', "…", `…`)
+ * taken out, so nothing we sent (a prompt, a link, the id) can speak for the service.
+ */
+const ownWords = (message: string, id: string): string =>
+  (id.length > 0 ? message.split(id).join(" ") : message).replace(/'[^']*'|"[^"]*"|`[^`]*`/g, " ");
+
+/** A 1201 names its field first, `field: reason` (`options.external_task_id: …`, `image_list[0].image: …`). */
+const leadingField = (words: string): string | undefined => /^\s*([A-Za-z_][\w.[\]]*)\s*:/.exec(words)?.[1];
+
+/**
+ * A 1201 that says the external id is in use: the task exists already; adopt it, never
+ * record it rejected. The answer is undocumented (service-behaviour.md: seen as 1201), so
+ * it is read from the service's own words: they name the external task id and say it is
+ * taken. Quoting our id proves nothing (a 1201 about a prompt or a link may echo it, or the
+ * request): one naming another field first is about that field. Any other 1201 is looked
+ * up once (afterCreateError), so a task that does exist is adopted all the same.
+ */
+export const isDuplicateId = (error: CreateError, id: string): boolean => {
+  if (error.code !== 1201) return false;
+  const words = ownWords(error.message, id);
+  const field = leadingField(words);
+  if (field !== undefined && !/(^|\.)external_task_id$/i.test(field)) return false;
+  return /external[\s_-]*(task[\s_-]*)?id/i.test(words) && /exist|duplicate|already|unique|in use|used/i.test(words);
+};
 
 /** The service says it could not fetch an input link (it expired on the way). */
 const isLinkFailure = (message: string): boolean => /fetch|403|expired|download|aborted/i.test(message);
