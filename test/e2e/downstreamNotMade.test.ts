@@ -7,16 +7,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
-import { runCli, workspace } from "./runFixture.js";
+import { manifestHead, runCli, workspace } from "./runFixture.js";
 
-const yaml = `version: 1
-name: notmade
-outputs: out
-defaults:
-  video: { resolution: 720p, aspect_ratio: "16:9", duration: 5 }
-  image: { resolution: 1k }
-jobs:
-  stills:
+const yaml = `${manifestHead("notmade", { concurrency: null })}  stills:
     kind: image
     prompt: "an apple on a table"
   clips:

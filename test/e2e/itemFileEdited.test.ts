@@ -15,21 +15,9 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
-import { bin, runCli, workspace } from "./runFixture.js";
+import { bin, manifestHead, runCli, stillsJob, workspace } from "./runFixture.js";
 
-const yaml = `version: 1
-name: itemfile
-outputs: out
-defaults:
-  video: { resolution: 720p, aspect_ratio: "16:9", duration: 5 }
-  image: { resolution: 1k }
-jobs:
-  stills:
-    kind: image
-    matrix:
-      subject: [apple, boat]
-    prompt: "a {{ subject }} on a table"
-  moves:
+const yaml = `${manifestHead("itemfile", { concurrency: null })}${stillsJob(["apple", "boat"])}  moves:
     kind: video
     for_each: stills.outputs
     contents:

@@ -14,23 +14,10 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
-import { assertAllResults, bin } from "./runFixture.js";
+import { assertAllResults, bin, manifestHead, stillsJob } from "./runFixture.js";
 
 const DAY = 86_400_000;
-const yaml = `version: 1
-name: keep
-outputs: out
-concurrency: 4
-defaults:
-  video: { resolution: 720p, aspect_ratio: "16:9", duration: 5 }
-  image: { resolution: 1k }
-jobs:
-  stills:
-    kind: image
-    matrix:
-      subject: [apple, boat]
-    prompt: "a {{ subject }} on a table"
-  clips:
+const yaml = `${manifestHead("keep")}${stillsJob(["apple", "boat"])}  clips:
     kind: video
     for_each: stills.outputs
     contents:

@@ -11,22 +11,9 @@ import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { startProxy, type HostileProxy } from "./hostileProxy.js";
-import { assertAllResults, runCli, workspace } from "./runFixture.js";
+import { assertAllResults, manifestHead, runCli, stillsJob, workspace } from "./runFixture.js";
 
-const yaml = (name: string) => `version: 1
-name: ${name}
-outputs: out
-concurrency: 4
-defaults:
-  video: { resolution: 720p, aspect_ratio: "16:9", duration: 5 }
-  image: { resolution: 1k }
-jobs:
-  stills:
-    kind: image
-    matrix:
-      subject: [apple, boat]
-    prompt: "a {{ subject }} on a table"
-  clips:
+const yaml = (name: string) => `${manifestHead(name)}${stillsJob(["apple", "boat"])}  clips:
     kind: video
     matrix:
       mood: [calm]

@@ -44,6 +44,29 @@ jobs:
     settings: { duration: 5 }
 `;
 
+/**
+ * The head the small end-to-end manifests share, up to `jobs:`: name, outputs (default
+ * `out`), concurrency (default 4; null: none) and the defaults of both kinds.
+ */
+export const manifestHead = (name: string, o: { outputs?: string; concurrency?: number | null } = {}): string =>
+  `version: 1
+name: ${name}
+outputs: ${o.outputs ?? "out"}
+${o.concurrency === null ? "" : `concurrency: ${o.concurrency ?? 4}\n`}defaults:
+  video: { resolution: 720p, aspect_ratio: "16:9", duration: 5 }
+  image: { resolution: 1k }
+jobs:
+`;
+
+/** A `stills` image job, one task per subject (`a {{ subject }} on a table`); `more`: lines of the job after its prompt. */
+export const stillsJob = (subjects: readonly string[], more = ""): string =>
+  `  stills:
+    kind: image
+    matrix:
+      subject: [${subjects.join(", ")}]
+    prompt: "a {{ subject }} on a table"
+${more}`;
+
 export interface Workspace {
   readonly dir: string;
   readonly manifest: string;

@@ -14,22 +14,9 @@ import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { startS3rver, type S3rverHandle } from "../store/s3rverServer.js";
-import { bin } from "./runFixture.js";
+import { bin, manifestHead, stillsJob } from "./runFixture.js";
 
-const yaml = (outputs: string) => `version: 1
-name: frames
-outputs: ${outputs}
-concurrency: 4
-defaults:
-  video: { resolution: 720p, aspect_ratio: "16:9", duration: 5 }
-  image: { resolution: 1k }
-jobs:
-  stills:
-    kind: image
-    matrix:
-      subject: [apple, boat]
-    prompt: "a {{ subject }} on a table"
-  clips:
+const yaml = (outputs: string) => `${manifestHead("frames", { outputs })}${stillsJob(["apple", "boat"])}  clips:
     kind: video
     for_each: stills.outputs
     contents:
