@@ -60,11 +60,14 @@ export interface CreateAttempt {
 }
 
 /**
- * The service's own words in a message: our id and the values it quotes ('…', "…", `…`)
- * taken out, so nothing we sent (a prompt, a link, the id) can speak for the service.
+ * The service's own words in a message: our id (as a whole word: a short one is no part
+ * of `external_task_id`) and the values it quotes ('…', "…", `…`) taken out, so nothing we
+ * sent (a prompt, a link, the id) can speak for the service.
  */
-const ownWords = (message: string, id: string): string =>
-  (id.length > 0 ? message.split(id).join(" ") : message).replace(/'[^']*'|"[^"]*"|`[^`]*`/g, " ");
+const ownWords = (message: string, id: string): string => {
+  const echoed = id.length > 0 ? new RegExp(`(?<![\\w-])${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w-])`, "g") : undefined;
+  return (echoed ? message.replace(echoed, " ") : message).replace(/'[^']*'|"[^"]*"|`[^`]*`/g, " ");
+};
 
 /** A 1201 names its field first, `field: reason` (`options.external_task_id: …`, `image_list[0].image: …`). */
 const leadingField = (words: string): string | undefined => /^\s*([A-Za-z_][\w.[\]]*)\s*:/.exec(words)?.[1];

@@ -43,6 +43,12 @@ test("a 1201 about another parameter that quotes our id is not a duplicate: look
   }
 });
 
+test("our id is taken out as a whole word only: a short id is no part of the words around it", () => {
+  assert.ok(isDuplicateId(e1201("external_task_id x already exists"), "x"));
+  assert.ok(isDuplicateId(e1201("options.external_task_id: 'd' is already used by task 7"), "d"));
+  assert.not.ok(isDuplicateId(e1201("prompt: x is already used (external_task_id x)"), "x"));
+});
+
 test("the external id's own format errors, and other codes, are not duplicates", () => {
   assert.not.ok(isDuplicateId(e1201("external_task_id: must be at most 64 characters"), ID));
   assert.not.ok(isDuplicateId({ ...e1201(`external_task_id ${ID} already exists`), code: 1200 }, ID));
