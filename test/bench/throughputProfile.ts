@@ -115,6 +115,8 @@ try {
       `  ${a.phase.padEnd(8)} CPU ${(user + sys).toFixed(0).padStart(6)} ms (user ${user.toFixed(0)}, system ${sys.toFixed(0)}) = ${((user + sys) / Math.max(1, done)).toFixed(3)} ms per task; wall ${(b.wall - a.wall).toFixed(0)} ms\n`,
     );
   }
+  // The measured window on CLOCK_MONOTONIC, as `perf record -k CLOCK_MONOTONIC` stamps its samples (perf script --time).
+  process.stdout.write(`  window (monotonic s): ${(marks[0]!.atUs / 1e6).toFixed(6)},${(marks.at(-1)!.atUs / 1e6).toFixed(6)}\n`);
   process.stdout.write(
     `  threads: ${[...threads1].map(([name, ms]) => `${name} ${(ms - (threads0.get(name) ?? 0)).toFixed(0)} ms`).join(", ")} (whole window; /proc, 10 ms ticks)\n`,
   );
