@@ -28,9 +28,26 @@ export const durationKey = (task: PlannedTask): string => {
 /** The most recent this many durations per setting are kept (a long run's service may change speed). */
 const MAX_SAMPLES = 1_000;
 
+/** Where `value` goes in the ascending `list` (the first place whose value is not below it). */
+const placeOf = (list: readonly number[], value: number): number => {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+};
+
 export class DurationEvidence {
-  /** Per key: the most recent durations, a ring once full. */
-  private readonly samples = new Map<string, { list: number[]; next: number; total: number }>();
+  /**
+   * Per key: the most recent durations, a ring once full, and the same durations kept in
+   * ascending order (each sample moved in and the one it replaces moved out), so that the
+   * points are read off, not sorted again after every sample: the polling timing asks for
+   * them whenever a task ends (a copy and sort of 1,000 samples took about 0.2 ms).
+   */
+  private readonly samples = new Map<string, { list: number[]; sorted: number[]; next: number; total: number }>();
   private readonly cache = new Map<string, readonly number[]>();
   /** Bumped with every sample (keys the polling cache). */
   version = 0;
@@ -41,9 +58,13 @@ export class DurationEvidence {
   note(key: string, ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) return;
     let s = this.samples.get(key);
-    if (!s) this.samples.set(key, (s = { list: [], next: 0, total: 0 }));
+    if (!s) this.samples.set(key, (s = { list: [], sorted: [], next: 0, total: 0 }));
     if (s.list.length < MAX_SAMPLES) s.list.push(ms);
-    else s.list[s.next] = ms;
+    else {
+      s.sorted.splice(placeOf(s.sorted, s.list[s.next]!), 1);
+      s.list[s.next] = ms;
+    }
+    s.sorted.splice(placeOf(s.sorted, ms), 0, ms);
     s.next = (s.next + 1) % MAX_SAMPLES;
     s.total++;
     this.cache.delete(key);
@@ -61,9 +82,9 @@ export class DurationEvidence {
     if (cached) return cached;
     const s = this.samples.get(key);
     if (!s || s.list.length < Math.max(1, this.minSamples)) return undefined;
-    const list = [...s.list].sort((a, b) => a - b);
+    const list = s.sorted;
     const n = list.length;
-    const points = n <= MAX_POINTS ? list : Array.from({ length: MAX_POINTS }, (_, i) => list[Math.min(n - 1, Math.floor(((i + 0.5) / MAX_POINTS) * n))]!);
+    const points = n <= MAX_POINTS ? [...list] : Array.from({ length: MAX_POINTS }, (_, i) => list[Math.min(n - 1, Math.floor(((i + 0.5) / MAX_POINTS) * n))]!);
     // The extremes stay: the shortest and longest seen bound where a task is expected to end.
     if (n > MAX_POINTS) {
       points[0] = list[0]!;

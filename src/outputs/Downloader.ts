@@ -13,6 +13,7 @@
 import { Clock, Context, Data, Effect, Layer, Schedule } from "effect";
 import type { ApiError } from "../api/ApiError.js";
 import { classify } from "../api/classify.js";
+import { retryFromFirstFailure } from "../api/retry.js";
 import { OmniClient, type OmniClientService } from "../api/OmniClient.js";
 import { RunPolicy, type Policy } from "../policy/Policy.js";
 import { linkRefused } from "../protocol/AddressClass.js";
@@ -270,8 +271,7 @@ const make = (
         );
       });
     }).pipe(Effect.tapError((e) => Effect.sync(() => (needsRefresh = e.refresh))));
-    return attempt.pipe(
-      Effect.retry(policy.downloadRetry.pipe(Schedule.whileInput((e: Attempt) => !e.fatal))),
+    return retryFromFirstFailure(attempt, Effect.retry(policy.downloadRetry.pipe(Schedule.whileInput((e: Attempt) => !e.fatal)))).pipe(
       Effect.mapError((e) => (e.gone ? new Gone({ message: e.message }) : new DownloadFailed({ message: `${request.dir}: ${e.message}` }))),
     );
   };

@@ -54,6 +54,24 @@ test("without Retry-After the schedule's delay applies", async () => {
   );
 });
 
+test("the retry loop starts at the first failure: a success runs once, and the schedule is given every failure in order, the first included", async () => {
+  const once = scripted([]);
+  assert.is(await runTest(withRetry(once.effect, Schedule.recurs(3))), 1);
+  assert.is(once.attempts(), 1);
+  const seen: number[] = [];
+  const script = scripted([tooFast(1), tooFast(2), tooFast(3)]);
+  const schedule = Schedule.recurs(5).pipe(Schedule.tapInput((e: ApiError) => Effect.sync(() => seen.push(e._tag === "ServiceError" ? (e.retryAfterMs ?? 0) : -1))));
+  await runTest(
+    Effect.gen(function* () {
+      const fiber = yield* Effect.fork(withRetry(script.effect, schedule));
+      yield* TestClock.adjust("10 millis");
+      assert.is(yield* Fiber.join(fiber), 4);
+    }),
+  );
+  assert.equal(seen, [1, 2, 3]);
+  assert.is(script.attempts(), 4);
+});
+
 test("refused, no-slot and task-rejected errors are not retried", async () => {
   for (const code of [1102, 1303, 1201]) {
     const script = scripted([new ServiceError({ operation: "listImages", code, httpStatus: 429, message: "m", requestId: "r" })]);

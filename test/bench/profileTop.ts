@@ -84,3 +84,34 @@ for (const [node, us] of selfUs) {
   }
 }
 print("inclusive time of project (src/) functions", [...inclusive.entries()].sort((a, b) => b[1] - a[1]));
+
+// Time by area (issue 13's breakdown): each sample goes to the first frame, from the leaf up,
+// whose file belongs to an area below (native calls, node:fs, events and timers are passed
+// through to their caller, so an fsync counts where it was asked for).
+const areas: [string, RegExp][] = [
+  ["gc", /^\(garbage collector\)$/],
+  ["idle", /^\(idle\)$/],
+  ["effect runtime", /nm\/effect\//],
+  ["node-fetch", /nm\/node-fetch\//],
+  ["node http/net/streams", /^node:(_http|net|internal\/streams|internal\/stream_base|stream|internal\/http|internal\/url|url|dns|internal\/dns)/],
+  ["api client (httpTransport)", /src\/api\/httpTransport|dist\/api\/httpTransport/],
+  ["api client (answers, schemas, json)", /(src|dist)\/api\/|validate\d*$/],
+  ["dns guard", /(src|dist)\/protocol\/AddressClass/],
+  ["run lock checks", /(src|dist)\/state\/RunLock/],
+  ["lockfile journal", /(src|dist)\/state\//],
+  ["downloads (fs, fsyncs, folder guard)", /(src|dist)\/(outputs|fs)\//],
+  ["reports and sidecars", /(src|dist)\/report\//],
+  ["engine", /(src|dist)\/engine\//],
+  ["other project", /(src|dist)\//],
+];
+const areaUs = new Map<string, number>();
+for (const [node, us] of selfUs) {
+  let area: string | undefined;
+  for (let n: ProfileNode | undefined = node; n !== undefined && area === undefined; n = parent.get(n)) {
+    const key = short(n.callFrame.url) || n.callFrame.functionName;
+    for (const [name, re] of areas) if (re.test(key) || (name === "api client (answers, schemas, json)" && re.test(n.callFrame.functionName) && n.callFrame.url === "")) { area = name; break; }
+  }
+  const k = area ?? `other: ${fileKey(node)}`;
+  areaUs.set(k, (areaUs.get(k) ?? 0) + us);
+}
+print("time by area (first area frame from the leaf up)", [...areaUs.entries()].sort((a, b) => b[1] - a[1]));

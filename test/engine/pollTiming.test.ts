@@ -163,6 +163,40 @@ test("evidence: none until the minimum of samples; then ascending points, at mos
   assert.is(e.count("k"), 1_506);
 });
 
+test("evidence: the points kept in order as samples come and go equal those of the last 1,000 samples sorted afresh (seeded)", () => {
+  // The reference: the points as they were computed before the order was kept (a copy of the ring, sorted).
+  const reference = (ring: readonly number[]): number[] => {
+    const list = [...ring].sort((a, b) => a - b);
+    const n = list.length;
+    if (n <= 32) return list;
+    const points = Array.from({ length: 32 }, (_, i) => list[Math.min(n - 1, Math.floor(((i + 0.5) / 32) * n))]!);
+    points[0] = list[0]!;
+    points[31] = list[n - 1]!;
+    return points;
+  };
+  for (const seed of [1, 2, 3]) {
+    const r = seeded(seed);
+    const e = new DurationEvidence(5);
+    const rings = new Map<string, number[]>();
+    for (let i = 0; i < 3_000; i++) {
+      const key = r.pick(["a", "b"]);
+      // Repeated values too (a coarse service clock gives many equal durations).
+      const ms = r.chance(0.3) ? 100 * r.int(5) : r.int(100_000);
+      e.note(key, ms);
+      const ring = rings.get(key) ?? [];
+      ring.push(ms);
+      if (ring.length > 1_000) ring.shift();
+      rings.set(key, ring);
+      if (i % 7 === 0 || i > 2_950) {
+        for (const [k, list] of rings) {
+          if (list.length < 5) assert.is(e.points(k), undefined);
+          else assert.equal(e.points(k), reference(list), `seed ${seed}, sample ${i}, key ${k}`);
+        }
+      }
+    }
+  }
+});
+
 test("evidence is kept per kind and settings: video resolution and clip length, image count", () => {
   const video = (settings: Record<string, unknown>) =>
     ({ ...task("v"), request: { contents: [{ type: "prompt", text: "p" }], settings } }) as unknown as PlannedTask;
