@@ -288,7 +288,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         pushNextAttempt(task, folder, latest, (n) => (renew ? `new attempt ${n} (--failed)` : `retry: attempt ${n} of ${attempts}`));
       } else {
         const note =
-          latest.attempt < attempts ? "failed (content risk: not retried without retry_content_risk)" : attempts > 1 ? "failed, no retries left" : "failed";
+          latest.attempt < attempts ? "content risk: not retried without retry_content_risk: true" : attempts > 1 ? "failed, no retries left" : "failed";
         // It makes nothing: no downstream task waits on it.
         if (keep) outputsOf.set(task.id, 0);
         entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note });
