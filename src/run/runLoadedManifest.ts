@@ -41,7 +41,7 @@ import { diffPlan, supersessions, type PlanResult } from "../manifest/diffPlan.j
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { runTotals } from "../manifest/runTotals.js";
 import { renewFailedOf } from "../manifest/selection.js";
-import { cashByCurrency, spendSince } from "../money/charges.js";
+import { cashByCurrency } from "../money/charges.js";
 import { groupFailures } from "../report/failureGroups.js";
 import { formatRunStepSummary } from "../ci/runStepSummary.js";
 import { shapeOf } from "../report/manifestLocations.js";
@@ -401,7 +401,6 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           result.outcome === "done" || result.outcome === "failed"
             ? result.jobs
             : withExpected(result.jobs, outlook?.totals, failureGroups && notMadeSince(failureGroups.notMade, notMadeBefore)),
-        spendThisRun: spendSince(result.spend, spentBefore),
         ...(manifest.budget ? { budget: manifest.budget } : {}),
         ...(failureGroups ? { failureGroups } : {}),
         ...(emulated ? { emulated: true as const } : {}),
