@@ -6,6 +6,7 @@
 
 import { neutralise } from "../api/neutralise.js";
 import type { JobCounts, RunSummary } from "../engine/RunEvent.js";
+import { withCurrency } from "../money/Money.js";
 
 type Input = Pick<RunSummary, "outcome" | "reason" | "jobs" | "spend" | "spendThisRun" | "budget" | "failureGroups" | "failures" | "elapsedMs" | "emulated" | "created" | "downloaded"> & {
   readonly name: string;
@@ -54,7 +55,7 @@ export const formatRunStepSummary = (s: Input): string => {
 
   const spend = Object.entries(s.spend);
   const money = spend.length
-    ? spend.map(([c, a]) => (s.spendThisRun ? `${s.spendThisRun[c] ?? "0"} ${c} this run, ${a} ${c} in all` : `${a} ${c} in all`)).join("; ")
+    ? spend.map(([c, a]) => (s.spendThisRun ? `${withCurrency(s.spendThisRun[c] ?? "0", c)} this run, ${withCurrency(a, c)} in all` : `${withCurrency(a, c)} in all`)).join("; ")
     : "nothing charged";
   out.push(
     `- **Elapsed:** ${duration(s.elapsedMs)} (${s.created} created, ${s.downloaded} file(s) downloaded by this run)`,

@@ -4,6 +4,7 @@
 // (actionStep.ts) feeds it what the run printed and acts on the answer.
 
 import type { RunSummary } from "../engine/RunEvent.js";
+import { withCurrency } from "../money/Money.js";
 
 export interface StepResult {
   /** Whether the step ends green. */
@@ -84,6 +85,6 @@ export const stepResult = (runExitCode: number, summary: RunSummary | undefined,
 
 /** Spend per currency as one line, e.g. `1.40 USD, 3.00 CNY`; `0` when nothing was charged. */
 export const spendLine = (spend: Readonly<Record<string, string>> | undefined): string => {
-  const parts = Object.entries(spend ?? {}).map(([currency, amount]) => `${amount} ${currency}`);
+  const parts = Object.entries(spend ?? {}).map(([currency, amount]) => withCurrency(amount, currency));
   return parts.length ? parts.join(", ") : "0";
 };

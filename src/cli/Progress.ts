@@ -8,7 +8,7 @@
 
 import { reviewText } from "../engine/Summary.js";
 import { BigDecimal } from "effect";
-import { formatAmount, parseAmount, plus, ZERO } from "../money/Money.js";
+import { formatAmount, parseAmount, plus, withCurrency, ZERO } from "../money/Money.js";
 import { neutralise } from "../api/neutralise.js";
 import type { BillingEntry } from "../api/wire.js";
 import type { TaskState } from "../state/LockFile.js";
@@ -353,7 +353,7 @@ export const formatSummary = (s: RunSummary): string => {
   };
   const thisRun = s.spendThisRun;
   const spendLine = spend.length
-    ? spend.map(([c, a]) => (thisRun ? `${thisRun[c] ?? "0"} ${c} this run, ${a} ${c} in all` : `${a} ${c}`)).join("; ")
+    ? spend.map(([c, a]) => (thisRun ? `${withCurrency(thisRun[c] ?? "0", c)} this run, ${withCurrency(a, c)} in all` : withCurrency(a, c))).join("; ")
     : "nothing charged";
   const lines = [
     "",

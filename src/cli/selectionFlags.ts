@@ -9,7 +9,6 @@ import { UsageError } from "./UsageError.js";
 import type { RunSelection } from "../engine/RunSelection.js";
 import { diffPlan, type PlanResult } from "../manifest/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
-import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import {
   checkSavedPlan,
@@ -24,10 +23,12 @@ import {
   checkSelection,
   describeSelection,
   isWholeRun,
+  keepsEntry,
   keysOf,
   parseOnly,
   parseWhere,
   relevantJobs,
+  renewFailedOf,
   selectPlan,
   selectsTask,
   type SelectedPlan,
@@ -84,7 +85,7 @@ export const selectedPlan = (
   reviews?: DecisionIndex,
 ): PlanResult | SelectedPlan => {
   if (!s) return diffPlan(m, lock, reviews ? { reviews } : {});
-  const full = diffPlan(m, lock, { ...(s.failed ? { renewFailed: (t: PlannedTask) => selectsTask(s, t) } : {}), ...(reviews ? { reviews } : {}) });
+  const full = diffPlan(m, lock, { ...renewFailedOf(s, (t) => selectsTask(s, t)), ...(reviews ? { reviews } : {}) });
   const keys = new Set<string>();
   for (const t of m.tasks) keysOf(t.vars, keys);
   for (const e of full.entries) if (e.mark !== "…") keysOf(e.vars, keys);
@@ -123,6 +124,7 @@ export const runSelectionOf = (s: Selection, m: LoadedManifest, create?: Readonl
   selects: (task) => selectsTask(s, task),
   relevantJobs: relevantJobs(s, m.jobs),
   failed: s.failed,
+  keeps: keepsEntry(s, m.jobs),
   ...(create ? { mayCreate: (id: string) => create.has(id) } : {}),
 });
 

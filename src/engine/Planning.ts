@@ -198,7 +198,7 @@ export const makePlanning = (deps: PlanningDeps) => {
       let pastFailed = false;
       // Where the start's totals counted this position, when the task admitted is a new
       // attempt after one recorded before this run (runTotals.ts counts by the plan: a
-      // failed attempt with retries left is to create, one renewed by --failed stays failed).
+      // failed attempt with retries left, or renewed by --failed, is to create).
       let before: StartBucket | undefined;
       // Walk the attempts already made: a failed attempt with retries left leads to the
       // next; so does a downloaded one that was made again (its results lost), or is to be.
@@ -231,7 +231,8 @@ export const makePlanning = (deps: PlanningDeps) => {
           const next = manifest.withAttempt(task, task.attempt + 1);
           if (recorder.get(next.id) === undefined && !renew) break;
           task = next;
-          before = "failed";
+          // Recorded: the walk goes on to it; not recorded: renewed by --failed, to create.
+          before = undefined;
         } else {
           task = manifest.withAttempt(task, task.attempt + 1);
           before = undefined;

@@ -11,7 +11,9 @@ import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockTask, TaskState } from "../state/LockFile.js";
 import type { LockStoreService } from "../state/LockStore.js";
 import { sortKeys } from "../state/stableJson.js";
-import { chargedIn, formatMoney } from "./Budget.js";
+import type { BillingEntry } from "../api/wire.js";
+import { cashByCurrency, newCharges } from "../money/charges.js";
+import { chargedIn } from "./Budget.js";
 import type { RunEvent } from "./RunEvent.js";
 
 /** The fields a new record takes from its task. */
@@ -52,8 +54,8 @@ export const freshRecord = (identity: Identity, state: TaskState, now: number): 
   ...(identity.upstream ? { upstream: identity.upstream } : {}),
 });
 
-/** The task event for a record that just changed state: what made it (job, matrix values, folder) and, once downloaded, its files. */
-const taskEvent = (id: string, next: LockTask, outputsDir: string | undefined): RunEvent => ({
+/** The task event for a record that just changed state: what made it (job, matrix values, folder), once downloaded its files, and the charges it brings (`charged`). */
+const taskEvent = (id: string, next: LockTask, outputsDir: string | undefined, charged: readonly BillingEntry[] = NONE): RunEvent => ({
   type: "task",
   id,
   job: next.job,
@@ -66,7 +68,7 @@ const taskEvent = (id: string, next: LockTask, outputsDir: string | undefined): 
   ...(next.state === "downloaded" && outputsDir !== undefined
     ? { paths: next.outputs.flatMap((o) => (o.path ? [join(outputsDir, ...o.path.split("/"))] : [])) }
     : {}),
-  ...((next.state === "succeeded" || next.state === "failed") && next.billing.length > 0 ? { billing: next.billing } : {}),
+  ...(charged.length > 0 ? { billing: charged } : {}),
 });
 
 export class Recorder {
@@ -129,9 +131,11 @@ export class Recorder {
       const next: LockTask = { ...current, ...patch, updated_at: now };
       const put = this.put(task.id, next);
       if (current.state === next.state || quiet) return put;
+      const charged = newCharges(current.state, next);
+      if (charged.length > 0) this.chargedHere.push(charged);
       return Effect.zipRight(
         put,
-        Effect.sync(() => this.emit(taskEvent(task.id, next, this.outputsDir))),
+        Effect.sync(() => this.emit(taskEvent(task.id, next, this.outputsDir, charged))),
       );
     });
   }
@@ -159,17 +163,16 @@ export class Recorder {
   /** Cash charged per currency over every record (and `currency`, at 0 when nothing was charged in it). */
   spend(currency: string | undefined): Record<string, string> {
     // One pass over the records (a record held as its line is decoded on each pass).
-    const currencies = new Set<string>();
-    const all: LockTask["billing"][number][] = [];
-    for (const t of this.records.values()) {
-      for (const b of t.billing) {
-        all.push(b);
-        if (b.charge_type === "cash" && b.currency) currencies.add(b.currency);
-      }
-    }
-    if (currency) currencies.add(currency);
-    const spend: Record<string, string> = {};
-    for (const c of currencies) spend[c] = formatMoney(chargedIn(all, c));
-    return spend;
+    const all: (readonly BillingEntry[])[] = [];
+    for (const t of this.records.values()) all.push(t.billing);
+    return cashByCurrency(all, currency);
+  }
+
+  // The charges this run's records brought (newCharges), as the live view counts them.
+  private readonly chargedHere: (readonly BillingEntry[])[] = [];
+
+  /** Cash charged by this run per currency (`currency` at 0 when nothing was). */
+  spendThisRun(currency: string | undefined): Record<string, string> {
+    return cashByCurrency(this.chargedHere, currency);
   }
 }

@@ -119,7 +119,7 @@ export interface RunSummary {
   /** Report files written (absolute paths). */
   readonly reports: readonly string[];
   readonly jobs: Readonly<Record<string, JobCounts>>;
-  /** Cash charged so far, per currency (decimal strings), from the lockfile. */
+  /** Cash charged so far, per currency (decimal strings), from the lockfile; "" is the account's currency, unnamed (image charges). */
   readonly spend: Readonly<Record<string, string>>;
   /** Creates sent (and confirmed) by this run. */
   readonly created: number;
@@ -138,7 +138,10 @@ export interface RunSummary {
   }>;
   /** The lockfile's failures grouped by reason, named by job and matrix values, with what they leave unmade downstream. */
   readonly failureGroups?: Failures;
-  /** Cash charged by this run, per currency (the rest of `spend` was spent before). */
+  /**
+   * Cash charged by this run, per currency: the charges its records brought (money/charges.ts
+   * newCharges), as the live view counts them. A currency "" is the account's, unnamed (image charges).
+   */
   readonly spendThisRun?: Readonly<Record<string, string>>;
   readonly budget?: { readonly max: string; readonly currency: string };
   readonly at?: string;

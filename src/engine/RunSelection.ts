@@ -4,6 +4,7 @@
 // they are. Upstream tasks that are done enter as context, so their downstream work can
 // be made. The rule itself is pure (src/manifest/selection.ts); this is its shape here.
 
+import type { PlanEntry } from "../manifest/diffPlan.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 
 export interface RunSelection {
@@ -13,6 +14,11 @@ export interface RunSelection {
   readonly relevantJobs: ReadonlySet<string>;
   /** --failed: only tasks whose latest attempt failed, each given one new attempt now. */
   readonly failed: boolean;
+  /**
+   * Does the selection take this entry of the whole plan (made with --failed's renewals)?
+   * The start's totals count only what the run will do (selection.ts keepsEntry).
+   */
+  readonly keeps: (entry: PlanEntry) => boolean;
   /** A saved plan: only these external ids may be created (undefined: any selected task). */
   readonly mayCreate?: (id: string) => boolean;
 }

@@ -130,6 +130,7 @@ export const summarize = (
     outputs: manifest.outputsDir,
     jobs,
     spend: recorder.spend(table.currency),
+    spendThisRun: recorder.spendThisRun(table.currency),
     created: table.counters.created,
     adopted: table.counters.adopted,
     downloaded: table.counters.downloaded,

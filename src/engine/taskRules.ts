@@ -3,7 +3,7 @@
 // appends its effects. Pure.
 
 import type { PlannedTask } from "../manifest/PlannedTask.js";
-import { isContentRisk } from "../protocol/TaskView.js";
+import { mayRetry } from "../manifest/retryRule.js";
 import type { EngineEffect } from "./EngineEvent.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
 
@@ -14,12 +14,13 @@ export interface Out {
   readonly effects: EngineEffect[];
 }
 
-/** May a failed attempt of `task` be followed by another? */
-export const retryAllowed = (table: TaskTable, task: PlannedTask, firstAttempt: number, code: number | undefined, message: string): boolean => {
-  const retryFailed = table.config.retryFailedOf(task.job) ?? task.retryFailed;
-  if (task.attempt - firstAttempt >= retryFailed) return false;
-  return !isContentRisk(code, message) || task.retryContentRisk;
-};
+/** May a failed attempt of `task` be followed by another? The plan's rule (retryRule.ts). */
+export const retryAllowed = (table: TaskTable, task: PlannedTask, firstAttempt: number, code: number | undefined, message: string): boolean =>
+  mayRetry(
+    { retryFailed: table.config.retryFailedOf(task.job) ?? task.retryFailed, retryContentRisk: task.retryContentRisk },
+    task.attempt - firstAttempt,
+    { code, message },
+  );
 
 /**
  * A downloaded task's record when a run admits it: stay with it, follow to its next

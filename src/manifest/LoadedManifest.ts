@@ -11,6 +11,8 @@ export interface JobInfo {
   /** For `for_each`: the upstream job, and whether one task per output or per task. */
   readonly upstream?: { readonly job: string; readonly mode: "outputs" | "tasks" };
   readonly retryFailed: number;
+  /** `retry_content_risk`: content-risk failures are tried again too (retryRule.ts). Absent: false. */
+  readonly retryContentRisk?: boolean;
   /** The job's own matrix axes (and `include` keys), for `--where` checks. */
   readonly axes?: readonly string[];
   /** `review`: outputs are used downstream only once approved (src/review/); rejected ones never. */

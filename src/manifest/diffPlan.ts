@@ -13,6 +13,7 @@ import { itemFile } from "./itemFile.js";
 import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { defaultFolderOf, folderHolders, resultFolder } from "./resultFolder.js";
+import { mayRetry } from "./retryRule.js";
 
 export type PlanMark = "+" | "=" | "~" | "-" | "…";
 
@@ -280,11 +281,14 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, inFlight: true });
     } else if (state === "failed") {
       const attempts = 1 + task.retryFailed + abandoned;
-      const renew = latest.attempt >= attempts && options.renewFailed?.(task) === true;
-      if (latest.attempt < attempts || renew) {
+      // The engine's rule (retryRule.ts): a content-risk failure is tried again only when the job asks.
+      const retry = mayRetry(task, latest.attempt - task.attempt - abandoned, latest.error);
+      const renew = !retry && options.renewFailed?.(task) === true;
+      if (retry || renew) {
         pushNextAttempt(task, folder, latest, (n) => (renew ? `new attempt ${n} (--failed)` : `retry: attempt ${n} of ${attempts}`));
       } else {
-        const note = attempts > 1 ? "failed, no retries left" : "failed";
+        const note =
+          latest.attempt < attempts ? "content risk: not retried without retry_content_risk: true" : attempts > 1 ? "failed, no retries left" : "failed";
         // It makes nothing: no downstream task waits on it.
         if (keep) outputsOf.set(task.id, 0);
         entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note });

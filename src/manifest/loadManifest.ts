@@ -313,6 +313,7 @@ const makeLoaded = (args: {
     kind: j.kind,
     ...(j.forEach ? { upstream: { job: j.forEach.job, mode: j.forEach.mode } } : {}),
     retryFailed: j.retryFailed,
+    ...(j.retryContentRisk ? { retryContentRisk: true } : {}),
     axes: [...new Set([...j.axes.map((a) => a.name), ...j.include.flatMap((i) => Object.keys(i))])],
     ...(j.review ? { review: j.review } : {}),
     source: locator.pos({ path: ["jobs"], key: j.id }),

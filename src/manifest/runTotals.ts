@@ -6,7 +6,7 @@
 
 import type { JobOutlook, StartBucket } from "../engine/RunEvent.js";
 import type { TaskState } from "../state/LockFile.js";
-import type { PlanResult } from "./diffPlan.js";
+import type { PlanEntry, PlanResult } from "./diffPlan.js";
 
 export interface RunTotals {
   readonly total: number;
@@ -25,17 +25,23 @@ export interface RunTotals {
 export const startBucketOf = (state: TaskState, freshService: boolean): StartBucket | undefined =>
   state === "downloaded" ? "done" : state === "failed" || state === "rejected" ? "failed" : freshService ? undefined : "inFlight";
 
+const isSettled = (bucket: StartBucket | undefined): boolean => bucket === "done" || bucket === "failed";
+
 /**
  * `freshService`: the service knows none of the recorded tasks (an emulated run starts a
  * new emulator), so tasks in flight there are created again: they count as to create.
+ * `keeps`: a run of a chosen part (--only, --where, --failed; the plan made with its
+ * renewals) counts only the work it does: what it leaves out is not counted, except
+ * tasks done or failed, which stay where they are (selection.ts keepsEntry).
  */
-export const runTotals = (plan: PlanResult, freshService = false): RunTotals => {
+export const runTotals = (plan: PlanResult, freshService = false, keeps?: (e: PlanEntry) => boolean): RunTotals => {
   const jobs: Record<string, { total: number; done: number; inFlight: number; failed: number; toCreate: number }> = {};
   const zero = () => ({ total: 0, done: 0, inFlight: 0, failed: 0, toCreate: 0 });
   for (const job of Object.keys(plan.jobs)) jobs[job] = zero();
   let recorded = 0;
   for (const e of plan.entries) {
     if (e.mark === "-") continue;
+    if (keeps !== undefined && !keeps(e) && !(e.mark === "=" && isSettled(startBucketOf(e.state ?? "submitted", freshService)))) continue;
     const c = (jobs[e.job] ??= zero());
     const n = e.mark === "…" ? (e.count ?? 0) : 1;
     c.total += n;

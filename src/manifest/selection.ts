@@ -198,6 +198,33 @@ const narrowWaiting = (e: PlanEntry, entries: readonly PlanEntry[], where: reado
 };
 
 /**
+ * `diffPlan`'s `renewFailed` for a selection: with --failed, a selected task whose
+ * attempts all failed gets one new attempt. The plan a selection is cut from is made with it.
+ */
+export const renewFailedOf = (s: Pick<Selection, "failed">, selects: (task: { readonly job: string; readonly vars: Readonly<Record<string, unknown>> }) => boolean) =>
+  s.failed ? { renewFailed: selects } : {};
+
+/**
+ * Does the selection keep this entry of the whole plan (made with `renewFailedOf`)? Its
+ * job is selected, its matrix values match every --where and, with --failed, it is a new
+ * attempt of a failed task; waiting downstream work (`…`) only when its upstream job runs
+ * too, never with --failed. What `plan` shows of a selection and what a run's start counts.
+ */
+export const keepsEntry = (s: Selection, jobs: readonly SelectionJob[]): ((e: PlanEntry) => boolean) => {
+  const chosen = selectedJobs(s, jobs);
+  const byId = new Map(jobs.map((j) => [j.id, j]));
+  return (e) => {
+    if (e.mark === "-") return false;
+    if (e.mark === "…") {
+      const up = byId.get(e.job)?.upstream?.job;
+      return !s.failed && chosen.has(e.job) && up !== undefined && chosen.has(up);
+    }
+    // --failed: a new attempt of a task whose latest attempt failed.
+    return selectsTask(s, e) && (!s.failed || (e.mark === "+" && e.state === "failed"));
+  };
+};
+
+/**
  * The plan cut down to a selection. A task is kept when its job is selected, its matrix
  * values match every --where and, with --failed, it is a new attempt of a failed task.
  * A selected job whose upstream job is not selected gets tasks only from the upstream
@@ -209,16 +236,9 @@ export const selectPlan = (plan: PlanResult, s: Selection, jobs: readonly Select
   const byId = new Map(jobs.map((j) => [j.id, j]));
   const kept: PlanEntry[] = [];
   let notSelected = 0;
+  const keeps = keepsEntry(s, jobs);
   for (const e of plan.entries) {
-    let keep: boolean;
-    if (e.mark === "-") keep = false;
-    else if (e.mark === "…") {
-      const up = byId.get(e.job)?.upstream?.job;
-      keep = !s.failed && chosen.has(e.job) && up !== undefined && chosen.has(up);
-    } else {
-      // --failed: a new attempt of a task whose latest attempt failed.
-      keep = selectsTask(s, e) && (!s.failed || (e.mark === "+" && e.state === "failed"));
-    }
+    const keep = keeps(e);
     if (keep && e.mark === "…" && s.where.length) kept.push(narrowWaiting(e, plan.entries, s.where, byId.get(e.job)?.upstream?.job));
     else if (keep) kept.push(e);
     else notSelected += e.mark === "…" ? (e.count ?? 0) : 1;

@@ -52,6 +52,9 @@ export const formatAmount = (a: Amount, minScale = 0): string => {
 };
 
 /** The larger of two amounts. */
+/** `0.5 USD`, or `0.5` for the account's unnamed currency ("": image charges name none). */
+export const withCurrency = (amount: string, currency: string): string => (currency ? `${amount} ${currency}` : amount);
+
 export const max = (a: Amount, b: Amount): Amount => BigDecimal.max(a, b);
 
 /**

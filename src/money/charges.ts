@@ -5,7 +5,8 @@
 // anomaly). Pure.
 
 import type { BillingEntry } from "../api/wire.js";
-import { type Amount, amountOf, formatAmount, max, minus, sum, ZERO } from "./Money.js";
+import type { TaskState } from "../state/LockFile.js";
+import { type Amount, amountOf, formatAmount, max, sum, ZERO } from "./Money.js";
 
 export const cashCharged = (billing: readonly BillingEntry[], currency: string): Amount =>
   sum(
@@ -32,20 +33,37 @@ export const accountCurrency = (billings: Iterable<readonly BillingEntry[]>): st
   return found;
 };
 
-/** Cash charged per currency over many tasks' billing (decimal strings); `also` is listed at 0 when nothing was charged in it. */
+/**
+ * Cash charged per currency over many tasks' billing (decimal strings); `also` is listed
+ * at 0 when nothing was charged in it. Charges that name no currency when none is known
+ * at all (an image-only account, no budget or prices) are listed under "" (the account's
+ * currency, unnamed): charged all the same.
+ */
 export const cashByCurrency = (billings: Iterable<readonly BillingEntry[]>, also?: string): Record<string, string> => {
   const all = [...billings].flat();
   const currencies = new Set<string>();
-  for (const b of all) if (b.charge_type === "cash" && b.currency) currencies.add(b.currency);
+  let unnamed = false;
+  for (const b of all) {
+    if (b.charge_type !== "cash") continue;
+    if (b.currency) currencies.add(b.currency);
+    else unnamed = true;
+  }
   if (also) currencies.add(also);
+  if (unnamed && currencies.size === 0) currencies.add("");
   const out: Record<string, string> = {};
   for (const c of [...currencies].sort()) out[c] = formatAmount(cashCharged(all, c));
   return out;
 };
 
-/** `after − before`, per currency of `after`, never below 0 (decimal strings). */
-export const spendSince = (after: Readonly<Record<string, string>>, before: Readonly<Record<string, string>>): Record<string, string> => {
-  const out: Record<string, string> = {};
-  for (const [c, a] of Object.entries(after)) out[c] = formatAmount(max(minus(amountOf(a), amountOf(before[c])), ZERO));
-  return out;
-};
+const FINISHED: ReadonlySet<TaskState> = new Set(["succeeded", "downloaded", "failed"]);
+
+/**
+ * The charges a record's change brings: the billing of the answer that finished the task
+ * (succeeded or failed) when the record was not finished before. A finished task's
+ * billing read again (its files fetched again) is no new charge; a task made again after
+ * its record was reset (a new emulator, which charges again) is. The live view and the
+ * summary's "this run" both count these.
+ */
+export const newCharges = (before: TaskState | undefined, after: { readonly state: TaskState; readonly billing: readonly BillingEntry[] }): readonly BillingEntry[] =>
+  (after.state === "succeeded" || after.state === "failed") && !(before !== undefined && FINISHED.has(before)) ? after.billing : [];
+

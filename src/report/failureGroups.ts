@@ -6,6 +6,7 @@
 
 import type { LockFile, LockTask } from "../state/LockFile.js";
 import { describeVars } from "../manifest/outputFolder.js";
+import { mayRetry } from "../manifest/retryRule.js";
 
 /** A for_each job and how many of its tasks one upstream task gives (about). */
 export interface DownstreamShape {
@@ -42,6 +43,8 @@ export interface ManifestShape {
   readonly downstream: readonly DownstreamShape[];
   /** Per job, `retry_failed`: a failed slot whose attempt is below 1 + this is tried again. */
   readonly retryFailed: Readonly<Record<string, number>>;
+  /** Jobs with `retry_content_risk: true` (retryRule.ts); absent: none. */
+  readonly retryContentRisk?: Readonly<Record<string, boolean>>;
 }
 
 export const groupFailures = (lock: LockFile, shape: ManifestShape = { downstream: [], retryFailed: {} }): Failures => {
@@ -69,7 +72,9 @@ export const groupFailures = (lock: LockFile, shape: ManifestShape = { downstrea
     const code = t.error?.code;
     const key = `${code ?? ""}\u0000${reason}`;
     const group = groups.get(key) ?? { reason, ...(code !== undefined ? { code } : {}), tasks: [] };
-    const again = t.state === "rejected" || t.attempt < 1 + (shape.retryFailed[t.job] ?? 0) + (abandoned.get(slotOf(t)) ?? 0);
+    // The engine's rule (retryRule.ts): a content-risk failure is tried again only when the job asks.
+    const settings = { retryFailed: shape.retryFailed[t.job] ?? 0, retryContentRisk: shape.retryContentRisk?.[t.job] === true };
+    const again = t.state === "rejected" || mayRetry(settings, t.attempt - 1 - (abandoned.get(slotOf(t)) ?? 0), t.error);
     group.tasks.push({ id, job: t.job, what: `${t.job} ${describeVars(t.vars)}`, state: t.state, again });
     groups.set(key, group);
     if (!again) failedPerJob.set(t.job, (failedPerJob.get(t.job) ?? 0) + 1);

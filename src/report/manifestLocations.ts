@@ -38,6 +38,7 @@ export const shapeOf = (m: Pick<LoadedManifest, "jobs" | "tasks" | "expectedDown
       return [{ job: j.id, upstream: j.upstream.job, perUpstreamTask: up > 0 ? (expected.get(j.id) ?? 0) / up : 0 }];
     }),
     retryFailed: Object.fromEntries(m.jobs.map((j) => [j.id, j.retryFailed])),
+    retryContentRisk: Object.fromEntries(m.jobs.filter((j) => j.retryContentRisk === true).map((j) => [j.id, true])),
   };
 };
 

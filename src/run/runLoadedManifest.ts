@@ -40,7 +40,8 @@ import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import { diffPlan, supersessions, type PlanResult } from "../manifest/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { runTotals } from "../manifest/runTotals.js";
-import { cashByCurrency, spendSince } from "../money/charges.js";
+import { renewFailedOf } from "../manifest/selection.js";
+import { cashByCurrency } from "../money/charges.js";
 import { groupFailures } from "../report/failureGroups.js";
 import { formatRunStepSummary } from "../ci/runStepSummary.js";
 import { shapeOf } from "../report/manifestLocations.js";
@@ -52,10 +53,24 @@ type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals
 
 const isLoaded = (m: RunnableManifest): m is RunnableManifest & LoadedManifest => "expectedDownstreamCount" in m && "downstreamEstimate" in m;
 
-const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: boolean, spentBefore: Record<string, string>, plan?: PlanResult): StartOutlook => {
+const startOutlook = (
+  manifest: RunnableManifest,
+  lock: LockFile,
+  emulated: boolean,
+  spentBefore: Record<string, string>,
+  plan?: PlanResult,
+  selection?: RunSelection,
+): StartOutlook => {
   const base: StartOutlook = { spentBefore, ...(manifest.budget ? { budget: manifest.budget } : {}) };
   if (!isLoaded(manifest)) return base;
-  const totals = runTotals(plan ?? diffPlan(manifest, Object.keys(lock.tasks).length ? lock : undefined), emulated);
+  const recorded = Object.keys(lock.tasks).length ? lock : undefined;
+  // A run of a chosen part counts what it will do: --failed's new attempts are to create
+  // (the engine makes them), work it leaves out is not counted; a saved plan creates only its ids.
+  const totals = selection
+    ? runTotals(diffPlan(manifest, recorded, renewFailedOf(selection, selection.selects)), emulated, (e) =>
+        selection.keeps(e) && ((e.mark !== "+" && e.mark !== "~") || selection.mayCreate?.(e.id) !== false),
+      )
+    : runTotals(plan ?? diffPlan(manifest, recorded), emulated);
   return {
     ...base,
     total: totals.total,
@@ -79,10 +94,11 @@ const startPlan = (
   lock: LockFile,
   emulated: boolean,
   spentBefore: Record<string, string>,
+  selection: RunSelection | undefined,
 ): { outlook: StartOutlook; replaced: [string, string][] | undefined; standings: Standings | undefined } => {
   const plan = isLoaded(manifest) && Object.keys(lock.tasks).length ? diffPlan(manifest, lock) : undefined;
   return {
-    outlook: startOutlook(manifest, lock, emulated, spentBefore, plan),
+    outlook: startOutlook(manifest, lock, emulated, spentBefore, plan, selection),
     replaced: plan ? supersessions(plan, lock) : undefined,
     // As writeReports would work them out (standingsFor) for this lockfile; an empty one has none to tell.
     standings: !plannable(manifest) ? undefined : plan ? standings(lock, plan) : Object.keys(lock.tasks).length === 0 ? standings(lock, NO_PLAN) : undefined,
@@ -330,7 +346,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       // The plan and failure groups of the lockfile as the run starts; reused at the end when
       // the run changed no record (a rerun with nothing to do: 100,000 tasks diffed once, not twice).
       const changesAtStart = yield* store.changes;
-      const start = startPlan(manifest, before, emulated, spentBefore);
+      const start = startPlan(manifest, before, emulated, spentBefore, options.selection);
       outlook = start.outlook;
       const replacedAtStart = start.replaced;
       const standingsAtStart = start.standings;
@@ -385,7 +401,6 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           result.outcome === "done" || result.outcome === "failed"
             ? result.jobs
             : withExpected(result.jobs, outlook?.totals, failureGroups && notMadeSince(failureGroups.notMade, notMadeBefore)),
-        spendThisRun: spendSince(result.spend, spentBefore),
         ...(manifest.budget ? { budget: manifest.budget } : {}),
         ...(failureGroups ? { failureGroups } : {}),
         ...(emulated ? { emulated: true as const } : {}),

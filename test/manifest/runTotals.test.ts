@@ -50,4 +50,18 @@ test("against a fresh service (an emulated run) tasks in flight are created agai
   assert.equal(t.resume, { done: 1, inFlight: 0, failed: 0, toCreate: 1 });
 });
 
+test("a run of a chosen part counts its work: left-out work is not counted, left-out tasks done or failed stay where they are", () => {
+  const renewed = e("+", "stills", { state: "failed", attempt: 2 });
+  const notRenewed = e("=", "stills", { state: "failed", note: "failed" });
+  const planned = e("+", "stills", { state: "planned" });
+  const inFlight = e("=", "stills", { state: "processing", inFlight: true });
+  const waiting = e("…", "reels", { count: 3 });
+  const all = plan([e("=", "stills", { state: "downloaded" }), renewed, notRenewed, planned, inFlight, waiting]);
+  const t = runTotals(all, false, (x) => x === renewed);
+  assert.equal(t.resume, { done: 1, inFlight: 0, failed: 1, toCreate: 1 });
+  assert.is(t.total, 3);
+  assert.equal(t.jobs["reels"], { total: 0, done: 0, inFlight: 0, failed: 0, toCreate: 0 });
+  assert.equal(runTotals(all).resume, { done: 1, inFlight: 1, failed: 1, toCreate: 5 }, "without a selection: everything");
+});
+
 test.run();

@@ -59,9 +59,14 @@ test("downstream work that will not be made: 2 stills each per failed still, the
   const f = groupFailures(lock, shape);
   // 3 stills failed for good -> 6 clips -> 6 reels; the rejected reel is sent again, so it is not lost.
   assert.equal(f.notMade, { clips: 6, reels: 6 });
+  // With a retry left the next run tries the timeout again, not the content-risk failures
+  // (the engine's rule, retryRule.ts): those two stills' downstream work is still not made.
   const retried = groupFailures(lock, { ...shape, retryFailed: { stills: 1 } });
-  assert.equal(retried.notMade, {}, "with a retry left, the next run tries again: nothing is lost yet");
-  assert.ok(retried.groups[0]!.tasks.every((t) => t.again));
+  assert.equal(retried.notMade, { clips: 4, reels: 4 });
+  assert.ok(retried.groups[0]!.tasks.every((t) => !t.again), "content risk, no retry_content_risk");
+  const all = groupFailures(lock, { ...shape, retryFailed: { stills: 1 }, retryContentRisk: { stills: true } });
+  assert.equal(all.notMade, {}, "with retry_content_risk too, the next run tries every one again: nothing is lost yet");
+  assert.ok(all.groups[0]!.tasks.every((t) => t.again));
   const text = formatFailures(f).join("\n");
   assert.match(text, "  content risk prompt (code 1301): 2 task(s)\n    stills product=BTL-STL style=studio  cat-stills-a\n");
   assert.match(text, "reels product=MUG-01 style=studio  cat-reels-e  (rejected, nothing was created; the next run sends it again)");
