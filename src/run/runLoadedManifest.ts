@@ -46,6 +46,10 @@ import { formatRunStepSummary } from "../ci/runStepSummary.js";
 import { shapeOf } from "../report/manifestLocations.js";
 import { plannable, standings, type Standings } from "../report/standing.js";
 import type { LockFile } from "../state/LockFile.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPORT_SOURCE_FILE } from "../report/writeReports.js";
+import { endsSettled, SETTLED_STAMP_FORMAT, type RunEnd } from "../state/SettledStamp.js";
 
 /** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
 type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream">;
@@ -63,6 +67,17 @@ const startOutlook = (manifest: RunnableManifest, lock: LockFile, emulated: bool
     ...(totals.resume ? { resume: totals.resume } : {}),
     downstream: shapeOf(manifest).downstream,
   };
+};
+
+const DAY_MS = 86_400_000;
+
+/** Every record downloaded with every result kept (none deleted at the service): nothing a rerun could do. */
+const settledRecords = (lock: LockFile): boolean => {
+  for (const id of Object.keys(lock.tasks)) {
+    const t = lock.tasks[id]!;
+    if (t.state !== "downloaded" || t.outputs.some((o) => o.deleted_at !== undefined)) return false;
+  }
+  return true;
 };
 
 /** The plan of an empty lockfile as standings() reads it: no recorded task to stand anywhere. */
@@ -173,6 +188,14 @@ export interface RunManifestOptions {
   readonly store?: Omit<OpenStoreOptions, "env" | "check">;
   /** Make tasks whose results are lost again, as new attempts (`run --recreate-lost`). */
   readonly recreateLost?: boolean;
+  /**
+   * Stamp the lockfile as settled (src/state/SettledStamp.ts) when this run ends with
+   * nothing done and nothing left to do: `tool` (toolOf), the run's choices that change
+   * what it plans or says (the service is added here), `force`: write the stamp even when
+   * the header already has it (the fast path found the file's lines differ from it).
+   * Only for a plain run (no selection, plan, switch or recreate): the CLI decides.
+   */
+  readonly settle?: { readonly tool: string; readonly options: Readonly<Record<string, string>>; readonly force?: boolean };
 }
 
 /** The step summary's line about outputs awaiting review, when any. */
@@ -217,14 +240,17 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
   // Every event carries its time; the start event what the run found and expects (the
   // whole plan, downstream tasks included); emulated runs say so in their first and last events.
   let outlook: StartOutlook | undefined;
-  const onEvent = options.onEvent
-    ? (event: RunEvent) => {
-        const at = new Date().toISOString();
-        options.onEvent!(
-          event.type === "start" ? { ...event, at, ...(emulated ? { emulated: true as const } : {}), ...outlook } : { ...event, at },
-        );
-      }
-    : undefined;
+  // With `settle`, the events as told (their times blanked) are kept for the stamp's replay.
+  const told: Record<string, unknown>[] | undefined = options.settle && !emulated ? [] : undefined;
+  const onEvent =
+    options.onEvent || told
+      ? (event: RunEvent) => {
+          const at = new Date().toISOString();
+          const shown = event.type === "start" ? { ...event, at, ...(emulated ? { emulated: true as const } : {}), ...outlook } : { ...event, at };
+          if (told && shown.type !== "summary") told.push({ ...shown, at: "" });
+          options.onEvent?.(shown);
+        }
+      : undefined;
   // Review decisions, read before anything is touched (an invalid file: exit 2, nothing sent).
   const reviews: DecisionIndex | undefined = loaded.jobs.some((j) => j.review)
     ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated)))
@@ -273,6 +299,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const downloaderLayer = Downloader.layer(outputStore ?? manifest.outputsDir).pipe(Layer.provide(Layer.merge(clientLayer, policyLayer)));
     const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
 
+    let current = "";
+    const events = told;
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
       const store = yield* LockStore;
@@ -284,7 +312,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         );
       }
       // The region rule (serviceCheck.ts): before anything is sent.
-      const current = emulated ? EMULATOR_SERVICE : serviceIdentity(serviceUrl);
+      current = emulated ? EMULATOR_SERVICE : serviceIdentity(serviceUrl);
       const decision = checkService({
         recorded: store.recordedService,
         current,
@@ -391,6 +419,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(emulated ? { emulated: true as const } : {}),
       };
       let reports: string[] = [];
+      let reportsWritten = false;
+      const dayBefore = Math.floor(Date.now() / DAY_MS);
       if (options.reports !== false) {
         // The CI step summary starts with the outcome; the billing tables follow.
         const stepHead = formatRunStepSummary({ ...told, name: manifest.name });
@@ -413,12 +443,57 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
                 }),
           ),
         );
-        if (written._tag === "Right") reports = written.right.files;
-        else {
+        if (written._tag === "Right") {
+          reports = written.right.files;
+          reportsWritten = true;
+        } else {
           onEvent?.({ type: "notice", level: "warn", message: `could not write the reports: ${String(written.left.error)}` });
         }
       }
-      return { ...told, reports } satisfies RunSummary;
+      const summary = { ...told, reports } satisfies RunSummary;
+      // Nothing done and nothing left to do: the next plain run may report the same without planning.
+      if (options.settle && events && !outputStore && isLoaded(manifest) && isLoaded(loaded) && loaded.inputsRead !== undefined && Math.floor(Date.now() / DAY_MS) === dayBefore) {
+        const end: RunEnd = {
+          outcome: summary.outcome,
+          exitCode: summary.exitCode,
+          created: summary.created,
+          adopted: summary.adopted,
+          downloaded: summary.downloaded,
+          failures: summary.failures.length,
+          unchanged: (yield* store.changes) === changesAtStart && after === beforeRun,
+          allDownloaded: false,
+          reviewWaiting: Object.values(summary.jobs).some((c) => (c.awaitingReview ?? 0) > 0 || (c.waitingOnReview ?? 0) > 0),
+          lost: (summary.lost?.length ?? 0) > 0 || Object.keys(failureGroups?.notMade ?? {}).some((j) => (failureGroups?.notMade[j] ?? 0) > 0),
+          reportsWritten,
+          otherEvents: events.filter((e) => e["type"] !== "start").length,
+        };
+        if (endsSettled({ ...end, allDownloaded: true })) {
+          const source = (() => {
+            try {
+              return readFileSync(join(manifest.outputsDir, REPORT_SOURCE_FILE), "utf8").trim();
+            } catch {
+              return undefined;
+            }
+          })();
+          if (source !== undefined && endsSettled({ ...end, allDownloaded: settledRecords(after) })) {
+            const inputs = (loaded as LoadedManifest).inputsRead!();
+            yield* store.setSettled(
+              {
+                format: SETTLED_STAMP_FORMAT,
+                tool: options.settle.tool,
+                manifest: [loaded.file, inputs.manifest],
+                inputs: [...inputs.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+                options: { ...options.settle.options, outputs: manifest.outputsDir, service: current },
+                day: dayBefore,
+                reports: source,
+                replay: { events, summary: { ...summary, elapsedMs: 0, ...("at" in summary ? { at: "" } : {}) } },
+              },
+              options.settle.force === true,
+            );
+          }
+        }
+      }
+      return summary;
     });
 
     const exit = await Effect.runPromiseExit(Effect.provide(program, engineLayer));

@@ -29,6 +29,26 @@ import type { PlanResult } from "../../manifest/diffPlan.js";
 import type { RunSelection } from "../../engine/RunSelection.js";
 import { checkPlanApplies, readSavedPlan, runSelectionOf, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runSettled } from "../../run/settledRun.js";
+import { fastPathRefusal, toolOf } from "../../state/SettledStamp.js";
+
+/** The package's version: the nearest package.json above this module (dist/chunks, dist/cli or src/cli/commands). */
+const packageVersion = (): string => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "omnibatch" && typeof pkg.version === "string") return pkg.version;
+    } catch {
+      // not here
+    }
+    dir = dirname(dir);
+  }
+  return "unknown";
+};
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -161,6 +181,58 @@ export const runCommand = defineCommand({
       saved = await readSavedPlan(resolve(io.cwd, v.plan));
     }
 
+    // The settled-rerun fast path (src/run/settledRun.ts): a plain run whose lockfile's stamp
+    // matches everything it was made from tells what that run told, without planning.
+    // OMNIBATCH_SETTLED=off turns it off; OMNIBATCH_SETTLED=debug says on stderr why it was not taken.
+    const settledMode = io.env["OMNIBATCH_SETTLED"];
+    const refusal =
+      settledMode === "off"
+        ? "OMNIBATCH_SETTLED=off"
+        : fastPathRefusal({
+            emulate: v.emulate === true,
+            selection: selection !== undefined,
+            plan: saved !== undefined,
+            recreateLost: v["recreate-lost"] === true,
+            switchService: v["switch-service"] === true,
+            callbackFlags: callbacks !== undefined,
+            ci: io.env["CI"] === "true" || !!io.env["GITHUB_STEP_SUMMARY"],
+          });
+    const tool = toolOf(packageVersion());
+    const settleOptions = {
+      outputsFlag: typeof v.outputs === "string" ? resolve(io.cwd, v.outputs) : "",
+      timeScale: io.env[timeScaleVariable] ?? "",
+    };
+    const progressMode: ProgressMode = v.json ? "json" : v.quiet ? "quiet" : io.stdout.isTTY ? "tty" : "plain";
+    const every = io.env["OMNIBATCH_PROGRESS_EVERY"] ? parseDuration(io.env["OMNIBATCH_PROGRESS_EVERY"]) : undefined;
+    const makeProgress = () =>
+      new Progress({ mode: progressMode, stdout: io.stdout, stderr: io.stderr, ...(every !== undefined && every > 0 ? { summaryEveryMs: every } : {}) });
+    let early: Progress | undefined;
+    let restamp = false;
+    if (refusal === undefined) {
+      early = makeProgress();
+      const settled = await runSettled(file, {
+        env: io.env,
+        ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
+        tool,
+        options: settleOptions,
+        onEvent: early.onEvent,
+        onFallback: (reason) => {
+          // A stamp whose lines no longer match the file: the full run writes it again even if the rest is the same.
+          restamp = reason === "the lockfile's task lines changed";
+          if (settledMode === "debug") io.stderr.write(`omnibatch: settled fast path not taken: ${reason}\n`);
+        },
+      }).catch((error: unknown) => {
+        if (settledMode === "debug") io.stderr.write(`omnibatch: settled fast path not taken: ${String(error)}\n`);
+        return undefined;
+      });
+      if (settled) {
+        early.close();
+        if (settledMode === "debug") io.stderr.write("omnibatch: settled fast path taken\n");
+        await annotateRunFailures(file, settled, io);
+        return settled.exitCode as ExitCode;
+      }
+    } else if (settledMode === "debug") io.stderr.write(`omnibatch: settled fast path not taken: ${refusal}\n`);
+
     let loaded: LoadedManifest;
     try {
       loaded = withOutputs(await loadManifest(file), v, io.cwd, "run");
@@ -223,10 +295,9 @@ export const runCommand = defineCommand({
       }
     }
 
-    const mode: ProgressMode = v.json ? "json" : v.quiet ? "quiet" : io.stdout.isTTY ? "tty" : "plain";
+    const mode = progressMode;
     // Without a terminal (CI): a status line this often (OMNIBATCH_PROGRESS_EVERY, e.g. 10s; default 30 s).
-    const every = io.env["OMNIBATCH_PROGRESS_EVERY"] ? parseDuration(io.env["OMNIBATCH_PROGRESS_EVERY"]) : undefined;
-    const progress = new Progress({ mode, stdout: io.stdout, stderr: io.stderr, ...(every !== undefined && every > 0 ? { summaryEveryMs: every } : {}) });
+    const progress = early ?? makeProgress();
 
     // First signal: stop cleanly (exit 3, lockfile written). Second: leave at once; the
     // lockfile is still valid because every write is atomic or journaled.
@@ -261,6 +332,7 @@ export const runCommand = defineCommand({
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
         ...(v["switch-service"] ? { switchService: true } : {}),
         ...(v["recreate-lost"] ? { recreateLost: true } : {}),
+        ...(refusal === undefined ? { settle: { tool, options: settleOptions, ...(restamp ? { force: true } : {}) } } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });

@@ -1,0 +1,184 @@
+// The settled-rerun fast path: a plain `run` of a manifest whose lockfile carries a settled
+// stamp (src/state/SettledStamp.ts) checks, before expanding anything and holding the run
+// lock, that everything the stamp was made from is as it was: the tool, the manifest's
+// bytes, every input file it lists (hashed again), the run's options, the lockfile's task
+// lines (their digest; no journal beside them), the reports' source and day, every record
+// downloaded and every result file present with its recorded size, and the outputs
+// folder's links (the start check, over the records' folders). On a match it tells the
+// events and summary that run told (times renewed) and sends, writes and plans nothing.
+// Anything else: undefined, having sent and written nothing, and the caller takes the
+// full path (runLoadedManifest) in the same process.
+
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { Effect, Either } from "effect";
+import { OmniClient } from "../api/OmniClient.js";
+import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
+import { lockfilePathFor } from "../manifest/loadManifest.js";
+import { readRegularFileSync } from "../manifest/readRegularFile.js";
+import { REPORT_FILES, REPORT_SOURCE_FILE } from "../report/writeReports.js";
+import { journalPathOf } from "../state/LockJournal.js";
+import { LOCKFILE_VERSION } from "../state/LockFile.js";
+import { acquireRunLock } from "../state/RunLock.js";
+import { ABSENT, readStamp, safeRelPath, stampMismatch, type SettledStamp } from "../state/SettledStamp.js";
+import { decodeTaskLine, type TaskLine } from "../state/TaskLine.js";
+import { isStoreUrl } from "../store/StoreUrl.js";
+import { startChecks } from "./startChecks.js";
+import { serviceIdentity } from "./serviceCheck.js";
+
+export interface SettledRunOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly baseUrl?: string;
+  /** toolOf(package version). */
+  readonly tool: string;
+  /** The run's choices besides the service, as runLoadedManifest's `settle.options` gets them (the outputs folder is the stamp's). */
+  readonly options: Readonly<Record<string, string>>;
+  readonly onEvent?: (event: RunEvent) => void;
+  /** Why the fast path was not taken (for a debug line), when it was not. */
+  readonly onFallback?: (reason: string) => void;
+}
+
+const DAY_MS = 86_400_000;
+/** Stats in flight at once: the thread pool works beside the main thread. */
+const STATS_AT_ONCE = 64;
+/** Input files are read with the larger of loadManifest's bounds (data files). */
+const MAX_INPUT_BYTES = 256 * 1024 * 1024;
+
+const sha256 = (data: string | Uint8Array): string => createHash("sha256").update(data).digest("hex");
+
+const hashInput = (path: string): string => {
+  const read = readRegularFileSync(path, MAX_INPUT_BYTES);
+  return read.ok ? sha256(read.bytes) : ABSENT;
+};
+
+/** Every file as recorded: a regular file of the recorded size (the Downloader's check of a downloaded result). */
+const filesPresent = async (files: readonly (readonly [string, number])[]): Promise<boolean> => {
+  let next = 0;
+  let ok = true;
+  const worker = async () => {
+    while (ok && next < files.length) {
+      const [path, size] = files[next++]!;
+      try {
+        const s = await stat(path);
+        if (!s.isFile() || s.size !== size) ok = false;
+      } catch {
+        ok = false;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(STATS_AT_ONCE, files.length) }, worker));
+  return ok;
+};
+
+/**
+ * The records' result files and folders when every task line decodes to a downloaded
+ * record whose results have safe relative paths and sizes; otherwise why not.
+ */
+export const settledFiles = (name: string, text: string, outputsDir: string): { files: [string, number][]; dirs: string[] } | string => {
+  const files: [string, number][] = [];
+  const dirs: string[] = [];
+  let start = text.indexOf("\n") + 1;
+  while (start > 0 && start < text.length) {
+    const end = text.indexOf("\n", start);
+    const line = end < 0 ? text.slice(start) : text.slice(start, end);
+    start = end < 0 ? text.length : end + 1;
+    if (line.length === 0) continue;
+    let task;
+    try {
+      task = decodeTaskLine(name, JSON.parse(line) as TaskLine, LOCKFILE_VERSION).task;
+    } catch {
+      return "a task line does not decode";
+    }
+    if (task.state !== "downloaded") return "a task is not downloaded";
+    if (typeof task.dir !== "string" || !safeRelPath(task.dir)) return "a task's folder is not a plain relative path";
+    dirs.push(task.dir);
+    for (const o of task.outputs) {
+      if (o.deleted_at !== undefined) return "a result was deleted at the service";
+      if (o.path === undefined) continue;
+      if (typeof o.path !== "string" || !safeRelPath(o.path) || typeof o.size !== "number") return "a result has no plain path or size";
+      files.push([join(outputsDir, ...o.path.split("/")), o.size]);
+    }
+  }
+  return { files, dirs };
+};
+
+/** The summary a settled lockfile's stamp tells, or undefined (having sent and written nothing) when anything differs. */
+export const runSettled = async (manifestFile: string, options: SettledRunOptions): Promise<RunSummary | undefined> => {
+  const began = Date.now();
+  const fallback = (reason: string): undefined => {
+    options.onFallback?.(reason);
+    return undefined;
+  };
+  const file = resolve(manifestFile);
+  const lockfilePath = lockfilePathFor(file);
+  // A quick look first (no lock): most runs without a stamp stop here.
+  const head = await readFile(lockfilePath, "utf8").then(
+    (t) => t.slice(0, t.indexOf("\n") < 0 ? t.length : t.indexOf("\n")),
+    () => undefined,
+  );
+  if (head === undefined || !head.includes('"settled"')) return fallback("no settled stamp");
+  const config = OmniClient.configFromEnv(options.env, options.baseUrl ? { baseUrl: options.baseUrl } : {});
+  if (Either.isLeft(config)) return fallback("the service is not configured");
+  const service = serviceIdentity(config.right.baseUrl);
+
+  const checked = Effect.scoped(
+    Effect.gen(function* () {
+      // Held while looking, as a run holds it: no run changes the lockfile or the results meanwhile.
+      const lock = yield* Effect.either(acquireRunLock(lockfilePath));
+      if (Either.isLeft(lock)) return fallback("the lockfile is busy");
+      return yield* Effect.promise(async (): Promise<RunSummary | undefined> => {
+        const text = await readFile(lockfilePath, "utf8").catch(() => undefined);
+        if (text === undefined) return fallback("no lockfile");
+        const firstEnd = text.indexOf("\n");
+        let header: { lockfile_version?: unknown; name?: unknown; service?: unknown; settled?: unknown };
+        try {
+          header = JSON.parse(firstEnd < 0 ? text : text.slice(0, firstEnd)) as typeof header;
+        } catch {
+          return fallback("the header is not JSON");
+        }
+        if (header.lockfile_version !== LOCKFILE_VERSION || typeof header.name !== "string") return fallback("an older lockfile version");
+        const stamp: SettledStamp | undefined = readStamp(header.settled);
+        if (!stamp) return fallback("no valid settled stamp");
+        const outputsDir = stamp.options["outputs"];
+        if (outputsDir === undefined || isStoreUrl(outputsDir)) return fallback("outputs in an object store");
+        const manifestBytes = readRegularFileSync(file, MAX_INPUT_BYTES);
+        if (!manifestBytes.ok) return fallback("the manifest cannot be read");
+        const now = Date.now();
+        const inputs = new Map<string, string>();
+        for (const [path] of stamp.inputs) inputs.set(path, hashInput(path));
+        const source = await readFile(join(outputsDir, REPORT_SOURCE_FILE), "utf8").then(
+          (t) => t.trim(),
+          () => undefined,
+        );
+        const mismatch = stampMismatch(stamp, {
+          tool: options.tool,
+          manifest: [file, sha256(manifestBytes.bytes)],
+          inputs,
+          options: { ...options.options, outputs: outputsDir, service },
+          lines: sha256(firstEnd < 0 ? "" : text.slice(firstEnd + 1)),
+          day: Math.floor(now / DAY_MS),
+          reports: source,
+          reportFilesPresent: REPORT_FILES.every((name) => existsSync(join(outputsDir, name))),
+          journal: existsSync(journalPathOf(lockfilePath)),
+          service: typeof header.service === "string" ? header.service : undefined,
+        });
+        if (mismatch !== undefined) return fallback(mismatch);
+        const records = settledFiles(header.name, text, outputsDir);
+        if (typeof records === "string") return fallback(records);
+        if (!(await filesPresent(records.files))) return fallback("a result file is missing or of another size");
+        // The start check a run makes (links out of the outputs folder, writable folders).
+        const checks = await Effect.runPromise(Effect.either(startChecks(outputsDir, { inside: [], onTheWay: records.dirs }, lockfilePath)));
+        if (Either.isLeft(checks)) return fallback("the start check found a problem");
+        const at = new Date().toISOString();
+        for (const event of stamp.replay.events) options.onEvent?.({ ...event, at } as unknown as RunEvent);
+        const summary = { ...stamp.replay.summary, elapsedMs: Date.now() - began } as unknown as RunSummary;
+        return "at" in summary ? ({ ...summary, at } as RunSummary) : summary;
+      });
+    }),
+  );
+  const summary = await Effect.runPromise(checked);
+  if (summary) options.onEvent?.({ type: "summary", ...summary, at: new Date().toISOString() } as RunEvent);
+  return summary;
+};
