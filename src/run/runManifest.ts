@@ -1,12 +1,47 @@
 // The library entry: load a manifest file and run it to the end (or a stop), writing its
-// reports. See runLoadedManifest for the options.
+// reports. See runLoadedManifest for the options. A plain run (no selection, saved plan,
+// switch, recreate, emulator or callback choice) first tries the settled-rerun fast path
+// (settledRun.ts): a lockfile stamped settled whose inputs all match is reported without
+// loading the manifest; otherwise the full run, which stamps the lockfile when it ends
+// with nothing done and nothing left to do. `env.OMNIBATCH_SETTLED=off` turns this off.
 
 import { loadManifest } from "../manifest/loadManifest.js";
 import { runLoadedManifest, type RunManifestOptions } from "./runLoadedManifest.js";
 import type { RunSummary } from "../engine/RunEvent.js";
+import { LINES_CHANGED, packageVersion, runSettled } from "./settledRun.js";
+import { fastPathRefusal, toolOf } from "../state/SettledStamp.js";
 
 /** Loads `file` (ManifestInvalid, exit 2, when it is wrong) and runs it. */
-export const runManifest = async (file: string, options: RunManifestOptions = {}): Promise<RunSummary> =>
-  runLoadedManifest(await loadManifest(file), options);
+export const runManifest = async (file: string, options: RunManifestOptions = {}): Promise<RunSummary> => {
+  const env = options.env ?? process.env;
+  const refusal =
+    env["OMNIBATCH_SETTLED"] === "off" || options.reports === false
+      ? "off"
+      : fastPathRefusal({
+          emulate: options.emulate !== undefined && options.emulate !== false,
+          selection: options.selection !== undefined,
+          plan: options.expectLockfile !== undefined,
+          recreateLost: options.recreateLost === true,
+          switchService: options.switchService === true,
+          callbackFlags: options.callbacks !== undefined,
+          ci: env["CI"] === "true" || !!env["GITHUB_STEP_SUMMARY"],
+        });
+  if (refusal !== undefined) return runLoadedManifest(await loadManifest(file), options);
+  const tool = toolOf(packageVersion());
+  const settleOptions = { outputsFlag: "", timeScale: options.timeScale ?? "", concurrency: options.concurrency !== undefined ? String(options.concurrency) : "" };
+  let force = false;
+  const settled = await runSettled(file, {
+    env,
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    tool,
+    options: settleOptions,
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    onFallback: (reason) => {
+      force = reason === LINES_CHANGED;
+    },
+  }).catch(() => undefined);
+  if (settled) return settled;
+  return runLoadedManifest(await loadManifest(file), { ...options, settle: { tool, options: settleOptions, ...(force ? { force: true } : {}) } });
+};
 
 export { runLoadedManifest, type RunManifestOptions } from "./runLoadedManifest.js";

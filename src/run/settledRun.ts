@@ -10,9 +10,10 @@
 // full path (runLoadedManifest) in the same process.
 
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { readFile, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Effect, Either } from "effect";
 import { OmniClient } from "../api/OmniClient.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
@@ -22,7 +23,7 @@ import { REPORT_FILES, REPORT_SOURCE_FILE } from "../report/writeReports.js";
 import { journalPathOf } from "../state/LockJournal.js";
 import { LOCKFILE_VERSION } from "../state/LockFile.js";
 import { acquireRunLock } from "../state/RunLock.js";
-import { ABSENT, readStamp, safeRelPath, stampMismatch, type SettledStamp } from "../state/SettledStamp.js";
+import { ABSENT, LINES_CHANGED, readStamp, safeRelPath, stampMismatch, type SettledStamp } from "../state/SettledStamp.js";
 import { decodeTaskLine, type TaskLine } from "../state/TaskLine.js";
 import { isStoreUrl } from "../store/StoreUrl.js";
 import { startChecks } from "./startChecks.js";
@@ -41,6 +42,24 @@ export interface SettledRunOptions {
 }
 
 const DAY_MS = 86_400_000;
+
+/** The fallback reason after which the full run writes its stamp again even when the header has it (the file's lines differ from it). */
+export { LINES_CHANGED };
+
+/** The package's version: the nearest omnibatch package.json above this module (dist/chunks, dist/run or src/run). */
+export const packageVersion = (): string => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "omnibatch" && typeof pkg.version === "string") return pkg.version;
+    } catch {
+      // not here
+    }
+    dir = dirname(dir);
+  }
+  return "unknown";
+};
 /** Stats in flight at once: the thread pool works beside the main thread. */
 const STATS_AT_ONCE = 64;
 /** Input files are read with the larger of loadManifest's bounds (data files). */

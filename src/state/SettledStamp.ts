@@ -134,6 +134,8 @@ export interface Observed {
   readonly service: string | undefined;
 }
 
+export const LINES_CHANGED = "the lockfile's task lines changed";
+
 /** Why the stamp does not match what this run observed, or undefined when it matches in every part (pure). */
 export const stampMismatch = (stamp: SettledStamp, now: Observed): string | undefined => {
   if (now.journal) return "a journal is present";
@@ -144,7 +146,7 @@ export const stampMismatch = (stamp: SettledStamp, now: Observed): string | unde
   const b = Object.keys(now.options).sort();
   if (a.length !== b.length || a.some((k, i) => k !== b[i] || stamp.options[k] !== now.options[k])) return "the run's options differ";
   if (now.service === undefined || stamp.options["service"] !== now.service) return "the lockfile's service differs";
-  if (stamp.lines !== now.lines) return "the lockfile's task lines changed";
+  if (stamp.lines !== now.lines) return LINES_CHANGED;
   if (stamp.day !== now.day) return "another day (the reports' currency moves with it)";
   if (!now.reportFilesPresent || now.reports !== stamp.reports) return "the reports changed";
   return undefined;

@@ -29,26 +29,8 @@ import type { PlanResult } from "../../manifest/diffPlan.js";
 import type { RunSelection } from "../../engine/RunSelection.js";
 import { checkPlanApplies, readSavedPlan, runSelectionOf, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { runSettled } from "../../run/settledRun.js";
+import { LINES_CHANGED, packageVersion, runSettled } from "../../run/settledRun.js";
 import { fastPathRefusal, toolOf } from "../../state/SettledStamp.js";
-
-/** The package's version: the nearest package.json above this module (dist/chunks, dist/cli or src/cli/commands). */
-const packageVersion = (): string => {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "omnibatch" && typeof pkg.version === "string") return pkg.version;
-    } catch {
-      // not here
-    }
-    dir = dirname(dir);
-  }
-  return "unknown";
-};
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -201,6 +183,7 @@ export const runCommand = defineCommand({
     const settleOptions = {
       outputsFlag: typeof v.outputs === "string" ? resolve(io.cwd, v.outputs) : "",
       timeScale: io.env[timeScaleVariable] ?? "",
+      concurrency: concurrency !== undefined ? String(concurrency) : "",
     };
     const progressMode: ProgressMode = v.json ? "json" : v.quiet ? "quiet" : io.stdout.isTTY ? "tty" : "plain";
     const every = io.env["OMNIBATCH_PROGRESS_EVERY"] ? parseDuration(io.env["OMNIBATCH_PROGRESS_EVERY"]) : undefined;
@@ -218,7 +201,7 @@ export const runCommand = defineCommand({
         onEvent: early.onEvent,
         onFallback: (reason) => {
           // A stamp whose lines no longer match the file: the full run writes it again even if the rest is the same.
-          restamp = reason === "the lockfile's task lines changed";
+          restamp = reason === LINES_CHANGED;
           if (settledMode === "debug") io.stderr.write(`omnibatch: settled fast path not taken: ${reason}\n`);
         },
       }).catch((error: unknown) => {
