@@ -45,7 +45,9 @@ export const displayPath = (absolute: string, cwd: string): string => {
 /** Largest manifest read (a guard far above any real manifest). */
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
 
-export const lockfilePathFor = (manifest: string): string => manifest.replace(/\.ya?ml$/i, "") + ".lock.json";
+import { lockfilePathFor } from "./lockfilePath.js";
+
+export { lockfilePathFor };
 
 const invalid = (diagnostics: readonly Diagnostic[]): ManifestInvalid =>
   new ManifestInvalid({ diagnostics, message: `the manifest is invalid:\n\n${formatDiagnostics(diagnostics)}` });

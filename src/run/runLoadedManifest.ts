@@ -49,7 +49,8 @@ import type { LockFile } from "../state/LockFile.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPORT_SOURCE_FILE } from "../report/writeReports.js";
-import { endsSettled, SETTLED_STAMP_FORMAT, type RunEnd } from "../state/SettledStamp.js";
+import { ABSENT, endsSettled, SETTLED_STAMP_FORMAT, type RunEnd } from "../state/SettledStamp.js";
+import { createHash } from "node:crypto";
 
 /** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
 type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream">;
@@ -477,12 +478,24 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           })();
           if (source !== undefined && endsSettled({ ...end, allDownloaded: settledRecords(after) })) {
             const inputs = (loaded as LoadedManifest).inputsRead!();
+            // The review decisions change what a review job's downstream makes: an input too.
+            const files = new Map(inputs.files);
+            if (reviews) {
+              const path = reviewFileFor(loaded.file, emulated);
+              let sha = ABSENT;
+              try {
+                sha = createHash("sha256").update(readFileSync(path)).digest("hex");
+              } catch {
+                // absent: it must stay so
+              }
+              files.set(path, sha);
+            }
             yield* store.setSettled(
               {
                 format: SETTLED_STAMP_FORMAT,
                 tool: options.settle.tool,
                 manifest: [loaded.file, inputs.manifest],
-                inputs: [...inputs.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+                inputs: [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
                 options: { ...options.settle.options, outputs: manifest.outputsDir, service: current },
                 day: dayBefore,
                 reports: source,

@@ -4,12 +4,20 @@
 // (settledRun.ts): a lockfile stamped settled whose inputs all match is reported without
 // loading the manifest; otherwise the full run, which stamps the lockfile when it ends
 // with nothing done and nothing left to do. `env.OMNIBATCH_SETTLED=off` turns this off.
+// The manifest reader and the engine are imported only when the full run is taken: the
+// fast path loads neither.
 
-import { loadManifest } from "../manifest/loadManifest.js";
-import { runLoadedManifest, type RunManifestOptions } from "./runLoadedManifest.js";
+import type { RunManifestOptions } from "./runLoadedManifest.js";
 import type { RunSummary } from "../engine/RunEvent.js";
+import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import { LINES_CHANGED, packageVersion, runSettled } from "./settledRun.js";
 import { fastPathRefusal, toolOf } from "../state/SettledStamp.js";
+
+/** Runs an already loaded manifest (runLoadedManifest.ts, imported when first called). */
+export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> =>
+  (await import("./runLoadedManifest.js")).runLoadedManifest(loaded, options);
+
+const load = async (file: string) => (await import("../manifest/loadManifest.js")).loadManifest(file);
 
 /** Loads `file` (ManifestInvalid, exit 2, when it is wrong) and runs it. */
 export const runManifest = async (file: string, options: RunManifestOptions = {}): Promise<RunSummary> => {
@@ -26,7 +34,7 @@ export const runManifest = async (file: string, options: RunManifestOptions = {}
           callbackFlags: options.callbacks !== undefined,
           ci: env["CI"] === "true" || !!env["GITHUB_STEP_SUMMARY"],
         });
-  if (refusal !== undefined) return runLoadedManifest(await loadManifest(file), options);
+  if (refusal !== undefined) return runLoadedManifest(await load(file), options);
   const tool = toolOf(packageVersion());
   const settleOptions = { outputsFlag: "", timeScale: options.timeScale ?? "", concurrency: options.concurrency !== undefined ? String(options.concurrency) : "" };
   let force = false;
@@ -41,7 +49,7 @@ export const runManifest = async (file: string, options: RunManifestOptions = {}
     },
   }).catch(() => undefined);
   if (settled) return settled;
-  return runLoadedManifest(await loadManifest(file), { ...options, settle: { tool, options: settleOptions, ...(force ? { force: true } : {}) } });
+  return runLoadedManifest(await load(file), { ...options, settle: { tool, options: settleOptions, ...(force ? { force: true } : {}) } });
 };
 
-export { runLoadedManifest, type RunManifestOptions } from "./runLoadedManifest.js";
+export type { RunManifestOptions };

@@ -187,5 +187,7 @@ export const endsSettled = (end: RunEnd): boolean =>
   end.otherEvents === 0;
 
 /** A result path from a task line is used only when it is a plain relative path inside the outputs folder. */
-export const safeRelPath = (rel: string): boolean =>
-  rel.length > 0 && !rel.startsWith("/") && !rel.includes("\\") && !rel.includes("\0") && rel.split("/").every((p) => p !== "" && p !== "." && p !== "..");
+export const safeRelPath = (rel: string): boolean => rel.length > 0 && !UNSAFE_PATH.test(rel);
+
+/** An empty, `.` or `..` part, a leading `/`, a backslash or a NUL. */
+const UNSAFE_PATH = /(^|\/)\.{0,2}(\/|$)|\\|\0/;

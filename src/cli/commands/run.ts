@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import type { CallbackSetting } from "../../run/CallbackSetting.js";
 import { timeScaleVariable } from "../../policy/timeScale.js";
 import { Progress, type ProgressMode } from "../Progress.js";
-import { runLoadedManifest } from "../../run/runManifest.js";
+import { runLoadedManifest } from "../../run/runLoadedManifest.js";
 import { budgetOutlook } from "../../manifest/budgetOutlook.js";
 import { diffPlan } from "../../manifest/diffPlan.js";
 import { loadManifest } from "../../manifest/loadManifest.js";
