@@ -242,13 +242,13 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
   // whole plan, downstream tasks included); emulated runs say so in their first and last events.
   let outlook: StartOutlook | undefined;
   // With `settle`, the events as told (their times blanked) are kept for the stamp's replay.
-  const told: Record<string, unknown>[] | undefined = options.settle && !emulated ? [] : undefined;
+  const toldEvents: Record<string, unknown>[] | undefined = options.settle && !emulated ? [] : undefined;
   const onEvent =
-    options.onEvent || told
+    options.onEvent || toldEvents
       ? (event: RunEvent) => {
           const at = new Date().toISOString();
           const shown = event.type === "start" ? { ...event, at, ...(emulated ? { emulated: true as const } : {}), ...outlook } : { ...event, at };
-          if (told && shown.type !== "summary") told.push({ ...shown, at: "" });
+          if (toldEvents && shown.type !== "summary") toldEvents.push({ ...shown, at: "" });
           options.onEvent?.(shown);
         }
       : undefined;
@@ -301,7 +301,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
 
     let current = "";
-    const events = told;
+    const events = toldEvents;
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
       const store = yield* LockStore;
