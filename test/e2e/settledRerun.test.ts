@@ -314,6 +314,33 @@ t("a failed task: no run stamps, none takes the fast path (exit 1 each time)", a
   }
 });
 
+t("fallback: the review decisions changed after a reviewed run settled", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-settled-"));
+  try {
+    cpSync(join(manifestsDir, "assets"), join(dir, "assets"), { recursive: true });
+    cpSync(join(manifestsDir, "data"), join(dir, "data"), { recursive: true });
+    const manifest = join(dir, "m.yaml");
+    const yaml = demoYaml.replace(/(\n  keyframes:\n    kind: image\n)/, "$1    review: true\n");
+    assert.is.not(yaml, demoYaml);
+    writeFileSync(manifest, yaml);
+    const env = { OMNIBATCH_API_KEY: emu.apiKey, OMNIBATCH_BASE_URL: emu.url, OMNIBATCH_TIME_SCALE: "0.05" };
+    const review = (args: string[]) => execa("node", [bin, "review", manifest, ...args], { cwd: dir, reject: false, env, extendEnv: false });
+    assert.is((await run(dir, manifest)).exitCode, 3, "outputs await review");
+    assert.is((await review(["--approve", "keyframes"])).exitCode, 0);
+    assert.is((await run(dir, manifest)).exitCode, 0, "the clips made once approved");
+    const stamping = await run(dir, manifest);
+    assert.equal([stamping.path, stamping.summary.created], ["full", 0]);
+    assert.is((await run(dir, manifest)).path, "fast");
+    // A decision taken back: the review file is an input of the plan.
+    assert.is((await review(["--reject", "keyframes product.sku=A-1"])).exitCode, 0);
+    const r = await run(dir, manifest);
+    assert.is(r.path, "full");
+    assert.match(r.reason, /the input .*review.* changed/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 t("the stamp lists every input file with its sha256", async () => {
   const ws = await settled(demoYaml);
   try {
