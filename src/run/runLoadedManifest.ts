@@ -49,8 +49,9 @@ import type { LockFile } from "../state/LockFile.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPORT_SOURCE_FILE } from "../report/writeReports.js";
-import { ABSENT, endsSettled, SETTLED_STAMP_FORMAT, type RunEnd } from "../state/SettledStamp.js";
-import { createHash } from "node:crypto";
+import { endsSettled, makeStamp, SETTLED_STAMP_FORMAT, type RunEnd } from "../state/SettledStamp.js";
+import { cacheDirOf, settledStampFile, writeSettledStamp } from "../state/settledCache.js";
+import { inputDigest, lockLinesDigest } from "./settledRun.js";
 
 /** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
 type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream">;
@@ -190,13 +191,12 @@ export interface RunManifestOptions {
   /** Make tasks whose results are lost again, as new attempts (`run --recreate-lost`). */
   readonly recreateLost?: boolean;
   /**
-   * Stamp the lockfile as settled (src/state/SettledStamp.ts) when this run ends with
-   * nothing done and nothing left to do: `tool` (toolOf), the run's choices that change
-   * what it plans or says (the service is added here), `force`: write the stamp even when
-   * the header already has it (the fast path found the file's lines differ from it).
+   * Keep a settled stamp of the lockfile (src/state/SettledStamp.ts, in the cache folder:
+   * settledCache.ts) when this run ends with nothing done and nothing left to do: `tool`
+   * (toolOf), the run's choices that change what it plans or says (the service is added here).
    * Only for a plain run (no selection, plan, switch or recreate): the CLI decides.
    */
-  readonly settle?: { readonly tool: string; readonly options: Readonly<Record<string, string>>; readonly force?: boolean };
+  readonly settle?: { readonly tool: string; readonly options: Readonly<Record<string, string>> };
 }
 
 /** The step summary's line about outputs awaiting review, when any. */
@@ -253,9 +253,13 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         }
       : undefined;
   // Review decisions, read before anything is touched (an invalid file: exit 2, nothing sent).
-  const reviews: DecisionIndex | undefined = loaded.jobs.some((j) => j.review)
-    ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated)))
-    : undefined;
+  // With `settle`, the file's digest as read (the same just before and after the read, or
+  // none: a decision written meanwhile is never stamped as if this run had planned with it).
+  const reviewFile = reviewFileFor(loaded.file, emulated);
+  const reviewing = loaded.jobs.some((j) => j.review);
+  const reviewDigestBefore = reviewing && options.settle ? inputDigest(reviewFile) : undefined;
+  const reviews: DecisionIndex | undefined = reviewing ? indexDecisions(readReviewFile(reviewFile)) : undefined;
+  const reviewDigest = reviewDigestBefore !== undefined && inputDigest(reviewFile) === reviewDigestBefore ? reviewDigestBefore : undefined;
   try {
     const env = options.env ?? process.env;
     let clientLayer: Layer.Layer<OmniClient, unknown>;
@@ -480,29 +484,25 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
             const inputs = (loaded as LoadedManifest).inputsRead!();
             // The review decisions change what a review job's downstream makes: an input too.
             const files = new Map(inputs.files);
-            if (reviews) {
-              const path = reviewFileFor(loaded.file, emulated);
-              let sha = ABSENT;
-              try {
-                sha = createHash("sha256").update(readFileSync(path)).digest("hex");
-              } catch {
-                // absent: it must stay so
-              }
-              files.set(path, sha);
-            }
-            yield* store.setSettled(
-              {
-                format: SETTLED_STAMP_FORMAT,
-                tool: options.settle.tool,
-                manifest: [loaded.file, inputs.manifest],
-                inputs: [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-                options: { ...options.settle.options, outputs: manifest.outputsDir, service: current },
-                day: dayBefore,
-                reports: source,
-                replay: { events, summary: { ...summary, elapsedMs: 0, ...("at" in summary ? { at: "" } : {}) } },
-              },
-              options.settle.force === true,
-            );
+            if (reviewDigest !== undefined) files.set(reviewFile, reviewDigest);
+            // The task lines as the file holds them now, while this run holds the lock (none
+            // changed: no journal, nothing pending): the stamp matches those lines only.
+            const lines = lockLinesDigest(manifest.lockfilePath);
+            if (lines !== undefined && (!reviewing || reviewDigest !== undefined))
+              writeSettledStamp(
+                settledStampFile(manifest.lockfilePath, cacheDirOf(env)),
+                makeStamp({
+                  format: SETTLED_STAMP_FORMAT,
+                  tool: options.settle.tool,
+                  manifest: [loaded.file, inputs.manifest],
+                  inputs: [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+                  options: { ...options.settle.options, outputs: manifest.outputsDir, service: current },
+                  lines,
+                  day: dayBefore,
+                  reports: source,
+                  replay: { events, summary: { ...summary, elapsedMs: 0, ...("at" in summary ? { at: "" } : {}) } },
+                }),
+              );
           }
         }
       }

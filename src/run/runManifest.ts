@@ -1,8 +1,8 @@
 // The library entry: load a manifest file and run it to the end (or a stop), writing its
 // reports. See runLoadedManifest for the options. A plain run (no selection, saved plan,
 // switch, recreate, emulator or callback choice) first tries the settled-rerun fast path
-// (settledRun.ts): a lockfile stamped settled whose inputs all match is reported without
-// loading the manifest; otherwise the full run, which stamps the lockfile when it ends
+// (settledRun.ts): a lockfile with a settled stamp whose inputs all match is reported without
+// loading the manifest; otherwise the full run, which keeps a stamp when it ends
 // with nothing done and nothing left to do. `env.OMNIBATCH_SETTLED=off` turns this off.
 // The manifest reader and the engine are imported only when the full run is taken: the
 // fast path loads neither.
@@ -10,7 +10,7 @@
 import type { RunManifestOptions } from "./runLoadedManifest.js";
 import type { RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
-import { LINES_CHANGED, packageVersion, runSettled } from "./settledRun.js";
+import { runningVersion, runSettled } from "./settledRun.js";
 import { fastPathRefusal, toolOf } from "../state/SettledStamp.js";
 
 /** Runs an already loaded manifest (runLoadedManifest.ts, imported when first called). */
@@ -35,21 +35,17 @@ export const runManifest = async (file: string, options: RunManifestOptions = {}
           ci: env["CI"] === "true" || !!env["GITHUB_STEP_SUMMARY"],
         });
   if (refusal !== undefined) return runLoadedManifest(await load(file), options);
-  const tool = toolOf(packageVersion());
+  const tool = toolOf(runningVersion());
   const settleOptions = { outputsFlag: "", timeScale: options.timeScale ?? "", concurrency: options.concurrency !== undefined ? String(options.concurrency) : "" };
-  let force = false;
   const settled = await runSettled(file, {
     env,
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
     tool,
     options: settleOptions,
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-    onFallback: (reason) => {
-      force = reason === LINES_CHANGED;
-    },
   }).catch(() => undefined);
   if (settled) return settled;
-  return runLoadedManifest(await load(file), { ...options, settle: { tool, options: settleOptions, ...(force ? { force: true } : {}) } });
+  return runLoadedManifest(await load(file), { ...options, settle: { tool, options: settleOptions } });
 };
 
 export type { RunManifestOptions };

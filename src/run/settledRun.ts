@@ -1,5 +1,5 @@
-// The settled-rerun fast path: a plain `run` of a manifest whose lockfile carries a settled
-// stamp (src/state/SettledStamp.ts) checks, before expanding anything and holding the run
+// The settled-rerun fast path: a plain `run` of a manifest whose lockfile has a settled
+// stamp (src/state/SettledStamp.ts, kept in the cache folder: settledCache.ts) checks, before expanding anything and holding the run
 // lock, that everything the stamp was made from is as it was: the tool, the manifest's
 // bytes, every input file it lists (hashed again), the run's options, the lockfile's task
 // lines (their digest; no journal beside them), the reports' source and day, every record
@@ -10,10 +10,10 @@
 // full path (runLoadedManifest) in the same process.
 
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { open, readFile } from "node:fs/promises";
-import { dirname, join, resolve, sep } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { Effect, Either } from "effect";
 import { OmniClient } from "../api/OmniClient.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
@@ -23,7 +23,8 @@ import { REPORT_FILES, REPORT_SOURCE_FILE } from "../report/reportFiles.js";
 import { journalPathOf } from "../state/LockJournal.js";
 import { LOCKFILE_VERSION } from "../state/LockFile.js";
 import { acquireRunLock } from "../state/RunLock.js";
-import { ABSENT, LINES_CHANGED, readStamp, safeRelPath, stampMismatch, type SettledStamp } from "../state/SettledStamp.js";
+import { ABSENT, safeRelPath, stampMismatch, type SettledStamp } from "../state/SettledStamp.js";
+import { cacheDirOf, readSettledStamp, settledStampFile } from "../state/settledCache.js";
 import { decodeTaskLine, type TaskLine } from "../state/TaskLine.js";
 import { isStoreUrl } from "../store/StoreUrl.js";
 import { startChecks } from "./startChecks.js";
@@ -32,7 +33,7 @@ import { serviceIdentity } from "./serviceCheck.js";
 export interface SettledRunOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly baseUrl?: string;
-  /** toolOf(package version). */
+  /** toolOf(runningVersion()). */
   readonly tool: string;
   /** The run's choices besides the service, as runLoadedManifest's `settle.options` gets them (the outputs folder is the stamp's). */
   readonly options: Readonly<Record<string, string>>;
@@ -43,8 +44,6 @@ export interface SettledRunOptions {
 
 const DAY_MS = 86_400_000;
 
-/** The fallback reason after which the full run writes its stamp again even when the header has it (the file's lines differ from it). */
-export { LINES_CHANGED };
 
 /** The package's version: the nearest omnibatch package.json above this module (dist/chunks, dist/run or src/run). */
 export const packageVersion = (): string => {
@@ -60,29 +59,70 @@ export const packageVersion = (): string => {
   }
   return "unknown";
 };
+/**
+ * The running code itself, so a stamp made by other code never matches even when nobody
+ * bumped the version or SETTLED_PLAN_VERSION: the bundled CLI's chunk names (esbuild names
+ * each by its content's hash) and its entry's bytes; otherwise (the library in dist/, or
+ * src/ under tsx) every module file of the tree this one belongs to. About 3 MB read at
+ * most, once per process.
+ */
+let fingerprint: string | undefined;
+export const codeFingerprint = (): string => {
+  if (fingerprint !== undefined) return fingerprint;
+  const here = dirname(fileURLToPath(import.meta.url));
+  const hash = createHash("sha256");
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (/\.(m|c)?(j|t)s$/.test(entry.name) && !entry.name.endsWith(".d.ts")) hash.update(`${path.slice(here.length)}\0`).update(readFileSync(path));
+    }
+  };
+  try {
+    if (basename(here) === "chunks") {
+      hash.update(readdirSync(here).sort().join("\n"));
+      hash.update(readFileSync(join(dirname(here), "cli", "bin.js")));
+    } else walk(dirname(here));
+    fingerprint = hash.digest("hex").slice(0, 16);
+  } catch {
+    // Unreadable: a value no stamp holds, so nothing matches.
+    fingerprint = `unread-${process.pid}-${Date.now()}`;
+  }
+  return fingerprint;
+};
+
+/** The version a stamp names: the package's and its code's (codeFingerprint). */
+export const runningVersion = (): string => `${packageVersion()}+code.${codeFingerprint()}`;
+
 /** Stats between two turns of the event loop. */
 const STATS_PER_TURN = 4096;
 /** Input files are read with the larger of loadManifest's bounds (data files). */
 const MAX_INPUT_BYTES = 256 * 1024 * 1024;
 
-/** The first `n` bytes of a file as text, or undefined when it cannot be read. */
-const firstBytes = async (path: string, n: number): Promise<string | undefined> => {
-  let handle;
+const sha256 = (data: string | Uint8Array): string => createHash("sha256").update(data).digest("hex");
+
+/** The digest of a lockfile's task lines (its bytes after the header line), as a stamp binds them. */
+const linesDigestOf = (bytes: Buffer): string => {
+  const end = bytes.indexOf(10);
+  return sha256(end < 0 ? Buffer.alloc(0) : bytes.subarray(end + 1));
+};
+
+/**
+ * The digest of the task lines a lockfile holds on disk now, for a stamp: undefined when a
+ * journal lies beside it (the file is not all there is) or it cannot be read. Called by a
+ * run that holds the lock and changed nothing.
+ */
+export const lockLinesDigest = (lockfilePath: string): string | undefined => {
+  if (existsSync(journalPathOf(lockfilePath))) return undefined;
   try {
-    handle = await open(path, "r");
-    const buffer = Buffer.alloc(n);
-    const { bytesRead } = await handle.read(buffer, 0, n, 0);
-    return buffer.subarray(0, bytesRead).toString("utf8");
+    return linesDigestOf(readFileSync(lockfilePath));
   } catch {
     return undefined;
-  } finally {
-    await handle?.close();
   }
 };
 
-const sha256 = (data: string | Uint8Array): string => createHash("sha256").update(data).digest("hex");
-
-const hashInput = (path: string): string => {
+/** An input file's sha256 as a stamp records it, or ABSENT when it is not a readable regular file. */
+export const inputDigest = (path: string): string => {
   const read = readRegularFileSync(path, MAX_INPUT_BYTES);
   return read.ok ? sha256(read.bytes) : ABSENT;
 };
@@ -150,9 +190,9 @@ export const runSettled = async (manifestFile: string, options: SettledRunOption
   };
   const file = resolve(manifestFile);
   const lockfilePath = lockfilePathFor(file);
-  // A quick look at the header's start first (no lock, 4 KB read): most runs without a stamp stop here.
-  const head = await firstBytes(lockfilePath, 4096);
-  if (head === undefined || !/^[^\n]*"settled":/.test(head)) return fallback("no settled stamp");
+  // The stamp first (a small file in the cache folder, no lock): most runs without one stop here.
+  const stamp: SettledStamp | undefined = readSettledStamp(settledStampFile(lockfilePath, cacheDirOf(options.env)));
+  if (!stamp) return fallback("no settled stamp");
   const config = OmniClient.configFromEnv(options.env, options.baseUrl ? { baseUrl: options.baseUrl } : {});
   if (Either.isLeft(config)) return fallback("the service is not configured");
   const service = serviceIdentity(config.right.baseUrl);
@@ -165,27 +205,24 @@ export const runSettled = async (manifestFile: string, options: SettledRunOption
       return yield* Effect.promise(async (): Promise<RunSummary | undefined> => {
         const bytes = await readFile(lockfilePath).catch(() => undefined);
         if (bytes === undefined) return fallback("no lockfile");
-        const byteEnd = bytes.indexOf(10);
         // The lines' digest over the bytes as they are (no second copy of 39 MB as UTF-8).
-        const linesDigest = sha256(byteEnd < 0 ? Buffer.alloc(0) : bytes.subarray(byteEnd + 1));
+        const linesDigest = linesDigestOf(bytes);
         const text = bytes.toString("utf8");
         const firstEnd = text.indexOf("\n");
-        let header: { lockfile_version?: unknown; name?: unknown; service?: unknown; settled?: unknown };
+        let header: { lockfile_version?: unknown; name?: unknown; service?: unknown };
         try {
           header = JSON.parse(firstEnd < 0 ? text : text.slice(0, firstEnd)) as typeof header;
         } catch {
           return fallback("the header is not JSON");
         }
         if (header.lockfile_version !== LOCKFILE_VERSION || typeof header.name !== "string") return fallback("an older lockfile version");
-        const stamp: SettledStamp | undefined = readStamp(header.settled);
-        if (!stamp) return fallback("no valid settled stamp");
         const outputsDir = stamp.options["outputs"];
         if (outputsDir === undefined || isStoreUrl(outputsDir)) return fallback("outputs in an object store");
         const manifestBytes = readRegularFileSync(file, MAX_INPUT_BYTES);
         if (!manifestBytes.ok) return fallback("the manifest cannot be read");
         const now = Date.now();
         const inputs = new Map<string, string>();
-        for (const [path] of stamp.inputs) inputs.set(path, hashInput(path));
+        for (const [path] of stamp.inputs) inputs.set(path, inputDigest(path));
         const source = await readFile(join(outputsDir, REPORT_SOURCE_FILE), "utf8").then(
           (t) => t.trim(),
           () => undefined,

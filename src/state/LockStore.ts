@@ -20,9 +20,6 @@ import { loadLockState, type LockState, sha256Hex } from "./readLockFile.js";
 import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
 import { encodeTrace, mayLackCreatesUntil, parseTrace, type RunTrace, traceFileOf } from "./RunTrace.js";
 import { sameJson } from "./sameJson.js";
-import { makeStamp, type SettledStamp, type StampBody } from "./SettledStamp.js";
-import { stableJsonLine } from "./stableJson.js";
-import { createHash } from "node:crypto";
 import { encodeTaskLine } from "./TaskLine.js";
 import { type HeldRecord, TaskRecords } from "./TaskRecords.js";
 import { fsyncDir, removeStaleTempFiles, writeFileAtomicChunks } from "./writeFileAtomic.js";
@@ -100,15 +97,6 @@ export interface LockStoreService {
    * the whole file, once). Called only after the run has checked the recorded one (src/run/serviceCheck.ts).
    */
   readonly setService: (service: string) => Effect.Effect<void>;
-  /** The header's settled stamp when the store opened (unchecked; src/state/SettledStamp.ts readStamp checks it). */
-  readonly recordedSettled: unknown;
-  /**
-   * Stamps the lockfile as settled (SettledStamp.ts): the digest of the task lines as the
-   * next write writes them is added here and the header written with the stamp at close,
-   * unless the file already holds this very stamp (`force`: write it anyway). Any later put
-   * that changes a record, or a change of service, drops the stamp.
-   */
-  readonly setSettled: (body: Omit<StampBody, "lines">, force?: boolean) => Effect.Effect<void>;
   /** Records a task in memory and queues it for the next durable write (within coalesceMs). */
   readonly put: (id: string, task: LockTask) => Effect.Effect<void>;
   /** Replaces a task by f(current); no-op returning undefined when the id is unknown. */
@@ -329,9 +317,6 @@ const makeService = (
     // rewritten whole (a journal append cannot change line 1) before the next append.
     let service = initial?.service;
     let headerStale = false;
-    // The settled stamp the header carries: kept as loaded while no record changes, dropped
-    // by any change (SettledStamp.ts); a store opened dirty (a renamed manifest) drops it.
-    let settled: SettledStamp | undefined = dirty ? undefined : (initial?.settled as SettledStamp | undefined);
     const writeLock = yield* Effect.makeSemaphore(1);
     const wake = yield* Queue.sliding<void>(1);
     const minCompact = options.minCompactBytes ?? 64 * 1024;
@@ -372,7 +357,7 @@ const makeService = (
     // past the stale limit lets another run take over and open the journal) and the
     // rename, so a run taken over meanwhile does not replace the file.
     const compactNow = Effect.uninterruptible(Effect.suspend(() => {
-      const chunks = encodeLockFileChunks(manifestName, tasks, service, options.chunkBytes ?? DEFAULT_CHUNK_BYTES, settled);
+      const chunks = encodeLockFileChunks(manifestName, tasks, service, options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
       const header = service;
       const batch = pending;
       pending = new Map();
@@ -439,7 +424,6 @@ const makeService = (
         const current = tasks.get(id);
         if (current !== undefined && sameJson(current, task)) return;
         changeCount++;
-        settled = undefined;
         tasks.set(id, task);
         pending.set(id, task);
         Queue.unsafeOffer(wake, undefined);
@@ -483,27 +467,10 @@ const makeService = (
       snapshot: Effect.sync(() => toLockFile()),
       frozenSnapshot: Effect.sync(() => toLockFile(true)),
       recordedService: initial?.service,
-      recordedSettled: initial?.settled,
-      setSettled: (body, force = false) =>
-        Effect.sync(() => {
-          // The task lines as the next write writes them (held lines as they are: cheap when settled).
-          const hash = createHash("sha256");
-          let first = true;
-          for (const chunk of encodeLockFileChunks(manifestName, tasks, service, options.chunkBytes ?? DEFAULT_CHUNK_BYTES)) {
-            hash.update(first ? chunk.slice(chunk.indexOf("\n") + 1) : chunk);
-            first = false;
-          }
-          const stamp = makeStamp({ ...body, lines: hash.digest("hex") });
-          const same = settled !== undefined && stableJsonLine(settled) === stableJsonLine(stamp);
-          if (same && !force && !dirty && pending.size === 0 && disk.journalBytes() === 0) return;
-          settled = stamp;
-          dirty = true;
-        }),
       setService: (next) =>
         Effect.sync(() => {
           if (next === service) return;
           service = next;
-          settled = undefined;
           headerStale = true;
           dirty = true;
         }),

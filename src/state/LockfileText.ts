@@ -14,11 +14,10 @@ import { decodeTaskLine, encodeTaskLine, type KnownStrings, lineRuleProblem, typ
 import { isPlainTaskLine } from "./taskLineCheck.js";
 import { type HeldRecord, TaskRecords } from "./TaskRecords.js";
 import { lockFileProblems, lockSchemaProblems } from "./validateLockFile.js";
-import type { SettledStamp } from "./SettledStamp.js";
 
 /** The header line (no newline): the same bytes on every write while the name and the service stay. */
-export const encodeHeader = (name: string, service?: string, settled?: SettledStamp): string =>
-  JSON.stringify({ lockfile_version: LOCKFILE_VERSION, name, ...(service !== undefined ? { service } : {}), ...(settled !== undefined ? { settled } : {}) });
+export const encodeHeader = (name: string, service?: string): string =>
+  JSON.stringify({ lockfile_version: LOCKFILE_VERSION, name, ...(service !== undefined ? { service } : {}) });
 
 /** Task lines per chunk of `encodeLockFileChunks` unless asked otherwise (about 1 MB of text). */
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
@@ -36,7 +35,6 @@ export const encodeLockFileChunks = (
   tasks: ReadonlyMap<string, LockTask> | Readonly<Record<string, LockTask>> | TaskRecords,
   service?: string,
   chunkBytes = DEFAULT_CHUNK_BYTES,
-  settled?: SettledStamp,
 ): Iterable<string> => {
   // The store's records (TaskRecords) as held: a line kept for a record is written as it
   // is, and a downloaded record encoded here is kept as its line from now on (the write
@@ -45,7 +43,7 @@ export const encodeLockFileChunks = (
   const entries: [string, HeldRecord][] = records ? [...records.heldEntries()] : tasks instanceof Map ? [...tasks] : Object.entries(tasks);
   // Code-unit order: the same on every machine and locale.
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const header = `${encodeHeader(name, service, settled)}\n`;
+  const header = `${encodeHeader(name, service)}\n`;
   return {
     *[Symbol.iterator]() {
       let chunk = header;
@@ -90,8 +88,6 @@ export interface ParsedLockFile {
   readonly version: 1 | LineRules;
   /** The service the header names (version 2 and later; absent in older files). */
   readonly service?: string;
-  /** The header's settled stamp as written (unchecked: SettledStamp.ts readStamp checks it). */
-  readonly settled?: unknown;
   readonly tasks: Map<string, LockTask>;
 }
 
@@ -172,7 +168,7 @@ const firstLineOf = (text: string, id: string): number => {
 const parseV2 = (text: string, header: unknown, version: LineRules, known?: KnownStringsOf): ParsedLockFile | string => {
   const headerProblems = lockSchemaProblems("header", header);
   if (headerProblems.length > 0) return `line 1 is not a lockfile header: ${headerProblems.join("; ")}`;
-  const { name, service, settled } = header as { name: string; service?: string; settled?: unknown };
+  const { name, service } = header as { name: string; service?: string };
   const tasks = new Map<string, LockTask>();
   const problems: string[] = [];
   let damaged = 0;
@@ -221,5 +217,5 @@ const parseV2 = (text: string, header: unknown, version: LineRules, known?: Know
     const more = damaged > problems.length ? `; ... and ${damaged - problems.length} more damaged line(s)` : "";
     return `does not match the lockfile format (version ${version}): ${problems.join("; ")}${more}`;
   }
-  return { name, version, ...(service !== undefined ? { service } : {}), ...(settled !== undefined ? { settled } : {}), tasks };
+  return { name, version, ...(service !== undefined ? { service } : {}), tasks };
 };

@@ -86,6 +86,11 @@ export const readStamp = (value: unknown): SettledStamp | undefined => {
   if (typeof v["day"] !== "number" || !Number.isInteger(v["day"])) return undefined;
   const replay = v["replay"];
   if (!isRecord(replay) || !Array.isArray(replay["events"]) || !replay["events"].every(isRecord) || !isRecord(replay["summary"])) return undefined;
+  // Only a run that ended done, exit 0, with nothing made is ever stamped (endsSettled): a
+  // replay saying otherwise is no stamp of ours, whatever its key.
+  const told = replay["summary"];
+  if (told["outcome"] !== "done" || told["exitCode"] !== 0 || told["created"] !== 0 || told["downloaded"] !== 0) return undefined;
+  if (!replay["events"].every((e) => e["type"] === "start")) return undefined;
   const stamp = value as unknown as SettledStamp;
   return stampKey(stamp) === stamp.key ? stamp : undefined;
 };

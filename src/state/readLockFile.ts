@@ -26,8 +26,6 @@ export interface LockState {
   readonly fileVersion: 1 | 2 | 3;
   /** The service the file's header names, when it names one. */
   readonly service?: string;
-  /** The file header's settled stamp, unchecked (dropped when a journal adds to the file). */
-  readonly settled?: unknown;
   readonly tasks: Map<string, LockTask>;
 }
 
@@ -42,13 +40,7 @@ export const parseLockState = (path: string, texts: LockFileTexts, known?: Known
   if (file !== undefined) {
     const parsed = parseLockFileText(file.text, known);
     if (typeof parsed === "string") return lockfileInvalid(path, parsed);
-    base = {
-      name: parsed.name,
-      fileVersion: parsed.version,
-      ...(parsed.service !== undefined ? { service: parsed.service } : {}),
-      ...(parsed.settled !== undefined ? { settled: parsed.settled } : {}),
-      tasks: parsed.tasks,
-    };
+    base = { name: parsed.name, fileVersion: parsed.version, ...(parsed.service !== undefined ? { service: parsed.service } : {}), tasks: parsed.tasks };
   }
   if (journalText === undefined) return base;
   const journalPath = journalPathOf(path);

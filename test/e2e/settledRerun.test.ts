@@ -1,13 +1,14 @@
 // The settled-rerun fast path (src/run/settledRun.ts, src/state/SettledStamp.ts) through the
 // built CLI against the emulator over loopback, real files: a run that ends with nothing to
-// do stamps the lockfile; the next plain run tells exactly what a full run tells (events,
+// do keeps a settled stamp (in the cache folder, $OMNIBATCH_CACHE_DIR: here inside each
+// workspace; the lockfile is left byte for byte as it was); the next plain run tells exactly what a full run tells (events,
 // summary, exit code, reports untouched) without planning; and every change to what the
 // plan is made from sends it back to the full path, which then does what it must (makes a
 // changed task, downloads a removed result). OMNIBATCH_SETTLED=debug makes the CLI say on
 // stderr which path it took; OMNIBATCH_SETTLED=off forces the full path for comparison.
 
 import { createHash } from "node:crypto";
-import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +19,7 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator
 import { REPORT_FILES } from "../../src/report/writeReports.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { makeStamp, readStamp, type SettledStamp } from "../../src/state/SettledStamp.js";
+import { settledStampFile } from "../../src/state/settledCache.js";
 import { bin } from "./runFixture.js";
 
 const manifestsDir = fileURLToPath(new URL("../../manifests", import.meta.url));
@@ -40,11 +42,25 @@ interface Ran {
   readonly reason: string;
 }
 
+/** Each workspace's cache folder (OMNIBATCH_CACHE_DIR), inside it. */
+const cacheOf = (dir: string): string => join(dir, ".cache");
+/** Where the stamp of a workspace's lockfile is kept. */
+const stampFileOf = (dir: string, lockfile: string): string => settledStampFile(lockfile, cacheOf(dir));
+const readStampFile = (dir: string, lockfile: string): SettledStamp | undefined =>
+  existsSync(stampFileOf(dir, lockfile)) ? readStamp(JSON.parse(readFileSync(stampFileOf(dir, lockfile), "utf8"))) : undefined;
+
 const run = async (dir: string, manifest: string, env: Record<string, string> = {}): Promise<Ran> => {
   const r = await execa("node", [bin, "run", manifest, "--json"], {
     cwd: dir,
     reject: false,
-    env: { OMNIBATCH_API_KEY: emu.apiKey, OMNIBATCH_BASE_URL: emu.url, OMNIBATCH_TIME_SCALE: "0.05", OMNIBATCH_SETTLED: "debug", ...env },
+    env: {
+      OMNIBATCH_API_KEY: emu.apiKey,
+      OMNIBATCH_BASE_URL: emu.url,
+      OMNIBATCH_TIME_SCALE: "0.05",
+      OMNIBATCH_SETTLED: "debug",
+      OMNIBATCH_CACHE_DIR: cacheOf(dir),
+      ...env,
+    },
     extendEnv: false,
   });
   const events = r.stdout
@@ -75,11 +91,14 @@ const settled = async (yaml: string, files: Record<string, Buffer | string> = {}
   writeFileSync(manifest, yaml);
   const work = await run(dir, manifest);
   assert.is(work.exitCode, 0, JSON.stringify(work.summary));
+  const lockfile = join(dir, "m.lock.json");
+  assert.is(readStampFile(dir, lockfile), undefined, "the run that did the work keeps no stamp");
+  const before = readFileSync(lockfile);
   const stamping = await run(dir, manifest);
   assert.is(stamping.path, "full");
   assert.is(stamping.summary.created, 0);
-  const lockfile = join(dir, "m.lock.json");
-  assert.ok(readFileSync(lockfile, "utf8").split("\n")[0]!.includes('"settled"'), "the rerun with nothing to do stamped the lockfile");
+  assert.ok(readStampFile(dir, lockfile), "the rerun with nothing to do kept a stamp");
+  assert.ok(readFileSync(lockfile).equals(before), "and left the lockfile byte for byte as it was");
   return { dir, manifest, lockfile, out: join(dir, "out"), stamping, remove: () => rmSync(dir, { recursive: true, force: true }) };
 };
 
@@ -142,7 +161,7 @@ for (const [label, yaml] of [
       const full = await run(ws.dir, ws.manifest, { OMNIBATCH_SETTLED: "off" });
       assert.is(full.path, "full");
       assert.equal(full.events, fast.events);
-      assert.is(readFileSync(ws.lockfile, "utf8"), lockBytes, "a full run with nothing to do keeps the stamp as it is");
+      assert.is(readFileSync(ws.lockfile, "utf8"), lockBytes, "a full run with nothing to do leaves the lockfile as it is");
     } finally {
       ws.remove();
     }
@@ -213,29 +232,37 @@ t("fallback: an upstream result read by item.file edited to the same size", asyn
   }
 });
 
-/** The header's stamp replaced by `change(stamp)` with its key made again (as a build with other values would write it). */
-const restamp = (lockfile: string, change: (s: SettledStamp) => Partial<SettledStamp>) => {
-  const text = readFileSync(lockfile, "utf8");
-  const end = text.indexOf("\n");
-  const header = JSON.parse(text.slice(0, end)) as { settled: unknown };
-  const stamp = readStamp(header.settled)!;
+/** The kept stamp replaced by `change(stamp)` with its key made again (as a build with other values would write it). */
+const restamp = (dir: string, lockfile: string, change: (s: SettledStamp) => Partial<SettledStamp>) => {
+  const stamp = readStampFile(dir, lockfile)!;
   const { key: _key, ...body } = { ...stamp, ...change(stamp) };
-  header.settled = makeStamp(body);
-  writeFileSync(lockfile, JSON.stringify(header) + text.slice(end));
+  writeFileSync(stampFileOf(dir, lockfile), JSON.stringify(makeStamp(body)));
 };
 
 t("fallback: a stamp made by another tool version (or planning constant), and a stamp edited by hand", async () => {
   const ws = await settled(matrixYaml);
   try {
-    restamp(ws.lockfile, (s) => ({ tool: s.tool.replace(/plan\d+/, "plan0") }));
+    restamp(ws.dir, ws.lockfile, (s) => ({ tool: s.tool.replace(/plan\d+/, "plan0") }));
     const r = await run(ws.dir, ws.manifest);
     assert.equal([r.path, r.exitCode], ["full", 0]);
     assert.match(r.reason, /made by .*plan0/);
     assert.is((await run(ws.dir, ws.manifest)).path, "fast");
     // Edited without its key: not a stamp at all.
-    const text = readFileSync(ws.lockfile, "utf8");
-    writeFileSync(ws.lockfile, text.replace(/"day":(\d+)/, (_m, d: string) => `"day":${Number(d) - 1}`));
-    assert.equal([(await run(ws.dir, ws.manifest)).reason], ["no valid settled stamp"]);
+    const file = stampFileOf(ws.dir, ws.lockfile);
+    const text = readFileSync(file, "utf8");
+    writeFileSync(file, text.replace(/"day":(\d+)/, (_m, d: string) => `"day":${Number(d) - 1}`));
+    assert.is.not(readFileSync(file, "utf8"), text);
+    assert.equal([(await run(ws.dir, ws.manifest)).reason], ["no settled stamp"]);
+    // The stamp of another workspace's lockfile, put in this one's place: made from another manifest.
+    assert.is((await run(ws.dir, ws.manifest)).path, "fast", "stamped again");
+    const other = await settled(matrixYaml);
+    try {
+      writeFileSync(stampFileOf(ws.dir, ws.lockfile), readFileSync(stampFileOf(other.dir, other.lockfile)));
+      const r = await run(ws.dir, ws.manifest);
+      assert.equal([r.path, r.reason, r.exitCode], ["full", "the manifest changed", 0]);
+    } finally {
+      other.remove();
+    }
   } finally {
     ws.remove();
   }
@@ -307,7 +334,7 @@ t("a failed task: no run stamps, none takes the fast path (exit 1 each time)", a
     for (let i = 0; i < 3; i++) {
       const r = await run(dir, manifest);
       assert.equal([r.exitCode, r.path], [1, "full"]);
-      assert.not.ok(readFileSync(join(dir, "m.lock.json"), "utf8").split("\n")[0]!.includes('"settled"'));
+      assert.is(readStampFile(dir, join(dir, "m.lock.json")), undefined, "no stamp kept");
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -344,12 +371,27 @@ t("fallback: the review decisions changed after a reviewed run settled", async (
 t("the stamp lists every input file with its sha256", async () => {
   const ws = await settled(demoYaml);
   try {
-    const header = JSON.parse(lineOf(ws.lockfile, 0)) as { settled: SettledStamp };
-    const inputs = Object.fromEntries(header.settled.inputs);
+    const inputs = Object.fromEntries(readStampFile(ws.dir, ws.lockfile)!.inputs);
     for (const f of ["data/products.csv", "assets/mug.png", "assets/lamp.png", "assets/chair.png"]) {
       const path = join(ws.dir, ...f.split("/"));
       assert.is(inputs[path], createHash("sha256").update(readFileSync(path)).digest("hex"), f);
     }
+  } finally {
+    ws.remove();
+  }
+});
+
+t("a cache folder that cannot be written: no stamp, every rerun plans in full and ends as it should", async () => {
+  const ws = await settled(matrixYaml);
+  try {
+    // The cache folder is a regular file: the stamp cannot be kept.
+    const blocked = join(ws.dir, "not-a-folder");
+    writeFileSync(blocked, "x");
+    for (let i = 0; i < 2; i++) {
+      const r = await run(ws.dir, ws.manifest, { OMNIBATCH_CACHE_DIR: blocked });
+      assert.equal([r.path, r.reason, r.exitCode, r.summary.created], ["full", "no settled stamp", 0, 0]);
+    }
+    assert.is(readFileSync(blocked, "utf8"), "x");
   } finally {
     ws.remove();
   }

@@ -35,7 +35,7 @@ const stamp: SettledStamp = makeStamp({
   lines: h("c"),
   day: 20_000,
   reports: h("d"),
-  replay: { events: [{ type: "start", at: "" }], summary: { exitCode: 0, elapsedMs: 0 } },
+  replay: { events: [{ type: "start", at: "" }], summary: { outcome: "done", exitCode: 0, created: 0, downloaded: 0, elapsedMs: 0 } },
 });
 
 const observed: Observed = {
@@ -76,6 +76,22 @@ test("a stamp is read back only with its shape and its own key", () => {
   assert.is(readStamp("settled"), undefined);
   assert.is(readStamp({ ...stamp, format: 2 }), undefined);
   assert.is(readStamp({ ...stamp, inputs: [["/a", 1]] }), undefined);
+});
+
+test("a replay no settled run could have told is no stamp, even with its key made again (a forged stamp)", () => {
+  const { key: _key, ...body } = stamp;
+  const told = body.replay.summary;
+  for (const summary of [
+    { ...told, exitCode: 7 },
+    { ...told, exitCode: 1 },
+    { ...told, outcome: "stopped" },
+    { ...told, created: 3 },
+    { ...told, downloaded: 1 },
+  ]) {
+    assert.is(readStamp(makeStamp({ ...body, replay: { ...body.replay, summary } })), undefined, JSON.stringify(summary));
+  }
+  assert.is(readStamp(makeStamp({ ...body, replay: { ...body.replay, events: [{ type: "notice", message: "all verified" }] } })), undefined);
+  assert.ok(readStamp(makeStamp(body)), "the same body made again is a stamp");
 });
 
 test("the stamp matches only when every part observed is the same", () => {

@@ -27,9 +27,10 @@ import { emulatedManifest } from "../../run/EmulatedRun.js";
 import type { SavedPlan } from "../../manifest/savedPlan.js";
 import type { PlanResult } from "../../manifest/diffPlan.js";
 import type { RunSelection } from "../../engine/RunSelection.js";
+import type { RunEvent } from "../../engine/RunEvent.js";
 import { checkPlanApplies, readSavedPlan, runSelectionOf, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
-import { LINES_CHANGED, packageVersion, runSettled } from "../../run/settledRun.js";
+import { runningVersion, runSettled } from "../../run/settledRun.js";
 import { fastPathRefusal, toolOf } from "../../state/SettledStamp.js";
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -179,7 +180,7 @@ export const runCommand = defineCommand({
             callbackFlags: callbacks !== undefined,
             ci: io.env["CI"] === "true" || !!io.env["GITHUB_STEP_SUMMARY"],
           });
-    const tool = toolOf(packageVersion());
+    const tool = toolOf(runningVersion());
     const settleOptions = {
       outputsFlag: typeof v.outputs === "string" ? resolve(io.cwd, v.outputs) : "",
       timeScale: io.env[timeScaleVariable] ?? "",
@@ -189,19 +190,17 @@ export const runCommand = defineCommand({
     const every = io.env["OMNIBATCH_PROGRESS_EVERY"] ? parseDuration(io.env["OMNIBATCH_PROGRESS_EVERY"]) : undefined;
     const makeProgress = () =>
       new Progress({ mode: progressMode, stdout: io.stdout, stderr: io.stderr, ...(every !== undefined && every > 0 ? { summaryEveryMs: every } : {}) });
-    let early: Progress | undefined;
-    let restamp = false;
     if (refusal === undefined) {
-      early = makeProgress();
+      // The events are kept until the fast path is taken: a live view drawn before the full
+      // path's spend question would draw over it.
+      const told: RunEvent[] = [];
       const settled = await runSettled(file, {
         env: io.env,
         ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
         tool,
         options: settleOptions,
-        onEvent: early.onEvent,
+        onEvent: (event) => told.push(event),
         onFallback: (reason) => {
-          // A stamp whose lines no longer match the file: the full run writes it again even if the rest is the same.
-          restamp = reason === LINES_CHANGED;
           if (settledMode === "debug") io.stderr.write(`omnibatch: settled fast path not taken: ${reason}\n`);
         },
       }).catch((error: unknown) => {
@@ -209,7 +208,9 @@ export const runCommand = defineCommand({
         return undefined;
       });
       if (settled) {
-        early.close();
+        const shown = makeProgress();
+        for (const event of told) shown.onEvent(event);
+        shown.close();
         if (settledMode === "debug") io.stderr.write("omnibatch: settled fast path taken\n");
         await annotateRunFailures(file, settled, io);
         return settled.exitCode as ExitCode;
@@ -280,7 +281,7 @@ export const runCommand = defineCommand({
 
     const mode = progressMode;
     // Without a terminal (CI): a status line this often (OMNIBATCH_PROGRESS_EVERY, e.g. 10s; default 30 s).
-    const progress = early ?? makeProgress();
+    const progress = makeProgress();
 
     // First signal: stop cleanly (exit 3, lockfile written). Second: leave at once; the
     // lockfile is still valid because every write is atomic or journaled.
@@ -315,7 +316,7 @@ export const runCommand = defineCommand({
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
         ...(v["switch-service"] ? { switchService: true } : {}),
         ...(v["recreate-lost"] ? { recreateLost: true } : {}),
-        ...(refusal === undefined ? { settle: { tool, options: settleOptions, ...(restamp ? { force: true } : {}) } } : {}),
+        ...(refusal === undefined ? { settle: { tool, options: settleOptions } } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });
