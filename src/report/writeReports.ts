@@ -32,7 +32,9 @@ import { lostResults, resultKey, scanResults, statesOf, type ResultsAt, type See
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
 import { isoTime } from "../protocol/UnixMs.js";
 
-export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"] as const;
+import { REPORT_FILES, REPORT_SOURCE_FILE } from "./reportFiles.js";
+
+export { REPORT_FILES, REPORT_SOURCE_FILE };
 /** Beside each task's files. */
 export const TASK_SIDECAR = "task.json";
 /** In each job's folder (Hugging Face imagefolder / videofolder metadata). */
@@ -112,8 +114,6 @@ export interface ReportOutput {
 /** Heads the Markdown summary of an emulated run, so a CI job summary cannot pass it off as real spend. */
 export const EMULATED_BANNER = "> **Emulated run** (`--emulate`): nothing was sent to the service and nothing was charged.\n\n";
 
-/** Beside the reports: the digest of the lockfile content they were last made from. */
-export const REPORT_SOURCE_FILE = ".reports-source";
 const DAY_MS = 86_400_000;
 
 /**

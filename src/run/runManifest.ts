@@ -1,12 +1,51 @@
 // The library entry: load a manifest file and run it to the end (or a stop), writing its
-// reports. See runLoadedManifest for the options.
+// reports. See runLoadedManifest for the options. A plain run (no selection, saved plan,
+// switch, recreate, emulator or callback choice) first tries the settled-rerun fast path
+// (settledRun.ts): a lockfile with a settled stamp whose inputs all match is reported without
+// loading the manifest; otherwise the full run, which keeps a stamp when it ends
+// with nothing done and nothing left to do. `env.OMNIBATCH_SETTLED=off` turns this off.
+// The manifest reader and the engine are imported only when the full run is taken: the
+// fast path loads neither.
 
-import { loadManifest } from "../manifest/loadManifest.js";
-import { runLoadedManifest, type RunManifestOptions } from "./runLoadedManifest.js";
+import type { RunManifestOptions } from "./runLoadedManifest.js";
 import type { RunSummary } from "../engine/RunEvent.js";
+import type { RunnableManifest } from "../engine/RunnableManifest.js";
+import { runningVersion, runSettled } from "./settledRun.js";
+import { fastPathRefusal, toolOf } from "../state/SettledStamp.js";
+
+/** Runs an already loaded manifest (runLoadedManifest.ts, imported when first called). */
+export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> =>
+  (await import("./runLoadedManifest.js")).runLoadedManifest(loaded, options);
+
+const load = async (file: string) => (await import("../manifest/loadManifest.js")).loadManifest(file);
 
 /** Loads `file` (ManifestInvalid, exit 2, when it is wrong) and runs it. */
-export const runManifest = async (file: string, options: RunManifestOptions = {}): Promise<RunSummary> =>
-  runLoadedManifest(await loadManifest(file), options);
+export const runManifest = async (file: string, options: RunManifestOptions = {}): Promise<RunSummary> => {
+  const env = options.env ?? process.env;
+  const refusal =
+    env["OMNIBATCH_SETTLED"] === "off" || options.reports === false
+      ? "off"
+      : fastPathRefusal({
+          emulate: options.emulate !== undefined && options.emulate !== false,
+          selection: options.selection !== undefined,
+          plan: options.expectLockfile !== undefined,
+          recreateLost: options.recreateLost === true,
+          switchService: options.switchService === true,
+          callbackFlags: options.callbacks !== undefined,
+          ci: env["CI"] === "true" || !!env["GITHUB_STEP_SUMMARY"],
+        });
+  if (refusal !== undefined) return runLoadedManifest(await load(file), options);
+  const tool = toolOf(runningVersion());
+  const settleOptions = { outputsFlag: "", timeScale: options.timeScale ?? "", concurrency: options.concurrency !== undefined ? String(options.concurrency) : "" };
+  const settled = await runSettled(file, {
+    env,
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    tool,
+    options: settleOptions,
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  }).catch(() => undefined);
+  if (settled) return settled;
+  return runLoadedManifest(await load(file), { ...options, settle: { tool, options: settleOptions } });
+};
 
-export { runLoadedManifest, type RunManifestOptions } from "./runLoadedManifest.js";
+export type { RunManifestOptions };
