@@ -6,7 +6,8 @@
 //   npm test                 all tests
 //   npm test -- emulator     only files whose path contains "emulator"
 
-import { readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
@@ -59,6 +60,11 @@ const files = findTests(join(root, "test"))
   .filter((file) => filters.length === 0 || filters.some((f) => relative(root, file).includes(f)))
   .sort();
 
+// Settled stamps (src/state/settledCache.ts) of the runs the tests make go to a folder of this
+// test run, removed at the end, not to the user's ~/.cache (unless a test names its own).
+const cacheDir = process.env.OMNIBATCH_CACHE_DIR ? undefined : mkdtempSync(join(tmpdir(), "omnibatch-test-cache-"));
+if (cacheDir) process.env.OMNIBATCH_CACHE_DIR = cacheDir;
+
 const limit = pLimit(parallel);
 const started = Date.now();
 await Promise.all(
@@ -71,7 +77,7 @@ await Promise.all(
         reject: false,
         all: true,
         timeout: fileTimeoutMs,
-        env: { FORCE_COLOR: "0", NO_COLOR: "1" },
+        env: { FORCE_COLOR: "0", NO_COLOR: "1", ...(cacheDir ? { OMNIBATCH_CACHE_DIR: cacheDir } : {}) },
       });
       const c = counts(result.all ?? "");
       // uvu's Total counts the tests that ran: skipped ones are not in it.
@@ -92,6 +98,7 @@ await Promise.all(
   ),
 );
 
+if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
 process.stdout.write(`\n${files.length} test files in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 if (browserSkips.length > 0) {
   process.stdout.write(

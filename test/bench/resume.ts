@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { mkdir, writeFile } from "node:fs/promises";
 import { writeReports } from "../../src/report/writeReports.js";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { serviceIdentity } from "../../src/run/serviceCheck.js";
 import { LOCKFILE_VERSION, type LockFile, type LockTask } from "../../src/state/LockFile.js";
@@ -64,7 +64,8 @@ const runChild = async (file: string, baseUrl: string, apiKey: string, from: "di
   const { value, wallMs } = await runChildJson<ChildFigures>(
     "./resumeChild.mjs",
     [file, baseUrl, from],
-    { ...process.env, OMNIBATCH_API_KEY: apiKey, OMNIBATCH_BASE_URL: "" },
+    // The settled stamp (src/state/settledCache.ts) kept beside the fixture, not in ~/.cache.
+    { ...process.env, OMNIBATCH_API_KEY: apiKey, OMNIBATCH_BASE_URL: "", OMNIBATCH_CACHE_DIR: join(dirname(file), ".cache") },
     { tsx: from === "src" },
   );
   return { figures: value, processWallMs: wallMs };
@@ -141,8 +142,8 @@ export const resume = async (o: ResumeOptions): Promise<ScenarioResult> => {
   try {
     const { file, lockMs, filesMs, taskCount, lockBytes } = await makeResumeFixture(dir, o.tasks, emulator.url);
 
-    // The first rerun finds nothing to do and plans every task (the full path); it stamps the
-    // lockfile settled (src/state/SettledStamp.ts), so the second takes the fast path.
+    // The first rerun finds nothing to do and plans every task (the full path); it keeps a
+    // settled stamp (src/state/SettledStamp.ts, settledCache.ts), so the second takes the fast path.
     // Both are measured; the goals apply to the second, the rerun a user repeats.
     const { figures: first, processWallMs: firstProcessWallMs } = await runChild(file, emulator.url, emulator.apiKey, from);
     if (first.exitCode !== 0 || first.done !== taskCount) throw new Error(`resume: first rerun ended ${first.outcome} (exit ${first.exitCode}), ${first.done} of ${taskCount} done`);
@@ -152,7 +153,8 @@ export const resume = async (o: ResumeOptions): Promise<ScenarioResult> => {
     if (c.exitCode !== 0 || c.done !== taskCount) throw new Error(`resume: rerun ended ${c.outcome} (exit ${c.exitCode}), ${c.done} of ${taskCount} done`);
     const s = o.label;
     const figures: BenchFigure[] = [
-      { scenario: s, figure: "first rerun wall / CPU / peak RSS (full path; stamps the lockfile settled)", value: Math.round(first.wallMs), unit: "ms", note: `CPU ${Math.round(first.cpuMs)} ms, peak RSS ${round(first.maxRssMb, 1)} MB; whole child ${Math.round(firstProcessWallMs)} ms` },
+      { scenario: s, figure: "first rerun wall (full path: plans every task, keeps the settled stamp)", value: Math.round(first.wallMs), unit: "ms", note: `CPU ${Math.round(first.cpuMs)} ms; whole child ${Math.round(firstProcessWallMs)} ms` },
+      { scenario: s, figure: "first rerun peak RSS", value: round(first.maxRssMb, 1), unit: "MB", goal: { op: "<=", target: 400 }, note: "getrusage maxRSS of the child" },
       { scenario: s, figure: "rerun wall (runManifest, second rerun)", value: Math.round(c.wallMs), unit: "ms", goal: { op: "<=", target: 2000 }, note: from === "dist" ? `the built dist/ (checked current) under plain node, as a user runs it; whole child process ${Math.round(processWallMs)} ms incl. node start` : `src/ under tsx (BENCH_RESUME_FROM=src); whole child process ${Math.round(processWallMs)} ms incl. node + tsx start` },
       { scenario: s, figure: "requests sent", value: req.total, unit: "req", goal: { op: "<=", target: 0 } },
       { scenario: s, figure: "rerun peak RSS", value: round(c.maxRssMb, 1), unit: "MB", goal: { op: "<=", target: 400 }, note: "getrusage maxRSS of the child" },
