@@ -50,9 +50,9 @@ import type { LockFile } from "../state/LockFile.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPORT_SOURCE_FILE } from "../report/writeReports.js";
-import { endsSettled, makeStamp, SETTLED_STAMP_FORMAT, type RunEnd } from "../state/SettledStamp.js";
+import { endsSettled, makeStamp, SETTLED_STAMP_FORMAT, toolOf, type RunEnd } from "../state/SettledStamp.js";
 import { cacheDirOf, settledStampFile, writeSettledStamp } from "../state/settledCache.js";
-import { inputDigest, lockLinesDigest } from "./settledRun.js";
+import { inputDigest, lockLinesDigest, runningVersion } from "./settledRun.js";
 
 /** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
 type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream">;
@@ -208,11 +208,11 @@ export interface RunManifestOptions {
   readonly recreateLost?: boolean;
   /**
    * Keep a settled stamp of the lockfile (src/state/SettledStamp.ts, in the cache folder:
-   * settledCache.ts) when this run ends with nothing done and nothing left to do: `tool`
-   * (toolOf), the run's choices that change what it plans or says (the service is added here).
+   * settledCache.ts) when this run ends with nothing done and nothing left to do: the run's
+   * choices that change what it plans or says (the service and the tool are added here).
    * Only for a plain run (no selection, plan, switch or recreate): the CLI decides.
    */
-  readonly settle?: { readonly tool: string; readonly options: Readonly<Record<string, string>> };
+  readonly settle?: { readonly options: Readonly<Record<string, string>> };
 }
 
 /** The step summary's line about outputs awaiting review, when any. */
@@ -508,7 +508,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
                 settledStampFile(manifest.lockfilePath, cacheDirOf(env)),
                 makeStamp({
                   format: SETTLED_STAMP_FORMAT,
-                  tool: options.settle.tool,
+                  tool: toolOf(runningVersion()),
                   manifest: [loaded.file, inputs.manifest],
                   inputs: [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
                   options: { ...options.settle.options, outputs: manifest.outputsDir, service: current },

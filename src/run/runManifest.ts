@@ -10,8 +10,8 @@
 import type { RunManifestOptions } from "./runLoadedManifest.js";
 import type { RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
-import { runningVersion, runSettled } from "./settledRun.js";
-import { fastPathRefusal, toolOf } from "../state/SettledStamp.js";
+import { runSettled } from "./settledRun.js";
+import { fastPathRefusal } from "../state/SettledStamp.js";
 
 /** Runs an already loaded manifest (runLoadedManifest.ts, imported when first called). */
 export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> =>
@@ -35,17 +35,15 @@ export const runManifest = async (file: string, options: RunManifestOptions = {}
           ci: env["CI"] === "true" || !!env["GITHUB_STEP_SUMMARY"],
         });
   if (refusal !== undefined) return runLoadedManifest(await load(file), options);
-  const tool = toolOf(runningVersion());
   const settleOptions = { outputsFlag: "", timeScale: options.timeScale ?? "", concurrency: options.concurrency !== undefined ? String(options.concurrency) : "" };
   const settled = await runSettled(file, {
     env,
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
-    tool,
     options: settleOptions,
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   }).catch(() => undefined);
   if (settled) return settled;
-  return runLoadedManifest(await load(file), { ...options, settle: { tool, options: settleOptions } });
+  return runLoadedManifest(await load(file), { ...options, settle: { options: settleOptions } });
 };
 
 export type { RunManifestOptions };

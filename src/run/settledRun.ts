@@ -23,7 +23,7 @@ import { REPORT_FILES, REPORT_SOURCE_FILE } from "../report/reportFiles.js";
 import { journalPathOf } from "../state/LockJournal.js";
 import { LOCKFILE_VERSION } from "../state/LockFile.js";
 import { acquireRunLock } from "../state/RunLock.js";
-import { ABSENT, safeRelPath, stampMismatch, type SettledStamp } from "../state/SettledStamp.js";
+import { ABSENT, safeRelPath, stampMismatch, toolOf, type SettledStamp } from "../state/SettledStamp.js";
 import { cacheDirOf, readSettledStamp, settledStampFile } from "../state/settledCache.js";
 import { decodeTaskLine, type TaskLine } from "../state/TaskLine.js";
 import { isStoreUrl } from "../store/StoreUrl.js";
@@ -33,8 +33,6 @@ import { serviceIdentity } from "./serviceCheck.js";
 export interface SettledRunOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly baseUrl?: string;
-  /** toolOf(runningVersion()). */
-  readonly tool: string;
   /** The run's choices besides the service, as runLoadedManifest's `settle.options` gets them (the outputs folder is the stamp's). */
   readonly options: Readonly<Record<string, string>>;
   readonly onEvent?: (event: RunEvent) => void;
@@ -228,7 +226,8 @@ export const runSettled = async (manifestFile: string, options: SettledRunOption
           () => undefined,
         );
         const mismatch = stampMismatch(stamp, {
-          tool: options.tool,
+          // Only once a stamp is there to compare with (the code's fingerprint reads files).
+          tool: toolOf(runningVersion()),
           manifest: [file, sha256(manifestBytes.bytes)],
           inputs,
           options: { ...options.options, outputs: outputsDir, service },

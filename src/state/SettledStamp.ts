@@ -139,7 +139,7 @@ export interface Observed {
   readonly service: string | undefined;
 }
 
-export const LINES_CHANGED = "the lockfile's task lines changed";
+const LINES_CHANGED = "the lockfile's task lines changed";
 
 /** Why the stamp does not match what this run observed, or undefined when it matches in every part (pure). */
 export const stampMismatch = (stamp: SettledStamp, now: Observed): string | undefined => {

@@ -30,8 +30,8 @@ import type { RunSelection } from "../../engine/RunSelection.js";
 import type { RunEvent } from "../../engine/RunEvent.js";
 import { checkPlanApplies, readSavedPlan, runSelectionOf, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
-import { runningVersion, runSettled } from "../../run/settledRun.js";
-import { fastPathRefusal, toolOf } from "../../state/SettledStamp.js";
+import { runSettled } from "../../run/settledRun.js";
+import { fastPathRefusal } from "../../state/SettledStamp.js";
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -180,7 +180,6 @@ export const runCommand = defineCommand({
             callbackFlags: callbacks !== undefined,
             ci: io.env["CI"] === "true" || !!io.env["GITHUB_STEP_SUMMARY"],
           });
-    const tool = toolOf(runningVersion());
     const settleOptions = {
       outputsFlag: typeof v.outputs === "string" ? resolve(io.cwd, v.outputs) : "",
       timeScale: io.env[timeScaleVariable] ?? "",
@@ -197,7 +196,6 @@ export const runCommand = defineCommand({
       const settled = await runSettled(file, {
         env: io.env,
         ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
-        tool,
         options: settleOptions,
         onEvent: (event) => told.push(event),
         onFallback: (reason) => {
@@ -316,7 +314,7 @@ export const runCommand = defineCommand({
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
         ...(v["switch-service"] ? { switchService: true } : {}),
         ...(v["recreate-lost"] ? { recreateLost: true } : {}),
-        ...(refusal === undefined ? { settle: { tool, options: settleOptions } } : {}),
+        ...(refusal === undefined ? { settle: { options: settleOptions } } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });
