@@ -139,6 +139,7 @@ export const interpretAnswer = (
       httpStatus,
       message: scrub(message),
       requestId: scrub(requestId),
+      ...(headerRequestId !== "" ? { headerRequestId: scrub(headerRequestId) } : {}),
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     });
 

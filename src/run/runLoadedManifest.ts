@@ -144,7 +144,7 @@ const notMadeSince = (after: Readonly<Record<string, number>>, before: Readonly<
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
 
 export interface RunManifestOptions {
-  /** Where OMNIBATCH_API_KEY and OMNIBATCH_BASE_URL are read from. Default: process.env. */
+  /** Where OMNIBATCH_API_KEY, OMNIBATCH_BASE_URL and OMNIBATCH_SERVICE are read from. Default: process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The service's address (overrides OMNIBATCH_BASE_URL). */
   readonly baseUrl?: string;
@@ -174,7 +174,7 @@ export interface RunManifestOptions {
    * with `emulate` or a loopback service; otherwise ignored with a warning. `policy` wins.
    */
   readonly timeScale?: string;
-  /** Client settings beyond address and key (timeouts, batch size). */
+  /** Client settings beyond address and key (the service's name, timeouts, batch size). */
   readonly client?: Partial<Omit<OmniClientConfig, "baseUrl" | "apiKey">>;
   readonly lockStore?: LockStoreOptions;
   /** Write results.jsonl and the billing reports at the end. Default true. */
@@ -251,7 +251,12 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
   let emulator: RunningEmulator | undefined;
   let listener: CallbackListener | undefined;
   let outputStore: StoreSink | undefined;
-  const emulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
+  const chosenEmulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
+  // An in-process emulator answers to the name the client uses (--service), unless its configuration names one.
+  const emulation =
+    chosenEmulation !== undefined && options.client?.service !== undefined && chosenEmulation.service === undefined
+      ? { ...chosenEmulation, service: options.client.service }
+      : chosenEmulation;
   const emulated = emulation !== undefined;
   const manifest = emulated ? emulatedManifest(loaded) : loaded;
   // Every event carries its time; the start event what the run found and expects (the
