@@ -94,7 +94,7 @@ test("every output item type, unit billing and watermarked copies pass the answe
   try {
     const request = video("t-extra-1");
     await succeed(em, (c) => c.createVideo({ ...request, options: { ...request.options, watermark_info: { enabled: true } } }));
-    await succeed(em, (c) => c.createImage({ prompt: "x", model_name: "svc-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 3, watermark_info: { enabled: true }, external_task_id: "t-extra-2" }));
+    await succeed(em, (c) => c.createImage({ prompt: "x", model_name: "kling-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 3, watermark_info: { enabled: true }, external_task_id: "t-extra-2" }));
     done(em);
     const [task] = await succeed(em, (c) => c.queryVideos({ externalTaskIds: ["t-extra-1"] }));
     assert.equal([...new Set(task!.outputs!.map((o) => o.type))].sort(), ["audio", "element", "video", "voice"]);

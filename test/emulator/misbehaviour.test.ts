@@ -200,18 +200,18 @@ test("echoAuthorization: error messages and failed tasks' messages carry the req
   assert.match(t.message, `Bearer ${emu.apiKey}`);
 });
 
-test("modelLimits (on by default): svc-image-o1 refuses 4k and series, svc-v3-omni without references refuses auto, with 1201", async () => {
+test("modelLimits (on by default): kling-image-o1 refuses 4k and series, kling-v3-omni without references refuses auto, with 1201", async () => {
   for (const body of [
     imageBody({ resolution: "4k" }),
     imageBody({ result_type: "series", series_amount: 3 }),
-    imageBody({ model_name: "svc-v3-omni", aspect_ratio: "auto" }),
-    imageBody({ model_name: "svc-v3-omni" }),
+    imageBody({ model_name: "kling-v3-omni", aspect_ratio: "auto" }),
+    imageBody({ model_name: "kling-v3-omni" }),
   ]) {
     const r = await c.createImage(body);
     assert.is(r.status, 400, JSON.stringify(body));
     assert.is(r.body.code, 1201);
   }
-  assert.is((await c.createImage(imageBody({ model_name: "svc-v3-omni", resolution: "4k", aspect_ratio: "16:9" }))).body.code, 0);
+  assert.is((await c.createImage(imageBody({ model_name: "kling-v3-omni", resolution: "4k", aspect_ratio: "16:9" }))).body.code, 0);
   emu.configure({ faults: { modelLimits: false } });
   assert.is((await c.createImage(imageBody({ resolution: "4k" }))).body.code, 0);
 });
