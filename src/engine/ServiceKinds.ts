@@ -9,6 +9,7 @@ import type { ApiError } from "../api/ApiError.js";
 import type { TaskAnomaly } from "../api/interpretAnswer.js";
 import type { CheckedTasks, LastCheck, OmniClientService } from "../api/OmniClient.js";
 import { withRetry } from "../api/retry.js";
+import { isTaskNotFound } from "../api/classify.js";
 import type { ImageCreateRequest, ImageTask, VideoCreateRequest, VideoTask } from "../api/wire.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { Policy, ProductKind } from "../policy/Policy.js";
@@ -213,7 +214,7 @@ const findImagesById = (
             ),
             // Not visible yet (or gone): the next poll asks again.
             Effect.catchIf(
-              (e) => e._tag === "ServiceError" && (e.code === 1203 || e.httpStatus === 404),
+              (e) => isTaskNotFound(e),
               () => Effect.void,
             ),
           ),
