@@ -159,7 +159,13 @@ test("duplicate external_task_id answers 400 code 1201 by default, and nothing i
   const again = await c.createVideo(videoBody({ external: "dup" }));
   assert.is(again.status, 400);
   assert.is(again.body.code, 1201);
-  assert.match(again.body.message, "external_task_id");
+  // The live service's words by default; the earlier wording switched back.
+  assert.is(again.body.message, "External_task_id dup already exists");
+  emu.configure({ answers: { duplicateMessage: "spec" } });
+  const earlier = await c.createVideo(videoBody({ external: "dup" }));
+  assert.equal([earlier.status, earlier.body.code], [400, 1201]);
+  assert.match(earlier.body.message, /^options\.external_task_id: 'dup' is already used by task \d+/);
+  emu.configure({ answers: { duplicateMessage: "live" } });
   assert.is(emu.stats().creates["dup"], 1);
   assert.is(emu.stats().tasks.total, 1);
 });
