@@ -457,6 +457,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
                   manifest,
                   stepHead,
                   seen: downloader.seen,
+                  ...(result.refusedCharges ? { refusedCharges: result.refusedCharges } : {}),
                   ...reviewNote(result.jobs),
                   // The lockfile is the one the run started with: so are the standings.
                   ...(after === beforeRun && standingsAtStart ? { standings: standingsAtStart } : standingsAtEnd ? { standings: standingsAtEnd } : {}),
