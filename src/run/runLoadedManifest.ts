@@ -19,6 +19,7 @@ import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
 import { startChecks } from "./startChecks.js";
+import { takeUpAbandoned } from "./takeUpAbandoned.js";
 import { reviewFileFor } from "../review/ReviewFile.js";
 import { readReviewFile } from "../review/readReviewFile.js";
 import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js";
@@ -360,6 +361,9 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
           if (decision.note) onEvent?.({ type: "notice", level: "warn", message: decision.note });
           break;
       }
+      // Tasks abandoned at this service by an earlier switch: taken up again (never made
+      // again), and the charges of the others learnt (serviceCheck.ts abandonedHere).
+      if (decision._tag !== "Same" || store.recordedService === undefined) yield* takeUpAbandoned(current, onEvent);
       yield* store.setService(current);
       // Read before the engine starts (no put in between): the store's map, not a copy.
       const recorded = yield* store.view;
