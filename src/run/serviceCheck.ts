@@ -99,7 +99,7 @@ export interface AbandonedHere {
 /** A record a slot's later attempts are measured against: created, and not abandoned. */
 const isCurrentAttempt = (t: LockTask): boolean => t.abandoned === undefined && t.state !== "planned" && t.state !== "rejected";
 
-export const abandonedHere = (records: ReadonlyMap<string, LockTask>, current: string): AbandonedHere => {
+export const abandonedHere = (records: Iterable<readonly [string, LockTask]>, current: string): AbandonedHere => {
   if (current === EMULATOR_SERVICE) return { takeUp: [], learn: [] };
   const slotOf = (t: LockTask) => `${t.job}\u0000${t.dir}\u0000${t.take}`;
   const slots = new Map<string, [string, LockTask][]>();
@@ -171,12 +171,18 @@ export const checkService = (c: ServiceCheck): ServiceDecision => {
   const what =
     `${unfinished.length} task(s) created at ${c.recorded} are not finished here (${sample(unfinished)})` +
     (waiting > 0 ? `; ${waiting} of them finished there (paid) with results not downloaded yet` : "");
+  // As the switch would leave them (the tasks unfinished at the recorded service abandoned
+  // there): the tasks made here before and abandoned by an earlier switch, taken up again.
+  const from = c.recorded;
+  const leaving = new Set(unfinished);
+  const switched = {
+    *[Symbol.iterator]() {
+      for (const [id, t] of c.records) yield [id, leaving.has(id) ? abandonRecord(t, from, 0) : t] as const;
+    },
+  };
+  const here = abandonedHere(switched, c.current).takeUp.map((t) => t.resume);
   if (!c.switchAllowed) {
     // Tasks abandoned here by an earlier switch: paid (or to be paid) here; a switch back follows them, not makes them again.
-    // As the switch would leave them: the tasks unfinished at the recorded service abandoned there.
-    const switched = new Map(c.records);
-    for (const id of unfinished) switched.set(id, abandonRecord(c.records.get(id)!, c.recorded, 0));
-    const here = abandonedHere(switched, c.current).takeUp.map((t) => t.resume);
     const paidHere =
       here.length > 0
         ? ` ${here.length} task(s) were created at ${c.current} before and abandoned by a switch (${sample(here)}): they are paid, or will be when they finish, ` +
@@ -197,7 +203,11 @@ export const checkService = (c: ServiceCheck): ServiceDecision => {
     from: c.recorded,
     abandon: unfinished,
     message:
-      `${SWITCH_FLAG}: ${moved}; ${what}: abandoned there and created again here as new attempts (paid again; ` +
+      `${SWITCH_FLAG}: ${moved}; ${what}: abandoned there and ` +
+      (here.length > 0
+        ? `${here.length} task(s) made here before (${sample(here)}) are followed and downloaded here, not created again; the others are `
+        : "") +
+      `created again here as new attempts (paid again; ` +
       `their records, results and charges at ${c.recorded} stay in the lockfile); ${c.current} is recorded from now on`,
   };
 };

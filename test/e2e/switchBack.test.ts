@@ -92,6 +92,7 @@ t("a run back at the service where abandoned attempts were made follows and down
     // 4. Back at A with the flag: the first attempts are followed and downloaded, nothing created.
     const back = await runCli(ws, [...atA, "--switch-service"], keyA);
     assert.is(back.exitCode, 0, back.all);
+    assert.match(back.all!, /followed and downloaded here, not created again/);
     assert.is(sum(a.stats().creates), 2, `no create at A but the first two: ${JSON.stringify(a.stats().creates)}`);
     let lock = (await readLockFile(ws.lockfile))!;
     for (const id of firstIds) {
