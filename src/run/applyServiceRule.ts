@@ -1,8 +1,9 @@
-// The effectful side of a switch back (serviceCheck.ts `abandonedHere`): before the
-// engine starts, the tasks a run at this service abandoned here earlier are taken up
-// again (followed and downloaded here, never created again) and the charges of the
-// others abandoned here in flight are learnt (asked about once), so spend to date and
-// the budget count what this service charged for them.
+// The effectful side of the region rule (serviceCheck.ts decides): at a run's start,
+// before anything is sent, refuse a run against another service, or mark what a switch
+// abandons; then, on a switch back, take up the tasks a run at this service abandoned
+// here earlier (followed and downloaded here, never created again) and learn the charges
+// of the others abandoned here in flight (asked about once), so spend to date and the
+// budget count what this service charged for them.
 
 import { Effect } from "effect";
 import { OmniClient } from "../api/OmniClient.js";
@@ -11,7 +12,7 @@ import { accountCurrency } from "../money/charges.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
 import type { LockTask } from "../state/LockFile.js";
 import { LockStore } from "../state/LockStore.js";
-import { abandonedHere, takeUpRecord } from "./serviceCheck.js";
+import { abandonedHere, abandonRecord, checkService, ServiceChanged, takeUpRecord } from "./serviceCheck.js";
 
 const sample = (ids: readonly string[]): string => `${ids.slice(0, 3).join(", ")}${ids.length > 3 ? `, ... (${ids.length - 3} more)` : ""}`;
 
@@ -29,6 +30,39 @@ const learnt = (rec: LockTask, view: TaskView, now: number): LockTask | undefine
     updated_at: Math.max(rec.updated_at, now),
   };
 };
+
+/**
+ * The region rule at a run's start (serviceCheck.ts), before anything is sent: refuse
+ * (ServiceChanged, exit 2), or mark the tasks a switch abandons, take up those abandoned
+ * here before and learn the charges of the others, then record `current` in the header.
+ */
+export const applyServiceRule = (current: string, lockfile: string, switchAllowed: boolean, onEvent: ((e: RunEvent) => void) | undefined) =>
+  Effect.gen(function* () {
+    const store = yield* LockStore;
+    const decision = checkService({ recorded: store.recordedService, current, records: yield* store.view, switchAllowed, lockfile });
+    switch (decision._tag) {
+      case "Refuse":
+        return yield* Effect.fail(new ServiceChanged({ lockfile, recorded: store.recordedService ?? "", current, message: decision.message }));
+      case "Switch": {
+        // Marked, never erased: the engine follows each to its next attempt (a new id) here.
+        const now = Date.now();
+        for (const id of decision.abandon) {
+          const rec = yield* store.get(id);
+          if (rec) yield* store.put(id, abandonRecord(rec, decision.from, now));
+        }
+        onEvent?.({ type: "notice", level: "warn", message: decision.message });
+        break;
+      }
+      case "Record":
+        if (decision.note) onEvent?.({ type: "notice", level: "warn", message: decision.note });
+        break;
+    }
+    // Tasks abandoned at this service by an earlier switch: taken up again (never made
+    // again), and the charges of the others learnt. Only on a change of service: a rerun
+    // at the same one reads no record here.
+    if (decision._tag !== "Same") yield* takeUpAbandoned(current, onEvent);
+    yield* store.setService(current);
+  });
 
 export const takeUpAbandoned = (current: string, onEvent: ((e: RunEvent) => void) | undefined) =>
   Effect.gen(function* () {
