@@ -19,6 +19,7 @@ import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
 import { startChecks } from "./startChecks.js";
+import { applyServiceRule } from "./applyServiceRule.js";
 import { reviewFileFor } from "../review/ReviewFile.js";
 import { readReviewFile } from "../review/readReviewFile.js";
 import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js";
@@ -34,7 +35,7 @@ import { lockDigest, PlanStale } from "../manifest/savedPlan.js";
 import type { LockTask } from "../state/LockFile.js";
 import type { KnownStringsOf } from "../state/LockfileText.js";
 import type { KnownStrings } from "../state/TaskLine.js";
-import { abandonedSuccessors, abandonRecord, checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
+import { abandonedSuccessors, EMULATOR_SERVICE, serviceIdentity } from "./serviceCheck.js";
 import type { JobCounts, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import { diffPlan, supersessions, type PlanResult } from "../manifest/diffPlan.js";
@@ -339,33 +340,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       }
       // The region rule (serviceCheck.ts): before anything is sent.
       current = emulated ? EMULATOR_SERVICE : serviceIdentity(serviceUrl);
-      const decision = checkService({
-        recorded: store.recordedService,
-        current,
-        records: yield* store.view,
-        switchAllowed: options.switchService === true,
-        lockfile: manifest.lockfilePath,
-      });
-      switch (decision._tag) {
-        case "Refuse":
-          return yield* Effect.fail(
-            new ServiceChanged({ lockfile: manifest.lockfilePath, recorded: store.recordedService ?? "", current, message: decision.message }),
-          );
-        case "Switch": {
-          // Marked, never erased: the engine follows each to its next attempt (a new id) here.
-          const now = Date.now();
-          for (const id of decision.abandon) {
-            const rec = yield* store.get(id);
-            if (rec) yield* store.put(id, abandonRecord(rec, decision.from, now));
-          }
-          onEvent?.({ type: "notice", level: "warn", message: decision.message });
-          break;
-        }
-        case "Record":
-          if (decision.note) onEvent?.({ type: "notice", level: "warn", message: decision.note });
-          break;
-      }
-      yield* store.setService(current);
+      yield* applyServiceRule(current, manifest.lockfilePath, options.switchService === true, onEvent);
       // Read before the engine starts (no put in between): the store's map, not a copy.
       const recorded = yield* store.view;
       // A changed task must not download over the files of the task it replaces.
@@ -462,6 +437,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
                   manifest,
                   stepHead,
                   seen: downloader.seen,
+                  ...(result.refusedCharges ? { refusedCharges: result.refusedCharges } : {}),
                   ...reviewNote(result.jobs),
                   // The lockfile is the one the run started with: so are the standings.
                   ...(after === beforeRun && standingsAtStart ? { standings: standingsAtStart } : standingsAtEnd ? { standings: standingsAtEnd } : {}),
