@@ -274,6 +274,7 @@ export const compileManifest = (
       ...(typeof job.name === "string" ? { name: value([...path, "name"], job.name) } : {}),
       ...(forEach ? { forEach } : {}),
       axes,
+      ...(unreadAxes.length ? { unreadAxes } : {}),
       include,
       exclude,
     };
