@@ -5,7 +5,9 @@
 // records, streamed from the outputs folder or store through this server, in ranges for
 // a seeking video) and the decision endpoint; any other request gets 404. Loopback only
 // unless --host asks; a Host header that is not ours is refused (DNS rebinding). Each
-// decision is written to the review file at once. Ctrl-C stops it.
+// decision is written to the review file at once, one at a time and under the review
+// file's lock (reviewSession.ts), so decisions posted together are all kept. Values go
+// into the page by slicing, never as a replacement string. Ctrl-C stops it.
 
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { stat } from "node:fs/promises";
