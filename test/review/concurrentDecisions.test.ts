@@ -67,7 +67,9 @@ t("ten decisions posted at once to the page are ten decisions in the review file
   for (const o of ctx.outputs) assert.is(kept.get(`${o.task}#${o.output}`), "rejected");
 });
 
-t("a writer holding the lock: the page and `review --approve` in a terminal wait, then keep its decision and theirs", async (ctx) => {
+t("a writer holding the lock: the page and `review --reject` in a terminal wait, then keep its decision and theirs", async (ctx) => {
+  // Nothing decided yet: the page approves one output, the other writer another, the terminal rejects C-3's two.
+  await writeReviewFile(ctx.reviewFile, { version: 1, outputs: [] });
   const [byPage, byOther] = ctx.outputs.filter((o) => o.sku !== "C-3");
   const byCli = ctx.outputs.filter((o) => o.sku === "C-3");
   assert.is(byCli.length, 2);
@@ -77,7 +79,7 @@ t("a writer holding the lock: the page and `review --approve` in a terminal wait
     // Another writer's read, then (after the others tried to write) its write.
     const before = readReviewFile(ctx.reviewFile);
     pageDone = post(ctx.page!, "approved", [{ task: byPage!.task, output: byPage!.output }]);
-    cliDone = cli(ctx.dir, ["review", M, "--emulate", "--approve", "keyframes product.sku=C-3"]);
+    cliDone = cli(ctx.dir, ["review", M, "--emulate", "--reject", "keyframes product.sku=C-3"]);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const mine = { task: byOther!.task, output: byOther!.output, sha256: byOther!.sha256, decision: "approved" as const, at: new Date().toISOString(), job: "keyframes" };
     await writeReviewFile(ctx.reviewFile, withDecisions(before, [mine]));
@@ -88,8 +90,8 @@ t("a writer holding the lock: the page and `review --approve` in a terminal wait
   const kept = decisions(ctx.reviewFile);
   assert.is(kept.get(`${byPage!.task}#${byPage!.output}`), "approved", "the page's decision");
   assert.is(kept.get(`${byOther!.task}#${byOther!.output}`), "approved", "the other writer's decision");
-  for (const o of byCli) assert.is(kept.get(`${o.task}#${o.output}`), "approved", "the terminal's decision");
-  assert.is(kept.size, 10);
+  for (const o of byCli) assert.is(kept.get(`${o.task}#${o.output}`), "rejected", "the terminal's decision");
+  assert.is(kept.size, 4);
 });
 
 t("a lock left by a killed process (its pid gone) is taken over: the next decision is made at once", async (ctx) => {
