@@ -7,7 +7,7 @@ import type { CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { BillingEntry } from "../api/wire.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
 import { echoesAnotherTask, settleUnknown } from "./createRules.js";
-import { lendPauseMs, mayLend, mayLendLater, type Lender } from "./cueRules.js";
+import { cuedTask, lendPauseMs, mayLend, mayLendLater, type Lender } from "./cueRules.js";
 import { durationKey } from "./DurationEvidence.js";
 import { afterSucceeded, expectedResults, listedResults } from "./resultCount.js";
 import type { Asked, LookedUpUnknown, OddTask } from "./EngineEvent.js";
@@ -276,15 +276,17 @@ const onUnknownLookedUp = (out: Out, lookedUp: LookedUpUnknown): void => {
 
 /**
  * A callback is only a cue: the task it names (by its external id, with the task id we
- * know) is queried soon, and the service's answer decides (onPolled). Nothing in the
- * callback is recorded, downloaded or acted on, so a forged one costs at most a query.
- * A cue may come before the create's answer: kept until then. Foreign ones are dropped.
+ * know; without an external id, by a task id of ours in flight: cueRules.ts `cuedTask`)
+ * is queried soon, and the service's answer decides (onPolled). Nothing in the callback
+ * is recorded, downloaded or acted on, so a forged one costs at most a query. A cue may
+ * come before the create's answer: kept until then. Foreign ones are dropped.
  */
 export const onCallback = (out: Out, observation: CallbackObservation): void => {
   const { table } = out;
   const watch = table.watch;
-  const entry = table.entries.get(observation.externalId);
-  if (!entry || !watch || entry.task.kind !== observation.kind) return;
+  if (!watch) return;
+  const entry = cuedTask(observation, (id) => table.entries.get(id), table.inflightOf[observation.kind], (e) => ({ kind: e.task.kind, taskId: e.taskId }));
+  if (!entry) return;
   if (entry.phase === "creating") return watch.stash(entry.task.id, observation);
   if (entry.phase !== "inflight" || entry.taskId !== observation.taskId) return;
   watch.noteHeard(observation.kind, observation.taskId);

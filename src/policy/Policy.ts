@@ -239,6 +239,17 @@ export const withSafetyFloors = (policy: Policy, floor: Policy = livePolicy): Po
   missingAfter: Duration.max(policy.missingAfter, floor.missingAfter),
 });
 
+/**
+ * The review file's lock (src/review/reviewFileLock.ts): held for one decision's read
+ * and write, milliseconds. A lock left by a decision killed midway is taken over once its
+ * heartbeat is `staleMs` old (and the run lock's margin); a decision waits for a busy lock
+ * every 15 ms, for at most 20 s (past the takeover of a stale one).
+ */
+export const reviewFileLockPolicy = {
+  staleMs: 10_000,
+  wait: Schedule.spaced(ms(15)).pipe(Schedule.upTo(ms(20_000))),
+} as const;
+
 /** For the in-process emulator (`--emulate`): everything twenty times quicker. */
 export const fastPolicy: Policy = makePolicy(0.05);
 

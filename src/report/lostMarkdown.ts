@@ -2,17 +2,16 @@
 // (issue 16): counted apart and named by job and matrix values. Pure.
 
 import { resultName, type LostResult } from "../outputs/scanResults.js";
+import { markdownText } from "./markdownText.js";
 
 const LIMIT = 50;
 
-/** Markdown cells hold names from manifests and data files: pipes and newlines would break the table. */
-const cell = (text: string): string => text.replace(/[|\\`]/g, (c) => `\\${c}`).replace(/[\r\n]+/g, " ");
 
 export const lostMarkdown = (lost: readonly LostResult[]): string => {
   if (lost.length === 0) return "";
   const rows = lost.slice(0, LIMIT).map((l) => {
     const date = l.at !== undefined ? new Date(l.at).toISOString().slice(0, 10) : "";
-    return `| ${cell(resultName({ ...l, index: 0 }))} | ${l.why === "deleted" ? "deleted at the service" : "past the service's 30 days"} ${date} |`;
+    return `| ${markdownText(resultName({ ...l, index: 0 }))} | ${l.why === "deleted" ? "deleted at the service" : "past the service's 30 days"} ${date} |`;
   });
   return [
     "",

@@ -28,6 +28,7 @@ import { earlierRecords, provenanceOf, resultLine, resultsJsonlLines } from "./r
 import { retryAttempts } from "./retryAttempts.js";
 import { type Standings, standingsFor } from "./standing.js";
 import { lostMarkdown, refusedChargesMarkdown, type RefusedChargeLine } from "./lostMarkdown.js";
+import { markdownCode, markdownText } from "./markdownText.js";
 import { lostResults, resultKey, scanResults, statesOf, type ResultsAt, type SeenFile } from "../outputs/scanResults.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
 import { isoTime } from "../protocol/UnixMs.js";
@@ -185,7 +186,7 @@ const SIDECARS_PER_TURN = 256;
 /** The step summary's line about the report: a CI summary cannot link a file, so it says where it is. */
 export const reportLink = (reportPath: string, cwd = process.cwd()): string => {
   const shown = relative(cwd, reportPath).split(sep).join("/");
-  return `**Report:** \`${shown.startsWith("..") ? reportPath : shown}\`: the contact sheets of every job; open it from the outputs folder (or the uploaded artifact) in a browser.\n`;
+  return `**Report:** ${markdownCode(shown.startsWith("..") ? reportPath : shown)}: the contact sheets of every job; open it from the outputs folder (or the uploaded artifact) in a browser.\n`;
 };
 
 export const writeReports = async (input: ReportInput): Promise<ReportOutput> => {
@@ -271,7 +272,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     const markdown = markdownOf();
     // A head (the run's outcome) already says whether the run was emulated.
     const billingPart = input.stepHead !== undefined && input.emulated && markdown.startsWith(EMULATED_BANNER) ? markdown.slice(EMULATED_BANNER.length) : markdown;
-    const note = input.stepSummaryNote ? `\n**${input.stepSummaryNote}**\n` : "";
+    const note = input.stepSummaryNote ? `\n**${markdownText(input.stepSummaryNote)}**\n` : "";
     await appendFile(stepSummary, `${input.stepHead ?? ""}${billingPart}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n${note}`);
   }
   return {
