@@ -30,6 +30,8 @@ export class ServiceError extends Data.TaggedError("ServiceError")<{
   /** The service's message, as sent (scrubbed of the key). */
   readonly message: string;
   readonly requestId: string;
+  /** Our request, method and path without the query (`POST /omni-video/svc-o1`), when the client knows it: it names what the address lacks. */
+  readonly request?: string;
   /** From a `Retry-After` header (seconds or HTTP date), when there was one. */
   readonly retryAfterMs?: number;
 }> {}

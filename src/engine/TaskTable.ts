@@ -154,6 +154,8 @@ export class TaskTable {
   readonly lastCueQuery: Record<ProductKind, number> = { video: Number.NEGATIVE_INFINITY, image: Number.NEGATIVE_INFINITY };
   stop: StopReason | "refused" | undefined;
   refusal: string | undefined;
+  /** When an answer refused the run (creates in flight then get `policy.refusedDrainWait` to report). */
+  refusedAt: number | undefined;
   budgetStopped = false;
   /** The account's currency (image charges come without one), once known. */
   currency: string | undefined;

@@ -5,6 +5,7 @@
 
 import { Cause, Clock, Effect, Either, Exit, Layer, Redacted } from "effect";
 import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
+import { reachCheck } from "./reachCheck.js";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
 import { Downloader } from "../outputs/Downloader.js";
 import { openStoreSink, type OpenStoreOptions } from "../store/openStore.js";
@@ -367,6 +368,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
+      // Nothing at the service yet: an address where nothing answers stops the run now (reachCheck.ts).
+      if (!emulated) yield* reachCheck(yield* OmniClient, serviceIdentity(serviceUrl), recorded, placed.tasks.map((t) => t.id), {
+          signal: options.signal,
+          withinMs: options.maxWaitMs === undefined ? undefined : options.maxWaitMs - (Date.now() - maxWaitSince),
+        });
       // In CI without a store, results absent at start live only on this runner: said once.
       // (The folder is looked at only then: a local run's start pays no stat per recorded file.)
       if (!emulated && !outputStore && env["CI"] === "true") {
@@ -399,6 +405,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(options.selection ? { selection: options.selection } : {}),
         ...(reviews ? { reviews } : {}),
         ...(options.recreateLost ? { recreateLost: true } : {}),
+        address: serviceIdentity(emulator?.url ?? serviceUrl),
       });
       // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile;
       // so do tasks abandoned at another service, once their next attempt here was created.
