@@ -4,6 +4,7 @@
 // are scrubbed of it by the client, and the key is named only by the variable it comes from.
 // Pure: the run (engine) and `doctor` (src/run/doctor.ts) say the same thing.
 
+import { Data } from "effect";
 import type { ApiError } from "./ApiError.js";
 import { isMissingModel } from "./classify.js";
 
@@ -13,6 +14,9 @@ export interface RefusalPlace {
   /** The model the refused request named (an image create's model_name), when known. */
   readonly model?: string | undefined;
 }
+
+/** The service refused a request for a reason that holds for every request (`message`: refusalLine). Exit 5. */
+export class ServiceRefused extends Data.TaggedError("ServiceRefused")<{ readonly message: string }> {}
 
 const BASE_URL = "the base URL (--base-url / OMNIBATCH_BASE_URL)";
 const SERVICE = "the service's name (--service / OMNIBATCH_SERVICE)";

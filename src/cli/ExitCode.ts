@@ -64,6 +64,10 @@ const exitCodeByTag: Record<string, ExitCode> = {
   // Nothing answers at the service's address and the run has nothing there (run/reachCheck.ts):
   // stopped at once, nothing sent; the address (or the network) is to check, as for a refusal.
   ServiceUnreachable: ExitCode.Refused,
+  // An answer that holds for every request (no such API, the key refused: api/refusal.ts), as `doctor` reports it.
+  ServiceRefused: ExitCode.Refused,
+  // `doctor`: the manifest names a model the service (by its configured name) does not have.
+  ModelNotOffered: ExitCode.Invalid,
 };
 
 export interface UserFacing {
