@@ -3,7 +3,11 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ServiceError, TransportError, type Operation } from "../../src/api/ApiError.js";
+import { Effect, Redacted } from "effect";
+import { ServiceError, TransportError, type ApiError, type Operation } from "../../src/api/ApiError.js";
+import { OmniClient } from "../../src/api/OmniClient.js";
+import { paths } from "../../src/api/wire.js";
+import { startEmulator } from "../../src/emulator/Emulator.js";
 import { refusalCheck, refusalLine } from "../../src/api/refusal.js";
 
 const answer = (code: number, httpStatus: number, message: string, operation: Operation = "createVideo", request?: string) =>
@@ -44,6 +48,23 @@ test("1103: no access to this API or model; 1102 and the other account codes: th
   assert.is(refusalCheck(answer(1102, 429, "x")), "account");
   assert.is(refusalCheck(answer(1201, 400, "x")), undefined);
   assert.is(refusalCheck(new TransportError({ operation: "createVideo", phase: "connect", reason: "ECONNREFUSED" })), undefined);
+});
+
+test("the client names its own request on a service's error answer: method and path, never the query", async () => {
+  const emu = await startEmulator({ service: "other-gateway" }, { port: 0 });
+  try {
+    const call = <A>(key: string, use: (c: OmniClient["Type"]) => Effect.Effect<A, ApiError>) =>
+      Effect.runPromise(Effect.scoped(Effect.flatMap(OmniClient.make({ baseUrl: emu.url, apiKey: Redacted.make(key) }), (c) => Effect.flip(use(c)))));
+    const create = await call(emu.apiKey, (c) => c.createVideo({ prompt: "a street", duration: "5" } as never));
+    assert.is(create._tag === "ServiceError" ? create.request : undefined, `POST ${paths.videoCreate()}`);
+    assert.is(create._tag === "ServiceError" ? create.code : undefined, 1202);
+    const query = await call("not-the-key", (c) => c.queryVideos({ externalTaskIds: ["x"] }));
+    assert.is(query._tag === "ServiceError" ? query.request : undefined, "GET /tasks");
+    assert.match(refusalLine(query, { address: emu.url }), `the service at ${emu.url} refused the API key`);
+    assert.not.match(refusalLine(query, { address: emu.url }), "not-the-key");
+  } finally {
+    await emu.close();
+  }
 });
 
 test.run();
