@@ -342,6 +342,14 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         switchAllowed: options.switchService === true,
         lockfile: manifest.lockfilePath,
       });
+      // Nothing at the service yet: an address where nothing answers stops the run now
+      // (reachCheck.ts), before the lockfile records this service or anything changes.
+      if (!emulated && decision._tag !== "Refuse") {
+        yield* reachCheck(yield* OmniClient, current, yield* store.view, manifest.tasks.map((t) => t.id), {
+          signal: options.signal,
+          withinMs: options.maxWaitMs === undefined ? undefined : options.maxWaitMs - (Date.now() - maxWaitSince),
+        });
+      }
       switch (decision._tag) {
         case "Refuse":
           return yield* Effect.fail(
@@ -368,11 +376,6 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
-      // Nothing at the service yet: an address where nothing answers stops the run now (reachCheck.ts).
-      if (!emulated) yield* reachCheck(yield* OmniClient, serviceIdentity(serviceUrl), recorded, placed.tasks.map((t) => t.id), {
-          signal: options.signal,
-          withinMs: options.maxWaitMs === undefined ? undefined : options.maxWaitMs - (Date.now() - maxWaitSince),
-        });
       // In CI without a store, results absent at start live only on this runner: said once.
       // (The folder is looked at only then: a local run's start pays no stat per recorded file.)
       if (!emulated && !outputStore && env["CI"] === "true") {

@@ -93,6 +93,7 @@ t("a closed loopback port stops a run with nothing at the service within seconds
     const lock = await readLockFile(ws.lockfile);
     const states = Object.values(lock?.tasks ?? {}).map((task) => task.state);
     assert.ok(states.every((s) => s === "planned"), `nothing sent: ${states.join(", ")}`);
+    assert.is(lock?.service, undefined, "the dead address is not recorded as the lockfile's service (the next run against the right one says nothing of a move)");
   } finally {
     ws.remove();
   }
