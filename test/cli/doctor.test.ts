@@ -140,4 +140,23 @@ t("the outputs unwritable (a file where a folder must be): ✗ outputs, exit 2, 
   }
 });
 
+t("no key: ✗ configuration, exit 2, nothing sent; an invalid manifest: ✗ manifest at its file:line:col, exit 2", async () => {
+  emu.reset();
+  const ws = workspace(manifestHead("doctor-config") + clips);
+  try {
+    const r = await doctor(ws, ["m.yaml", "--base-url", emu.url], "");
+    assert.is(r.exitCode, 2, r.all);
+    assert.match(r.stdout ?? "", "✗ configuration: OMNIBATCH_API_KEY is not set");
+    assert.is(Object.values(emu.stats().requests).reduce((a, b) => a + b, 0), 0, "nothing was sent");
+    writeFileSync(ws.manifest, manifestHead("doctor-config") + clips.replace("prompt:", "promt:"));
+    const bad = await doctor(ws, ["m.yaml", "--base-url", emu.url], emu.apiKey);
+    assert.is(bad.exitCode, 2, bad.all);
+    assert.match(bad.stdout ?? "", /✗ manifest: m\.yaml:\d+:\d+: /);
+    assert.match(bad.stdout ?? "", "✓ address: ");
+    assertNothingCreated();
+  } finally {
+    ws.remove();
+  }
+});
+
 t.run();
