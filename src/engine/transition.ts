@@ -40,6 +40,9 @@ const step = (out: Out, event: EngineEvent): void => {
               ? "the run lock was lost (another run took it over): stopping at once, tasks in flight continue at the service"
               : "interrupted: stopping",
         );
+      } else if (table.stop === "refused") {
+        // Stopped while the creates in flight of a refused run report (tick.ts): no more waiting.
+        table.refusedAt = undefined;
       }
       return;
     case "Admit":

@@ -200,6 +200,19 @@ test("a refusal lets the creates already in flight report (each recorded), at mo
   assert.equal(m.table.loop, { _tag: "Stop" });
 });
 
+test("an interrupt while a refused run's creates in flight report stops the loop at once", () => {
+  const m = new Machine(makeTable());
+  for (const id of ["a", "b"]) m.feed({ _tag: "Admit", now: 0, task: task(id), firstAttempt: 1, front: false });
+  m.feed({ _tag: "Tick", now: 1 });
+  m.feed({ _tag: "Refused", now: 2, id: "a", code: 1202, message: "no such API", keepSubmitting: false, intentRecorded: true });
+  m.feed({ _tag: "Tick", now: 3 });
+  assert.is(m.table.loop._tag, "Wait");
+  m.feed({ _tag: "Stop", reason: "signal", now: 4 });
+  m.feed({ _tag: "Tick", now: 5 });
+  assert.equal(m.table.loop, { _tag: "Stop" });
+  assert.is(m.table.stop, "refused", "the run's outcome stays the refusal");
+});
+
 test("a refusal with no create in flight stops the loop at the next tick", () => {
   const { m } = admitted();
   m.feed({ _tag: "Tick", now: 0 });
