@@ -19,6 +19,7 @@ const loaders: Record<CommandName, () => Promise<Command>> = {
   init: async () => (await import("./commands/init.js")).initCommand,
   validate: async () => (await import("./commands/validate.js")).validateCommand,
   plan: async () => (await import("./commands/plan.js")).planCommand,
+  doctor: async () => (await import("./commands/doctor.js")).doctorCommand,
   run: async () => (await import("./commands/run.js")).runCommand,
   pull: async () => (await import("./commands/pull.js")).pullCommand,
   status: async () => (await import("./commands/status.js")).statusCommand,

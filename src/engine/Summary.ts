@@ -93,7 +93,8 @@ export const summarize = (
     reason = `a charge that cannot be true was refused: ${table.refusal}`;
   } else if (stop === "refused") {
     outcome = "refused";
-    reason = `the account refused: ${table.refusal}`;
+    // A line naming the address, what it refused and what to check (api/refusal.ts).
+    reason = table.refusal;
   } else if (table.budgetStopped && pending > 0) {
     outcome = "budget";
     reason = `budget ${manifest.budget?.max} ${manifest.budget?.currency} reached`;

@@ -165,6 +165,8 @@ export class TaskTable {
   refusal: string | undefined;
   /** Charges that cannot be true the service answered (money/chargeCheck.ts): refused, in no sum; the run stops on the first. */
   readonly refusedCharges: RefusedCharge[] = [];
+  /** When an answer refused the run (creates in flight then get `policy.refusedDrainWait` to report). */
+  refusedAt: number | undefined;
   budgetStopped = false;
   /** The account's currency (image charges come without one), once known. */
   currency: string | undefined;

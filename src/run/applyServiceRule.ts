@@ -36,13 +36,22 @@ const learnt = (rec: LockTask, view: TaskView, now: number): LockTask | undefine
  * (ServiceChanged, exit 2), or mark the tasks a switch abandons, take up those abandoned
  * here before and learn the charges of the others, then record `current` in the header.
  */
-export const applyServiceRule = (current: string, lockfile: string, switchAllowed: boolean, onEvent: ((e: RunEvent) => void) | undefined) =>
+export const applyServiceRule = <E, R>(
+  current: string,
+  lockfile: string,
+  switchAllowed: boolean,
+  onEvent: ((e: RunEvent) => void) | undefined,
+  /** Run after a refusal is ruled out and before anything changes (the run's reach check). */
+  beforeChange: Effect.Effect<void, E, R> = Effect.void as Effect.Effect<void, E, R>,
+) =>
   Effect.gen(function* () {
     const store = yield* LockStore;
     const decision = checkService({ recorded: store.recordedService, current, records: yield* store.view, switchAllowed, lockfile });
+    if (decision._tag === "Refuse") {
+      return yield* Effect.fail(new ServiceChanged({ lockfile, recorded: store.recordedService ?? "", current, message: decision.message }));
+    }
+    yield* beforeChange;
     switch (decision._tag) {
-      case "Refuse":
-        return yield* Effect.fail(new ServiceChanged({ lockfile, recorded: store.recordedService ?? "", current, message: decision.message }));
       case "Switch": {
         // Marked, never erased: the engine follows each to its next attempt (a new id) here.
         const now = Date.now();

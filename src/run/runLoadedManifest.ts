@@ -5,6 +5,7 @@
 
 import { Cause, Clock, Effect, Either, Exit, Layer, Redacted } from "effect";
 import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
+import { reachCheck } from "./reachCheck.js";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
 import { Downloader } from "../outputs/Downloader.js";
 import { openStoreSink, type OpenStoreOptions } from "../store/openStore.js";
@@ -340,7 +341,17 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       }
       // The region rule (serviceCheck.ts): before anything is sent.
       current = emulated ? EMULATOR_SERVICE : serviceIdentity(serviceUrl);
-      yield* applyServiceRule(current, manifest.lockfilePath, options.switchService === true, onEvent);
+      // Nothing at the service yet: an address where nothing answers stops the run before
+      // the lockfile records this service or anything changes (reachCheck.ts).
+      const reach = emulated
+        ? Effect.void
+        : Effect.gen(function* () {
+            yield* reachCheck(yield* OmniClient, current, yield* store.view, manifest.tasks.map((t) => t.id), {
+              signal: options.signal,
+              withinMs: options.maxWaitMs === undefined ? undefined : options.maxWaitMs - (Date.now() - maxWaitSince),
+            });
+          });
+      yield* applyServiceRule(current, manifest.lockfilePath, options.switchService === true, onEvent, reach);
       // Read before the engine starts (no put in between): the store's map, not a copy.
       const recorded = yield* store.view;
       // A changed task must not download over the files of the task it replaces.
@@ -379,6 +390,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(options.selection ? { selection: options.selection } : {}),
         ...(reviews ? { reviews } : {}),
         ...(options.recreateLost ? { recreateLost: true } : {}),
+        address: serviceIdentity(emulator?.url ?? serviceUrl),
       });
       // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile;
       // so do tasks abandoned at another service, once their next attempt here was created.
