@@ -13,7 +13,7 @@ import { neutralise } from "../../api/neutralise.js";
 export const doctorCommand = defineCommand({
   name: "doctor",
   summary: "Check before the first paid run: the address, the key, the endpoints, the outputs, the models.",
-  usage: "omnibatch doctor [manifest.yaml] [--base-url URL] [--outputs DIR|URL]",
+  usage: "omnibatch doctor [manifest.yaml] [--base-url URL] [--service NAME] [--outputs DIR|URL]",
   description:
     "Sends only requests that create nothing and cost nothing (a list of one page of one image,\n" +
     "a query of videos and one of an image by an id no task has, a GET of the video create path)\n" +
