@@ -1,9 +1,8 @@
 // Flags shared by the commands that talk to the service. Each command picks the ones it
 // uses, so help shows only what applies.
 
-import { Either } from "effect";
 import type { OptionSpec, ParsedArgs } from "./Command.js";
-import { serviceNameFrom } from "../api/OmniClient.js";
+import { chooseServiceName } from "../rules/serviceNames.js";
 
 export const commonOptions = {
   "base-url": {
@@ -39,7 +38,8 @@ export const commonOptions = {
 /** The service's name from --service, else OMNIBATCH_SERVICE, else kling; a bad name is ClientConfigInvalid (exit 2). */
 export const serviceNameOf = (values: ParsedArgs["values"], env: Readonly<Record<string, string | undefined>>): string => {
   const flag = values["service"];
-  const name = serviceNameFrom(env, typeof flag === "string" ? flag : undefined);
-  if (Either.isLeft(name)) throw name.left;
-  return name.right;
+  const chosen = chooseServiceName(env, typeof flag === "string" ? flag : undefined);
+  // A tagged plain object (ExitCode.ts isUserFacing): validate loads no Effect for it.
+  if (chosen.problem !== undefined) throw { _tag: "ClientConfigInvalid", message: chosen.problem };
+  return chosen.name;
 };
