@@ -11,6 +11,7 @@
 import type { LockFile, LockTask } from "./LockFile.js";
 import { LOCKFILE_VERSION } from "./LockFile.js";
 import { decodeTaskLine, encodeTaskLine, type KnownStrings, lineRuleProblem, type LineRules, type TaskLine } from "./TaskLine.js";
+import { recordPathProblem } from "./recordPaths.js";
 import { isPlainTaskLine } from "./taskLineCheck.js";
 import { type HeldRecord, TaskRecords } from "./TaskRecords.js";
 import { lockFileProblems, lockSchemaProblems } from "./validateLockFile.js";
@@ -142,6 +143,10 @@ const parseV1 = (text: string): ParsedLockFile | string => {
   const problems = lockFileProblems(data);
   if (problems.length > 0) return `does not match the lockfile schema (version 1): ${problems.join("; ")}`;
   const lock = data as LockFile;
+  for (const [id, task] of Object.entries(lock.tasks)) {
+    const pathProblem = recordPathProblem(task);
+    if (pathProblem !== undefined) return `does not match the lockfile format (version 1): task ${id}: ${pathProblem}`;
+  }
   return { name: lock.name, version: 1, tasks: new Map(Object.entries(lock.tasks)) };
 };
 
@@ -205,6 +210,12 @@ const parseV2 = (text: string, header: unknown, version: LineRules, known?: Know
       continue;
     }
     const { id, task } = decodeTaskLine(name, data as TaskLine, version, known?.((data as TaskLine).id));
+    // Paths that would lead out of the outputs folder or store prefix (recordPaths.ts).
+    const pathProblem = recordPathProblem(task);
+    if (pathProblem !== undefined) {
+      problem(lineNo, `task ${id}: ${pathProblem}`);
+      continue;
+    }
     // A second map of every id to its line cost 0.1 s and several MB at 100,000 tasks:
     // the first line is looked for only when an id comes again (a damaged file).
     if (tasks.has(id)) {

@@ -46,7 +46,7 @@ export const pullCommand = defineCommand({
     const { pullResults } = await import("../../store/pullResults.js");
     const sink = await openStoreSink(where.outputsDir, { env: io.env });
     try {
-      const result = await pullResults(lock, sink, dir, { only: list(args.values.only), where: clauses });
+      const result = await pullResults(lock, sink, dir, { only: list(args.values.only), where: clauses }, where.lockfilePath);
       if (args.values.json) {
         io.stdout.write(`${JSON.stringify({ from: where.outputsDir, to: dir, ...result })}\n`);
       } else {
