@@ -15,9 +15,8 @@ import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
-import { writeFileAtomic } from "../../state/writeFileAtomic.js";
 import { savePlan } from "../../manifest/savedPlan.js";
-import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
+import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectionLines, selectionOptions, writeSavedPlan } from "../selectionFlags.js";
 import { readReviewFile } from "../../review/readReviewFile.js";
 import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
@@ -80,7 +79,7 @@ export const planCommand = defineCommand({
           ...(selection ? { selection } : {}),
           now: new Date(),
         });
-        await writeFileAtomic(out, `${JSON.stringify(saved, null, 2)}\n`);
+        await writeSavedPlan(out, saved);
         io.stderr.write(`plan saved to ${displayPath(out, io.cwd)}: ${saved.create.length} task(s) to create; apply it with 'omnibatch run ${args.positionals[0]}${args.values.emulate === true ? " --emulate" : ""} --plan ${args.values.out}'\n`);
       }
       const outlook = m.budget ? budgetOutlook(plan, lock, m.budget) : undefined;
