@@ -16,6 +16,7 @@ import type { LockTask } from "./LockFile.js";
 import { sameJson } from "./sameJson.js";
 import { stableJsonLine } from "./stableJson.js";
 import { decodeTaskLine, encodeTaskLine, LINE_RULES, lineRuleProblem, type TaskLine } from "./TaskLine.js";
+import { unknownJobProblem } from "./foreignLines.js";
 import { recordPathProblem } from "./recordPaths.js";
 import { lockSchemaProblems } from "./validateLockFile.js";
 
@@ -85,6 +86,8 @@ const recordOf = (record: unknown, n: number, header: Header): { id: string; tas
   const ruleProblem = problems.length > 0 ? undefined : lineRuleProblem(record as TaskLine, rules);
   if (ruleProblem !== undefined) problems.push(ruleProblem);
   if (problems.length > 0) return `line ${n} does not match the lockfile schema: ${problems.join("; ")}`;
+  const jobProblem = unknownJobProblem(header.name, record as TaskLine);
+  if (jobProblem !== undefined) return `line ${n}: ${jobProblem}`;
   const decoded = decodeTaskLine(header.name, record as TaskLine, rules);
   const pathProblem = recordPathProblem(decoded.task);
   if (pathProblem !== undefined) return `line ${n} (task ${decoded.id}): ${pathProblem}`;

@@ -26,6 +26,7 @@ import { formatResults, resultsPart } from "../../report/statusView.js";
 import { planChanges } from "../../report/requestChanges.js";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { warnForeignLines } from "./status.js";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -66,6 +67,7 @@ export const planCommand = defineCommand({
       // The one rule for where emulated runs keep their state (shared with run and status).
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);
+      if (lock !== undefined) warnForeignLines(lock, m.lockfilePath, io.cwd, io.stderr);
       const reviews = m.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(m.file, args.values.emulate === true))) : undefined;
       const plan = selection ? selectedPlan("plan", m, lock, selection, reviews) : diffPlan(m, lock, reviews ? { reviews } : {});
       if (typeof args.values.out === "string") {
