@@ -1,6 +1,7 @@
-// Lines of another manifest in a lockfile: a task line whose job is not the one its id
-// names under the file's `name` (`<name>-<job>-<20 characters>`), i.e. a line pasted or
-// merged from another manifest's lockfile, or left from before the manifest was renamed.
+// Lines of another manifest in a lockfile: a task line whose id does not begin with the
+// file's `name` and the line's job (`<name>-<job>-…`, as every id a manifest makes), i.e.
+// a line pasted or merged from another manifest's lockfile, or left from before the
+// manifest was renamed.
 // Such a line is kept as it is, never deleted. Records are matched to planned tasks by id
 // only, and the id is the task's identity at the service (its external_task_id): a
 // foreign line is taken as a planned task's paid work only when it has that very id (the
@@ -20,16 +21,16 @@ export interface ForeignLine {
 }
 
 /**
- * True when the task's id is not `<name>-<job>-<20 characters>` of this file's name and
- * the task's job (idJob's rule, compared in place: it runs once per line of a large file).
+ * True when the task's id does not begin `<name>-<job>-` for this file's name and the
+ * task's job (compared in place: it runs once per line of a large file). An id of the
+ * manifest `demo-x` in the lockfile of `demo` begins `demo-x-<job>-`: foreign too.
  */
 export const isForeign = (name: string, id: string, job: string): boolean =>
   !(
-    id.length === name.length + job.length + 22 &&
     id.startsWith(name) &&
     id.charCodeAt(name.length) === 45 /* - */ &&
     id.startsWith(job, name.length + 1) &&
-    id.charCodeAt(id.length - 21) === 45
+    id.charCodeAt(name.length + 1 + job.length) === 45
   );
 
 /**

@@ -6,6 +6,7 @@
 // tasks (each of those is made and paid as usual). Against the emulator on loopback.
 
 import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -35,7 +36,13 @@ t("a foreign line is warned about with its file:line by run, status and plan, ke
         cwd: ws.dir,
         reject: false,
         extendEnv: false,
-        env: { PATH: process.env.PATH ?? "", OMNIBATCH_BASE_URL: emu.url, OMNIBATCH_API_KEY: emu.apiKey, OMNIBATCH_TIME_SCALE: "0.05" },
+        env: {
+          PATH: process.env.PATH ?? "",
+          OMNIBATCH_BASE_URL: emu.url,
+          OMNIBATCH_API_KEY: emu.apiKey,
+          OMNIBATCH_TIME_SCALE: "0.05",
+          OMNIBATCH_CACHE_DIR: join(ws.dir, "cache"),
+        },
       });
     // The other manifest's line is there before this manifest ever ran.
     writeFileSync(ws.lockfile, `${JSON.stringify({ lockfile_version: 3, name: "mine" })}\n\n${foreignLine(1_700_000_000_000)}\n`);
@@ -65,6 +72,14 @@ t("a foreign line is warned about with its file:line by run, status and plan, ke
     const text = readFileSync(ws.lockfile, "utf8");
     assert.ok(text.split("\n").includes(foreignLine(1_700_000_000_000)), text);
     const after = text.split("\n").indexOf(foreignLine(1_700_000_000_000)) + 1;
+
+    // A rerun with nothing to do (which may keep a settled stamp and take the fast path next): told again each time.
+    for (let i = 0; i < 2; i++) {
+      const rerun = await cli(["run", ws.manifest, "--json"]);
+      assert.is(rerun.exitCode, 0, rerun.stderr + rerun.stdout);
+      assert.is(summaryOf(rerun.stdout).created, 0);
+      assert.match(rerun.stdout, new RegExp(`m\\.lock\\.json:${after}: task ${FOREIGN_ID}`), `rerun ${i + 1}`);
+    }
 
     const status = await cli(["status", ws.manifest]);
     assert.is(status.exitCode, 0, status.stderr);

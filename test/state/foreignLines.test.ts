@@ -21,6 +21,8 @@ test("isForeign: an id made for this name and job is not foreign; another name, 
   assert.ok(isForeign("mine", own("stills"), "clips"), "the line's job is not the one its id names");
   assert.ok(isForeign("mine-x", own("stills"), "stills"));
   assert.ok(isForeign("mine", "hand-made-id", "stills"));
+  assert.not.ok(isForeign("mine", "mine-stills-a", "stills"), "a short hand-made id of this name and job");
+  assert.ok(isForeign("mine", "mine-stills", "stills"));
 });
 
 test("a version-3 file: foreign lines are found with their line numbers and kept among the tasks", () => {
