@@ -11,7 +11,8 @@
 // It is said, with its line, wherever a lockfile is read for a person (run, plan, status,
 // report, prune, pull). Pure.
 
-import { idJob } from "./TaskLine.js";
+
+import { idNamesJob } from "./TaskLine.js";
 
 export interface ForeignLine {
   /** 1-based line of the lockfile (0 when not known: a version-1 document's task past the first FOREIGN_NAMED). */
@@ -39,7 +40,7 @@ export const isForeign = (name: string, id: string, job: string): boolean =>
  * was left out as its id told it): undefined when the job is known.
  */
 export const unknownJobProblem = (name: string, line: { readonly id: string; readonly job?: string }): string | undefined =>
-  line.job === undefined && idJob(name, line.id) === undefined
+  line.job === undefined && !idNamesJob(name, line.id)
     ? `task ${line.id}: the line names no "job" and its id is not '${name}-<job>-…' (a line of another manifest's lockfile?): move it to that manifest's lockfile, or add its "job"`
     : undefined;
 
