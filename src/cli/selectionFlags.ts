@@ -3,7 +3,8 @@
 // (selection.ts holds the rule), checking them against the manifest, the plan cut down
 // to them, what to tell the person before anything is sent, and reading a saved plan.
 
-import { readFile } from "node:fs/promises";
+import { lstat, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { OptionSpec } from "./Command.js";
 import { UsageError } from "./UsageError.js";
 import type { RunSelection } from "../engine/RunSelection.js";
@@ -12,6 +13,7 @@ import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import {
   checkSavedPlan,
+  MAX_PLAN_BYTES,
   lockDigest,
   manifestDigest,
   PlanInvalid,
@@ -36,6 +38,8 @@ import {
   type WhereClause,
 } from "../manifest/selection.js";
 import type { LockFile } from "../state/LockFile.js";
+import { writeFileAtomic } from "../state/writeFileAtomic.js";
+import { kindOf, readRegularFileSync } from "../manifest/readRegularFile.js";
 
 export const selectionOptions = {
   only: {
@@ -128,14 +132,15 @@ export const runSelectionOf = (s: Selection, m: LoadedManifest, create?: Readonl
   ...(create ? { mayCreate: (id: string) => create.has(id) } : {}),
 });
 
-/** A saved plan from disk, checked (PlanInvalid names the file and every problem). */
+/**
+ * A saved plan from disk, checked (PlanInvalid names the file and every problem). Read
+ * as a data file is: a regular file only (a FIFO never blocks, a device is not read), at
+ * most MAX_PLAN_BYTES, the bound checked while reading.
+ */
 export const readSavedPlan = async (file: string): Promise<SavedPlan> => {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new PlanInvalid({ message: `cannot read the plan ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });
-  }
+  const read = readRegularFileSync(file, MAX_PLAN_BYTES);
+  if (!read.ok) throw new PlanInvalid({ message: `cannot read the plan ${file}: it ${read.reason}; make it again with 'omnibatch plan M.yaml --out FILE'` });
+  const text = read.bytes.toString("utf8");
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -147,6 +152,28 @@ export const readSavedPlan = async (file: string): Promise<SavedPlan> => {
     throw new PlanInvalid({ message: `${file} is not a valid saved plan:\n${checked.map((p) => `  ${p}`).join("\n")}` });
   }
   return checked;
+};
+
+/**
+ * Writes a saved plan (`plan --out FILE`) by rename, as a new file or over a regular one
+ * only: a symbolic link, a device (`/dev/full`), a FIFO or a folder at FILE is refused and
+ * left as it is (a rename over it would replace it), as is a folder that does not exist.
+ * Each is PlanInvalid (exit 2) saying what to do.
+ */
+export const writeSavedPlan = async (file: string, saved: SavedPlan): Promise<void> => {
+  const there = await lstat(file).catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? undefined : error));
+  if (there instanceof Error) throw new PlanInvalid({ message: `cannot write the plan to ${file}: ${there.code ?? there.message}` });
+  if (there !== undefined && !there.isFile()) {
+    const kind = there.isSymbolicLink() ? "a symbolic link" : kindOf(there);
+    throw new PlanInvalid({ message: `refusing to write the plan to ${file}: it is ${kind}, not a regular file (left as it is); name a new file, e.g. --out plan.json` });
+  }
+  try {
+    await writeFileAtomic(file, `${JSON.stringify(saved, null, 2)}\n`);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" || code === "ENOTDIR" ? `the folder ${dirname(file)} does not exist` : code === "EACCES" || code === "EPERM" ? "permission denied" : (code ?? (error as Error).message);
+    throw new PlanInvalid({ message: `cannot write the plan to ${file}: ${why}; name a file in an existing folder, e.g. --out plan.json` });
+  }
 };
 
 /** The manifest digest a saved plan records (text of the manifest file and its tasks' ids). */

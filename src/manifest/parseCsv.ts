@@ -1,6 +1,20 @@
 // CSV as a matrix axis: a header row, then one row per value (an object keyed by the
 // header). RFC 4180 quoting ("" inside quotes), CRLF or LF, UTF-8 with or without BOM.
-// Problems come back with the CSV line they are on.
+// Problems come back with the CSV line and column they are on.
+// A data file is untrusted input: a row, a field and the number of columns are bounded
+// (the limits below), so a file under the 256 MB cap that is one long line stops with
+// `file:line:col` at once instead of building strings until the heap runs out.
+
+/** The longest field, in characters (a product description is a few thousand). */
+export const MAX_CSV_FIELD_CHARS = 1024 * 1024;
+/** The longest row (record), in characters, its quoted line breaks included. */
+export const MAX_CSV_ROW_CHARS = 4 * 1024 * 1024;
+/** The most columns a row may have. */
+export const MAX_CSV_COLUMNS = 1000;
+
+/** Runs of characters with no meaning inside a quoted field, and outside one (sticky: matched at lastIndex). */
+const QUOTED_RUN = /[^"\n]+/y;
+const PLAIN_RUN = /[^,"\r\n]+/y;
 
 export interface CsvRows {
   readonly header: readonly string[];
@@ -27,7 +41,17 @@ export const parseCsv = (input: string): CsvRows | CsvProblem[] => {
   let quoteLine = 0;
   let quoteCol = 0;
   let fieldStarted = false;
+  /** Where the current record began (an index into `text`), and the current field (its line and column). */
+  let recordStart = 0;
+  let fieldLine = 1;
+  let fieldCol = 1;
   const problems: CsvProblem[] = [];
+  const tooLong = (): CsvProblem[] => {
+    if (field.length > MAX_CSV_FIELD_CHARS) {
+      return [{ line: fieldLine, col: fieldCol, message: `a field longer than ${MAX_CSV_FIELD_CHARS} characters: is this a CSV file? (a field holds at most ${MAX_CSV_FIELD_CHARS} characters)` }];
+    }
+    return [{ line: recordLine, col: 1, message: `a row longer than ${MAX_CSV_ROW_CHARS} characters: is this a CSV file? (a row holds at most ${MAX_CSV_ROW_CHARS} characters)` }];
+  };
   const endRecord = () => {
     fields.push(field);
     // A line with nothing on it is not a row.
@@ -37,6 +61,9 @@ export const parseCsv = (input: string): CsvRows | CsvProblem[] => {
     fieldStarted = false;
   };
   for (let i = 0; i < text.length; i++) {
+    // Bounds, checked as the text is read (a field only grows by one character at a time,
+    // or two for a doubled quote, so the checks catch it just over its limit).
+    if (field.length > MAX_CSV_FIELD_CHARS || i - recordStart > MAX_CSV_ROW_CHARS) return tooLong();
     const c = text[i]!;
     if (inQuotes) {
       if (c === '"') {
@@ -58,8 +85,15 @@ export const parseCsv = (input: string): CsvRows | CsvProblem[] => {
       if (c === "\n") {
         line++;
         col = 1;
-      } else col++;
-      field += c;
+        field += c;
+        continue;
+      }
+      // A run of plain characters taken as one slice (a character at a time cost seconds a MB).
+      QUOTED_RUN.lastIndex = i;
+      const run = QUOTED_RUN.exec(text)![0];
+      field += run;
+      col += run.length;
+      i += run.length - 1;
       continue;
     }
     if (c === '"') {
@@ -74,9 +108,14 @@ export const parseCsv = (input: string): CsvRows | CsvProblem[] => {
       col++;
     } else if (c === ",") {
       fields.push(field);
+      if (fields.length >= MAX_CSV_COLUMNS) {
+        return [{ line, col, message: `more than ${MAX_CSV_COLUMNS} columns in a row: is this a CSV file? (a row holds at most ${MAX_CSV_COLUMNS} fields)` }];
+      }
       field = "";
       fieldStarted = true;
       col++;
+      fieldLine = line;
+      fieldCol = col;
     } else if (c === "\r" && text[i + 1] === "\n") {
       continue;
     } else if (c === "\n") {
@@ -84,12 +123,19 @@ export const parseCsv = (input: string): CsvRows | CsvProblem[] => {
       line++;
       col = 1;
       recordLine = line;
+      recordStart = i + 1;
+      fieldLine = line;
+      fieldCol = 1;
     } else {
-      field += c;
+      PLAIN_RUN.lastIndex = i;
+      const run = PLAIN_RUN.exec(text)?.[0] ?? c;
+      field += run;
       fieldStarted = true;
-      col++;
+      col += run.length;
+      i += run.length - 1;
     }
   }
+  if (field.length > MAX_CSV_FIELD_CHARS || text.length - recordStart > MAX_CSV_ROW_CHARS) return tooLong();
   if (inQuotes) return [{ line: quoteLine, col: quoteCol, message: "unclosed quote: the file ends inside a quoted field" }];
   if (field !== "" || fields.length > 0 || fieldStarted) endRecord();
   if (records.length === 0) return [{ line: 1, col: 1, message: "empty CSV file: expected a header row" }];

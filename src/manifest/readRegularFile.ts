@@ -8,10 +8,11 @@ import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 
 
 export type RegularFileRead = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly reason: string };
 
-const kindOf = (s: Stats): string =>
+/** What a file that is not a regular one is, for messages: "a FIFO (named pipe)", "a device", "a folder"... */
+export const kindOf = (s: Stats): string =>
   s.isFIFO() ? "a FIFO (named pipe)" : s.isCharacterDevice() || s.isBlockDevice() ? "a device" : s.isSocket() ? "a socket" : s.isDirectory() ? "a folder" : "not a regular file";
 
-const megabytes = (n: number): string => (n >= 1024 * 1024 ? `${Math.round(n / (1024 * 1024))} MB` : `${n} bytes`);
+export const megabytes = (n: number): string => (n >= 1024 * 1024 ? `${Math.round(n / (1024 * 1024))} MB` : `${n} bytes`);
 
 /** Why a path cannot be read, from an error code. */
 const reasonOf = (error: unknown): string => {

@@ -14,6 +14,12 @@ import { parseOnly, parseWhere, type Selection } from "./selection.js";
 const sha256Hex = (text: string): string => createHash("sha256").update(text).digest("hex");
 
 export const SAVED_PLAN_FORMAT = "omnibatch-plan";
+/**
+ * The largest saved plan read (`run --plan`), as the largest data file: a plan holds
+ * about 200 bytes a task, so this is over a million tasks. A plan is read as a data file
+ * is (manifest/readRegularFile.ts): a regular file only, the bound checked while reading.
+ */
+export const MAX_PLAN_BYTES = 256 * 1024 * 1024;
 export const SAVED_PLAN_VERSION = 1;
 
 export interface SavedPlanTask {
@@ -41,7 +47,7 @@ export interface SavedPlan {
   readonly estimate: Readonly<Record<string, string>>;
 }
 
-/** The saved plan is unreadable, malformed, or made for another manifest: exit 2. */
+/** The saved plan is unreadable, malformed, made for another manifest, or cannot be written where asked: exit 2. */
 export class PlanInvalid extends Data.TaggedError("PlanInvalid")<{ readonly message: string }> {}
 
 /** The manifest or the lockfile changed since the plan was made: exit 2, nothing sent. */

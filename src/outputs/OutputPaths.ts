@@ -2,6 +2,9 @@
 // outputs folder whatever a manifest or the service says. Pure path arithmetic.
 
 import { isAbsolute, posix, relative, resolve, sep } from "node:path";
+import { isPlainRelativePath, outsideProblem, UnsafeOutputPath } from "../fs/insidePath.js";
+
+export { UnsafeOutputPath } from "../fs/insidePath.js";
 
 export interface OutputRef {
   readonly type: "video" | "image" | "audio" | "voice" | "element";
@@ -61,14 +64,6 @@ export const fileNameFor = (o: OutputRef, ext: string, name?: string): string =>
 /** The extension a result of this kind gets when neither its link nor its Content-Type names one. */
 export const usualExtension = (o: OutputRef): string => fallback(o);
 
-/** Thrown (as a value) when a path would leave the outputs folder. */
-export class UnsafeOutputPath extends Error {
-  readonly _tag = "UnsafeOutputPath";
-}
-
-/** Plain names (no separator, drive colon or NUL) joined by single `/`s; `.` and `..` are told by dotSegment. */
-const plainPath = /^[^/\\:\0]+(?:\/[^/\\:\0]+)*$/;
-const dotSegment = /(?:^|\/)\.\.?(?:\/|$)/;
 let lastRoot: { readonly dir: string; readonly root: string } | undefined;
 const rootOf = (outputsDir: string): string => {
   if (lastRoot?.dir !== outputsDir) lastRoot = { dir: outputsDir, root: resolve(outputsDir) };
@@ -77,7 +72,9 @@ const rootOf = (outputsDir: string): string => {
 
 /**
  * The absolute path of `rel` (a `/`-separated path relative to the outputs folder),
- * refusing anything that would resolve outside it (`..`, absolute paths, drive letters).
+ * refusing anything that would resolve outside it (`..`, absolute paths, drive letters):
+ * the rule is fs/insidePath.ts `outsideProblem`, the one the lockfile reader and the
+ * store's keys use too.
  */
 export const resolveInside = (outputsDir: string, rel: string): string => {
   const root = rootOf(outputsDir);
@@ -85,11 +82,11 @@ export const resolveInside = (outputsDir: string, rel: string): string => {
   // by `/`, none empty, `.` or `..`, none holding a separator, a drive colon or a NUL.
   // Names like that cannot leave the folder, and need no normalising: joined as text
   // (path.join cost a fifth of a rerun's check of each recorded file).
-  if (plainPath.test(rel) && !dotSegment.test(rel)) {
+  if (isPlainRelativePath(rel)) {
     const tail = sep === "/" ? rel : rel.split("/").join(sep);
     return root.endsWith(sep) ? `${root}${tail}` : `${root}${sep}${tail}`;
   }
-  if (rel.includes("\0") || isAbsolute(rel) || /^[A-Za-z]:/.test(rel)) {
+  if (outsideProblem(rel) !== undefined) {
     throw new UnsafeOutputPath(`refusing to write outside the outputs folder: ${JSON.stringify(rel)}`);
   }
   const target = resolve(root, ...rel.split("/"));

@@ -11,6 +11,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { appendFile, mkdir, readFile, rm } from "node:fs/promises";
 import { basename, dirname, join, relative, sep } from "node:path";
+import { outsideProblem } from "../fs/insidePath.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile } from "../state/LockFile.js";
@@ -261,6 +262,8 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     for (const [k, id] of withFiles.entries()) {
       if (k > 0 && k % SIDECARS_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const task = lock.tasks[id]!;
+      // Never outside the outputs folder, whatever a record says (its lockfile was checked when read: fs/insidePath.ts).
+      if (outsideProblem(task.dir) !== undefined) continue;
       writeIfChanged(join(input.outputsDir, ...task.dir.split("/"), TASK_SIDECAR), `${JSON.stringify(resultLine(id, task, now, prov, states), null, 2)}\n`);
     }
     for (const [folder, text] of datasetMetadata(lock, prov)) writeIfChanged(join(input.outputsDir, folder, JOB_METADATA), text);

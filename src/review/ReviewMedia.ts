@@ -7,8 +7,10 @@
 
 import { createReadStream } from "node:fs";
 import { lstat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
+import { isPlainRelativePath } from "../fs/insidePath.js";
+import { folderGuard } from "../outputs/OutputsFolderCheck.js";
 import type { ObjectStore, StoredObject } from "../store/ObjectStore.js";
 import { isStoreUrl } from "../store/StoreUrl.js";
 import type { ByteRange } from "./byteRange.js";
@@ -35,16 +37,21 @@ export interface ReviewMedia {
   readonly close: () => Promise<void>;
 }
 
-/** A recorded path with nothing odd in it: plain names joined by `/`. */
-export const plainPath = (path: string): boolean =>
-  path !== "" && !/[\0\\]/.test(path) && path.split("/").every((p) => p !== "" && p !== "." && p !== "..");
-
 export const folderMedia = (dir: string): ReviewMedia => {
   const fileOf = (path: string) => join(dir, ...path.split("/"));
+  // Every part of the path, as the run's writer and prune check it (OutputsFolderCheck.ts):
+  // a folder on the way that is a symbolic link leading out of the outputs is not followed.
+  const guard = folderGuard(dir);
   const sizeOf = async (path: string): Promise<number | undefined> => {
-    if (!plainPath(path)) return undefined;
+    if (!isPlainRelativePath(path)) return undefined;
+    const file = fileOf(path);
+    try {
+      guard.realDirInside(dirname(file));
+    } catch {
+      return undefined;
+    }
     // lstat: a link in the outputs folder is not a result (it could point anywhere).
-    const st = await lstat(fileOf(path)).catch(() => undefined);
+    const st = await lstat(file).catch(() => undefined);
     return st?.isFile() ? st.size : undefined;
   };
   return {
@@ -87,7 +94,7 @@ export const storeMedia = (store: ObjectStore, listing?: ReadonlyMap<string, Sto
       return out;
     },
     open: async ({ path, size, range, head, signal }) => {
-      if (!plainPath(path)) return undefined;
+      if (!isPlainRelativePath(path)) return undefined;
       if (head) return (await store.head(path))?.size === size ? {} : undefined;
       const got = await store.get(path, signal, range);
       if (!got) return undefined;

@@ -50,6 +50,7 @@ import { shapeOf } from "../report/manifestLocations.js";
 import { plannable, standings, type Standings } from "../report/standing.js";
 import type { LockFile } from "../state/LockFile.js";
 import { readFileSync } from "node:fs";
+import { foreignLinesWarning } from "../state/foreignLines.js";
 import { join } from "node:path";
 import { REPORT_SOURCE_FILE } from "../report/writeReports.js";
 import { endsSettled, makeStamp, SETTLED_STAMP_FORMAT, toolOf, type RunEnd } from "../state/SettledStamp.js";
@@ -352,6 +353,9 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
             });
           });
       yield* applyServiceRule(current, manifest.lockfilePath, options.switchService === true, onEvent, reach);
+      // Lines of another manifest (foreignLines.ts): kept as they are, and said with their lines.
+      const foreign = foreignLinesWarning(manifest.lockfilePath, manifest.name, store.foreignLines);
+      if (foreign) onEvent?.({ type: "notice", level: "warn", message: foreign });
       // Read before the engine starts (no put in between): the store's map, not a copy.
       const recorded = yield* store.view;
       // A changed task must not download over the files of the task it replaces.

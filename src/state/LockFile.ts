@@ -130,4 +130,9 @@ export interface LockFile {
   readonly service?: string;
   /** Keyed by external_task_id. */
   readonly tasks: Readonly<Record<string, LockTask>>;
+  /**
+   * Read only, never written: the file's lines of another manifest (state/foreignLines.ts),
+   * for the warning that names them; absent when there are none.
+   */
+  readonly foreign?: readonly { readonly line: number; readonly id: string; readonly job: string }[];
 }

@@ -16,6 +16,8 @@ import type { LockTask } from "./LockFile.js";
 import { sameJson } from "./sameJson.js";
 import { stableJsonLine } from "./stableJson.js";
 import { decodeTaskLine, encodeTaskLine, LINE_RULES, lineRuleProblem, type TaskLine } from "./TaskLine.js";
+import { unknownJobProblem } from "./foreignLines.js";
+import { recordPathProblem } from "./recordPaths.js";
 import { lockSchemaProblems } from "./validateLockFile.js";
 
 /** Written; its task lines follow the rules of the same lockfile version. */
@@ -75,6 +77,8 @@ const recordOf = (record: unknown, n: number, header: Header): { id: string; tas
     if (typeof entry?.id !== "string" || entry.id === "") return `line ${n} is not a task record {id, task}`;
     const problems = lockSchemaProblems("task", entry.task, 3);
     if (problems.length > 0) return `line ${n} (task ${entry.id}) does not match the lockfile schema: ${problems.join("; ")}`;
+    const pathProblem = recordPathProblem(entry.task as LockTask);
+    if (pathProblem !== undefined) return `line ${n} (task ${entry.id}): ${pathProblem}`;
     return { id: entry.id, task: entry.task as LockTask };
   }
   const rules = header.version === 2 ? 2 : LINE_RULES;
@@ -82,7 +86,12 @@ const recordOf = (record: unknown, n: number, header: Header): { id: string; tas
   const ruleProblem = problems.length > 0 ? undefined : lineRuleProblem(record as TaskLine, rules);
   if (ruleProblem !== undefined) problems.push(ruleProblem);
   if (problems.length > 0) return `line ${n} does not match the lockfile schema: ${problems.join("; ")}`;
-  return decodeTaskLine(header.name, record as TaskLine, rules);
+  const jobProblem = unknownJobProblem(header.name, record as TaskLine);
+  if (jobProblem !== undefined) return `line ${n}: ${jobProblem}`;
+  const decoded = decodeTaskLine(header.name, record as TaskLine, rules);
+  const pathProblem = recordPathProblem(decoded.task);
+  if (pathProblem !== undefined) return `line ${n} (task ${decoded.id}): ${pathProblem}`;
+  return decoded;
 };
 
 const parseLine = (line: string, n: number): { record: unknown } | string => {

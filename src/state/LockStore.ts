@@ -17,6 +17,7 @@ import { DEFAULT_CHUNK_BYTES, encodeLockFileChunks, type KnownStringsOf } from "
 import { LockfileBusy, LockfileInvalid, LockfileWriteError } from "./LockfileError.js";
 import { encodeJournalHeader, journalPathOf } from "./LockJournal.js";
 import { loadLockState, type LockState, sha256Hex } from "./readLockFile.js";
+import type { ForeignLine } from "./foreignLines.js";
 import { acquireRunLock, type RunLockOptions } from "./RunLock.js";
 import { encodeTrace, mayLackCreatesUntil, parseTrace, type RunTrace, traceFileOf } from "./RunTrace.js";
 import { sameJson } from "./sameJson.js";
@@ -92,6 +93,8 @@ export interface LockStoreService {
   readonly frozenSnapshot: Effect.Effect<LockFile>;
   /** The service the lockfile's header named when it was opened (undefined: none recorded, or no file). */
   readonly recordedService: string | undefined;
+  /** The file's lines of another manifest when it was opened (foreignLines.ts): kept, told by the run. */
+  readonly foreignLines: readonly ForeignLine[];
   /**
    * Names the service in the header from the next durable write on (which then rewrites
    * the whole file, once). Called only after the run has checked the recorded one (src/run/serviceCheck.ts).
@@ -467,6 +470,7 @@ const makeService = (
       snapshot: Effect.sync(() => toLockFile()),
       frozenSnapshot: Effect.sync(() => toLockFile(true)),
       recordedService: initial?.service,
+      foreignLines: initial?.foreign ?? [],
       setService: (next) =>
         Effect.sync(() => {
           if (next === service) return;

@@ -11,6 +11,8 @@
 import type { LockFile, LockTask } from "./LockFile.js";
 import { LOCKFILE_VERSION } from "./LockFile.js";
 import { decodeTaskLine, encodeTaskLine, type KnownStrings, lineRuleProblem, type LineRules, type TaskLine } from "./TaskLine.js";
+import { FOREIGN_NAMED, type ForeignLine, isForeign, unknownJobProblem } from "./foreignLines.js";
+import { recordPathProblem } from "./recordPaths.js";
 import { isPlainTaskLine } from "./taskLineCheck.js";
 import { type HeldRecord, TaskRecords } from "./TaskRecords.js";
 import { lockFileProblems, lockSchemaProblems } from "./validateLockFile.js";
@@ -89,6 +91,8 @@ export interface ParsedLockFile {
   /** The service the header names (version 2 and later; absent in older files). */
   readonly service?: string;
   readonly tasks: Map<string, LockTask>;
+  /** Lines of another manifest (foreignLines.ts), in order; absent when there are none. */
+  readonly foreign?: readonly ForeignLine[];
 }
 
 const lineCol = (text: string, position: number): string => {
@@ -142,7 +146,20 @@ const parseV1 = (text: string): ParsedLockFile | string => {
   const problems = lockFileProblems(data);
   if (problems.length > 0) return `does not match the lockfile schema (version 1): ${problems.join("; ")}`;
   const lock = data as LockFile;
-  return { name: lock.name, version: 1, tasks: new Map(Object.entries(lock.tasks)) };
+  const foreign: ForeignLine[] = [];
+  for (const [id, task] of Object.entries(lock.tasks)) {
+    const pathProblem = recordPathProblem(task);
+    if (pathProblem !== undefined) return `does not match the lockfile format (version 1): task ${id}: ${pathProblem}`;
+    // The line is looked up (a scan of the text) only for those the warning names.
+    if (isForeign(lock.name, id, task.job)) foreign.push({ line: foreign.length < FOREIGN_NAMED ? lineOfKey(text, id) : 0, id, job: task.job });
+  }
+  return { name: lock.name, version: 1, tasks: new Map(Object.entries(lock.tasks)), ...(foreign.length > 0 ? { foreign } : {}) };
+};
+
+/** The line of a version-1 document on which the task `id` begins (its key), or 0. */
+const lineOfKey = (text: string, id: string): number => {
+  const at = text.indexOf(`${JSON.stringify(id)}:`);
+  return at < 0 ? 0 : text.slice(0, at).split("\n").length;
 };
 
 /** The number of the first line of `text` whose task id is `id` (a line that parses, with that id). */
@@ -170,6 +187,7 @@ const parseV2 = (text: string, header: unknown, version: LineRules, known?: Know
   if (headerProblems.length > 0) return `line 1 is not a lockfile header: ${headerProblems.join("; ")}`;
   const { name, service } = header as { name: string; service?: string };
   const tasks = new Map<string, LockTask>();
+  const foreign: ForeignLine[] = [];
   const problems: string[] = [];
   let damaged = 0;
   const problem = (line: number, what: string) => {
@@ -204,7 +222,18 @@ const parseV2 = (text: string, header: unknown, version: LineRules, known?: Know
       problem(lineNo, `${typeof id === "string" ? `task ${id}: ` : ""}${lineProblems.join("; ")}`);
       continue;
     }
+    const jobProblem = unknownJobProblem(name, data as TaskLine);
+    if (jobProblem !== undefined) {
+      problem(lineNo, jobProblem);
+      continue;
+    }
     const { id, task } = decodeTaskLine(name, data as TaskLine, version, known?.((data as TaskLine).id));
+    // Paths that would lead out of the outputs folder or store prefix (recordPaths.ts).
+    const pathProblem = recordPathProblem(task);
+    if (pathProblem !== undefined) {
+      problem(lineNo, `task ${id}: ${pathProblem}`);
+      continue;
+    }
     // A second map of every id to its line cost 0.1 s and several MB at 100,000 tasks:
     // the first line is looked for only when an id comes again (a damaged file).
     if (tasks.has(id)) {
@@ -212,10 +241,12 @@ const parseV2 = (text: string, header: unknown, version: LineRules, known?: Know
       continue;
     }
     tasks.set(id, task);
+    // A line of another manifest (foreignLines.ts): kept, and told with its line.
+    if (isForeign(name, id, task.job)) foreign.push({ line: lineNo, id, job: task.job });
   }
   if (damaged > 0) {
     const more = damaged > problems.length ? `; ... and ${damaged - problems.length} more damaged line(s)` : "";
     return `does not match the lockfile format (version ${version}): ${problems.join("; ")}${more}`;
   }
-  return { name, version, ...(service !== undefined ? { service } : {}), tasks };
+  return { name, version, ...(service !== undefined ? { service } : {}), tasks, ...(foreign.length > 0 ? { foreign } : {}) };
 };

@@ -115,9 +115,11 @@ export const idHashHex = (id: string): string | undefined => {
 
 /** The job an id `<name>-<job>-<20 characters>` names, or undefined. */
 export const idJob = (name: string, id: string): string | undefined =>
-  id.length > name.length + 22 && id.startsWith(`${name}-`) && id[id.length - 21] === "-"
-    ? id.slice(name.length + 1, id.length - 21)
-    : undefined;
+  idNamesJob(name, id) ? id.slice(name.length + 1, id.length - 21) : undefined;
+
+/** Whether idJob(name, id) names a job, without making its string (every line of a large file asks). */
+export const idNamesJob = (name: string, id: string): boolean =>
+  id.length > name.length + 22 && id.startsWith(name) && id.charCodeAt(name.length) === 45 /* - */ && id.charCodeAt(id.length - 21) === 45;
 
 /** The folder a task's matrix values name by default: `<job>/<values in key order, joined with _>`. */
 export const defaultDir = (job: string, vars: Readonly<Record<string, unknown>>): string => {

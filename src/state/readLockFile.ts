@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { type LockFile, type LockTask, LOCKFILE_VERSION } from "./LockFile.js";
+import type { ForeignLine } from "./foreignLines.js";
 import { lockfileInvalid, LockfileInvalid } from "./LockfileError.js";
 import { type KnownStringsOf, parseLockFileText } from "./LockfileText.js";
 import { journalPathOf, replayJournal } from "./LockJournal.js";
@@ -27,6 +28,8 @@ export interface LockState {
   /** The service the file's header names, when it names one. */
   readonly service?: string;
   readonly tasks: Map<string, LockTask>;
+  /** The file's lines of another manifest (foreignLines.ts); absent when none. */
+  readonly foreign?: readonly ForeignLine[];
 }
 
 /**
@@ -40,7 +43,13 @@ export const parseLockState = (path: string, texts: LockFileTexts, known?: Known
   if (file !== undefined) {
     const parsed = parseLockFileText(file.text, known);
     if (typeof parsed === "string") return lockfileInvalid(path, parsed);
-    base = { name: parsed.name, fileVersion: parsed.version, ...(parsed.service !== undefined ? { service: parsed.service } : {}), tasks: parsed.tasks };
+    base = {
+      name: parsed.name,
+      fileVersion: parsed.version,
+      ...(parsed.service !== undefined ? { service: parsed.service } : {}),
+      tasks: parsed.tasks,
+      ...(parsed.foreign !== undefined ? { foreign: parsed.foreign } : {}),
+    };
   }
   if (journalText === undefined) return base;
   const journalPath = journalPathOf(path);
@@ -57,6 +66,7 @@ export const parseLockState = (path: string, texts: LockFileTexts, known?: Known
     fileVersion: base?.fileVersion ?? LOCKFILE_VERSION,
     ...(base?.service !== undefined ? { service: base.service } : {}),
     tasks,
+    ...(base?.foreign !== undefined ? { foreign: base.foreign } : {}),
   };
 };
 
@@ -126,6 +136,7 @@ export const toLockFile = (state: LockState): LockFile => ({
   name: state.name,
   ...(state.service !== undefined ? { service: state.service } : {}),
   tasks: Object.fromEntries(state.tasks),
+  ...(state.foreign !== undefined ? { foreign: state.foreign } : {}),
 });
 
 /**

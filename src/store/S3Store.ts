@@ -93,6 +93,7 @@ export const openS3Store = async (location: StoreLocation, options: S3StoreOptio
   });
   const counts: StoreCounts = { list: 0, head: 0, put: 0, get: 0, delete: 0 };
   const Bucket = location.bucket;
+  // Refuses (UnsafeOutputPath) a path that would leave the prefix, before any request is made.
   const keyOf = (rel: string) => objectKey(location, rel);
   const fail = (what: string) => (error: unknown): never => {
     throw toStoreError(error, what, secrets);
@@ -129,8 +130,9 @@ export const openS3Store = async (location: StoreLocation, options: S3StoreOptio
 
   const head = async (rel: string): Promise<StoredObject | undefined> => {
     counts.head++;
+    const Key = keyOf(rel);
     try {
-      const answer = await client.send(new sdk.HeadObjectCommand({ Bucket, Key: keyOf(rel) }));
+      const answer = await client.send(new sdk.HeadObjectCommand({ Bucket, Key }));
       const etag = unquote(answer.ETag);
       return { key: rel, size: answer.ContentLength ?? 0, ...(etag ? { etag } : {}) };
     } catch (error) {
@@ -141,11 +143,12 @@ export const openS3Store = async (location: StoreLocation, options: S3StoreOptio
 
   const put = async (rel: string, body: Readable, opts: PutOptions = {}): Promise<PutAnswer> => {
     counts.put++;
+    const Key = keyOf(rel);
     const upload = new Upload({
       client,
       params: {
         Bucket,
-        Key: keyOf(rel),
+        Key,
         Body: body,
         ...(opts.contentType ? { ContentType: opts.contentType } : {}),
         ...(opts.createOnly ? { IfNoneMatch: "*" } : {}),
@@ -172,9 +175,10 @@ export const openS3Store = async (location: StoreLocation, options: S3StoreOptio
 
   const get = async (rel: string, signal?: AbortSignal, range?: { readonly start: number; readonly end: number }) => {
     counts.get++;
+    const Key = keyOf(rel);
     try {
       const answer = await client.send(
-        new sdk.GetObjectCommand({ Bucket, Key: keyOf(rel), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+        new sdk.GetObjectCommand({ Bucket, Key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
         signal ? { abortSignal: signal } : {},
       );
       const total = /\/(\d+)\s*$/.exec(answer.ContentRange ?? "")?.[1];
@@ -192,7 +196,8 @@ export const openS3Store = async (location: StoreLocation, options: S3StoreOptio
 
   const remove = async (rel: string) => {
     counts.delete++;
-    await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: keyOf(rel) })).catch(fail(`removing ${location.url}/${rel}`));
+    const Key = keyOf(rel);
+    await client.send(new sdk.DeleteObjectCommand({ Bucket, Key })).catch(fail(`removing ${location.url}/${rel}`));
   };
 
   return { location, list, head, put, get, remove, counts, close: () => client.destroy() };

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { writeFully } from "../fs/durable.js";
+import { insideOrThrow } from "../fs/insidePath.js";
 import { Meter, TransferProblem, type ResultSink, type ResultSource, type WrittenResult } from "../outputs/ResultSink.js";
 import { storedCopy } from "../outputs/resultState.js";
 import type { LockOutput } from "../state/LockFile.js";
@@ -208,7 +209,8 @@ export const storeSink = (store: ObjectStore, options: { readonly partSize?: num
     where: store.location.url,
     store,
     listing,
-    prepare: async () => undefined,
+    // A task's folder that would climb out of the prefix is refused before anything is fetched.
+    prepare: async (dir: string) => void insideOrThrow(dir, store.location.url),
     write,
     holds,
     absolutePath: url,

@@ -2,6 +2,8 @@
 // written `s3://bucket/prefix`. Pure: telling a store URL from a folder, and the object
 // key of a result's relative path (the same path it has in a local folder).
 
+import { insideOrThrow } from "../fs/insidePath.js";
+
 /** A parsed `s3://bucket/prefix` (the prefix without slashes at either end, maybe empty). */
 export interface StoreLocation {
   readonly url: string;
@@ -30,8 +32,16 @@ export const parseStoreUrl = (url: string): StoreLocation | { readonly problem: 
   return { url: `s3://${bucket}${prefix ? `/${prefix}` : ""}`, bucket, prefix };
 };
 
-/** The object key of a result's relative path (`/`-separated, relative to the outputs). */
-export const objectKey = (location: StoreLocation, rel: string): string => (location.prefix ? `${location.prefix}/${rel}` : rel);
+/**
+ * The object key of a result's relative path (`/`-separated, relative to the outputs).
+ * Throws UnsafeOutputPath for a path that would climb out of the prefix (`..`, absolute):
+ * a store keeps such keys as text, but file-backed stores (s3rver, MinIO in some modes)
+ * and every local copy resolve them (fs/insidePath.ts, the one rule).
+ */
+export const objectKey = (location: StoreLocation, rel: string): string => {
+  insideOrThrow(rel, location.url);
+  return location.prefix ? `${location.prefix}/${rel}` : rel;
+};
 
 /** The relative path of a key listed under the prefix, or undefined for a key outside it. */
 export const relativeKey = (location: StoreLocation, key: string): string | undefined => {

@@ -9,6 +9,8 @@ import { unlink } from "node:fs/promises";
 import { folderSink } from "../outputs/FolderSink.js";
 import { REPORT_FILES, TASK_SIDECAR } from "../report/writeReports.js";
 import type { LockFile } from "../state/LockFile.js";
+import { lockfileInvalid } from "../state/LockfileError.js";
+import { recordPathProblem } from "../state/recordPaths.js";
 import { selected, type WhereClause } from "./pullSelection.js";
 import type { StoreSink } from "./StoreSink.js";
 
@@ -34,12 +36,18 @@ export const pullResults = async (
   sink: StoreSink,
   dir: string,
   selection: { readonly only: readonly string[]; readonly where: readonly WhereClause[] },
+  /** The lockfile's path, for the message naming a task whose paths lead out (exit 2). */
+  lockfilePath = "the lockfile",
 ): Promise<PullSummary> => {
   const local = folderSink(dir);
   const wanted: { rel: string; size: number; sha256: string; type: string }[] = [];
   const sidecars: string[] = [];
-  for (const task of Object.values(lock.tasks)) {
+  for (const [id, task] of Object.entries(lock.tasks)) {
     if (!selected(task, selection.only, selection.where)) continue;
+    // Checked when the lockfile was read; checked again before any path is made from it,
+    // for a lockfile that came by another way: refused (exit 2) before anything is copied.
+    const pathProblem = recordPathProblem(task);
+    if (pathProblem !== undefined) throw lockfileInvalid(lockfilePath, `task ${id}: ${pathProblem}`);
     let any = false;
     for (const o of task.outputs) {
       if (o.path === undefined || o.size === undefined || o.sha256 === undefined) continue;

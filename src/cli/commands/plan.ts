@@ -16,9 +16,8 @@ import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
 import { formatPlan, planJson } from "../../manifest/formatPlan.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
-import { writeFileAtomic } from "../../state/writeFileAtomic.js";
 import { savePlan } from "../../manifest/savedPlan.js";
-import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
+import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectionLines, selectionOptions, writeSavedPlan } from "../selectionFlags.js";
 import { readReviewFile } from "../../review/readReviewFile.js";
 import { reviewFileFor } from "../../review/ReviewFile.js";
 import { indexDecisions } from "../../review/reviewDecision.js";
@@ -28,6 +27,7 @@ import { formatResults, resultsPart } from "../../report/statusView.js";
 import { planChanges } from "../../report/requestChanges.js";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { warnForeignLines } from "./status.js";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -69,6 +69,7 @@ export const planCommand = defineCommand({
       // The one rule for where emulated runs keep their state (shared with run and status).
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);
+      if (lock !== undefined) warnForeignLines(lock, m.lockfilePath, io.cwd, io.stderr);
       const reviews = m.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(m.file, args.values.emulate === true))) : undefined;
       const plan = selection ? selectedPlan("plan", m, lock, selection, reviews) : diffPlan(m, lock, reviews ? { reviews } : {});
       if (typeof args.values.out === "string") {
@@ -82,7 +83,7 @@ export const planCommand = defineCommand({
           ...(selection ? { selection } : {}),
           now: new Date(),
         });
-        await writeFileAtomic(out, `${JSON.stringify(saved, null, 2)}\n`);
+        await writeSavedPlan(out, saved);
         io.stderr.write(`plan saved to ${displayPath(out, io.cwd)}: ${saved.create.length} task(s) to create; apply it with 'omnibatch run ${args.positionals[0]}${args.values.emulate === true ? " --emulate" : ""} --plan ${args.values.out}'\n`);
       }
       const outlook = m.budget ? budgetOutlook(plan, lock, m.budget) : undefined;

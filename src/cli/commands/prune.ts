@@ -60,7 +60,7 @@ export const pruneCommand = defineCommand({
     // The manifest must be valid: orphans are told by what it makes now.
     const loaded = await loadManifest(manifest, { cwd: io.cwd, service: serviceInEnv(io.env) });
     const m = emulated ? emulatedManifest(loaded) : loaded;
-    const before = await requireLockFile(m.lockfilePath, manifest, io.cwd, emulated);
+    const before = await requireLockFile(m.lockfilePath, manifest, io.cwd, emulated, io.stderr);
     const spentBefore = chargesLabel(summarizeBilling(before));
 
     if (!yes) {

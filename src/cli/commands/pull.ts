@@ -40,13 +40,13 @@ export const pullCommand = defineCommand({
     }
     const clauses = parseWhere(list(args.values.where));
     if ("problem" in clauses) throw new UsageError({ command: "pull", message: clauses.problem });
-    const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd);
+    const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, false, io.stderr);
     const dir = args.positionals[1] !== undefined ? resolve(io.cwd, args.positionals[1]) : resolve(where.file, "..", "outputs", where.name);
     const { openStoreSink } = await import("../../store/openStore.js");
     const { pullResults } = await import("../../store/pullResults.js");
     const sink = await openStoreSink(where.outputsDir, { env: io.env });
     try {
-      const result = await pullResults(lock, sink, dir, { only: list(args.values.only), where: clauses });
+      const result = await pullResults(lock, sink, dir, { only: list(args.values.only), where: clauses }, where.lockfilePath);
       if (args.values.json) {
         io.stdout.write(`${JSON.stringify({ from: where.outputsDir, to: dir, ...result })}\n`);
       } else {

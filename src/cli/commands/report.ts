@@ -33,7 +33,7 @@ export const reportCommand = defineCommand({
     if (where.manifestInvalid) {
       io.stderr.write(`omnibatch: note: ${manifest} has errors (see 'omnibatch validate ${manifest}'); reporting from its lockfile anyway.\n`);
     }
-    const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated);
+    const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated, io.stderr);
     const input = { lock, manifestName: where.name, env: io.env, force: true, emulated, ...(where.manifest ? { manifest: where.manifest } : {}) };
     let result: Awaited<ReturnType<typeof writeReports>>;
     if (isStoreUrl(where.outputsDir)) {

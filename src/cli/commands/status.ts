@@ -17,6 +17,7 @@ import type { LockFile } from "../../state/LockFile.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
 import { LockfileMissing } from "../../state/LockfileError.js";
+import { foreignLinesWarning } from "../../state/foreignLines.js";
 import { readLockFile } from "../../state/readLockFile.js";
 import { inspectRunLock } from "../../state/RunLock.js";
 import { defineCommand } from "../Command.js";
@@ -30,9 +31,23 @@ export const shownPath = (path: string, cwd: string): string => {
   return rel !== "" && !rel.startsWith("..") ? rel : path;
 };
 
+/** The warning naming a lockfile's lines of another manifest (file:line), when it has any. */
+export const warnForeignLines = (lock: LockFile, lockfilePath: string, cwd: string, stderr: { write(text: string): unknown }): void => {
+  const warning = foreignLinesWarning(shownPath(lockfilePath, cwd), lock.name, lock.foreign);
+  if (warning) stderr.write(`omnibatch: warning: ${warning}\n`);
+};
+
 /** The manifest's lockfile, or LockfileMissing saying what to do. */
-export const requireLockFile = async (lockfilePath: string, manifest: string, cwd: string, emulated = false) => {
+export const requireLockFile = async (
+  lockfilePath: string,
+  manifest: string,
+  cwd: string,
+  emulated = false,
+  /** Where the warning about lines of another manifest goes (foreignLines.ts), if anywhere. */
+  stderr?: { write(text: string): unknown },
+) => {
   const lock = await readLockFile(lockfilePath);
+  if (lock !== undefined && stderr !== undefined) warnForeignLines(lock, lockfilePath, cwd, stderr);
   if (lock === undefined) {
     const shown = shownPath(lockfilePath, cwd);
     const what = emulated ? "nothing has run on the emulator for this manifest yet" : "nothing has run for this manifest yet";
@@ -102,7 +117,7 @@ export const statusCommand = defineCommand({
     if (where.manifestInvalid) {
       io.stderr.write(`omnibatch: note: ${manifest} has errors (see 'omnibatch validate ${manifest}'); showing its lockfile anyway.\n`);
     }
-    const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated);
+    const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated, io.stderr);
     const now = Date.now();
     // The results' states: the folder, or one listing of the store (a store that cannot be
     // listed: the rest is shown from the lockfile alone, and the command exits 2).
