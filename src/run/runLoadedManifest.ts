@@ -17,7 +17,8 @@ import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
 import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
-import { emulatedManifest } from "./EmulatedRun.js";
+import { emulatedManifest, emulatorStatePath } from "./EmulatedRun.js";
+import { emulatorStart, readEmulatorState, saveEmulatorState } from "./keptEmulator.js";
 import { startChecks } from "./startChecks.js";
 import { reviewFileFor } from "../review/ReviewFile.js";
 import { readReviewFile } from "../review/readReviewFile.js";
@@ -62,7 +63,7 @@ const isLoaded = (m: RunnableManifest): m is RunnableManifest & LoadedManifest =
 const startOutlook = (
   manifest: RunnableManifest,
   lock: LockFile,
-  emulated: boolean,
+  freshService: boolean,
   spentBefore: Record<string, string>,
   plan?: PlanResult,
   selection?: RunSelection,
@@ -73,10 +74,10 @@ const startOutlook = (
   // A run of a chosen part counts what it will do: --failed's new attempts are to create
   // (the engine makes them), work it leaves out is not counted; a saved plan creates only its ids.
   const totals = selection
-    ? runTotals(diffPlan(manifest, recorded, renewFailedOf(selection, selection.selects)), emulated, (e) =>
+    ? runTotals(diffPlan(manifest, recorded, renewFailedOf(selection, selection.selects)), freshService, (e) =>
         selection.keeps(e) && ((e.mark !== "+" && e.mark !== "~") || selection.mayCreate?.(e.id) !== false),
       )
-    : runTotals(plan ?? diffPlan(manifest, recorded), emulated);
+    : runTotals(plan ?? diffPlan(manifest, recorded), freshService);
   return {
     ...base,
     total: totals.total,
@@ -109,13 +110,13 @@ const NO_PLAN: Pick<PlanResult, "entries"> = { entries: [] };
 const startPlan = (
   manifest: RunnableManifest,
   lock: LockFile,
-  emulated: boolean,
+  freshService: boolean,
   spentBefore: Record<string, string>,
   selection: RunSelection | undefined,
 ): { outlook: StartOutlook; replaced: [string, string][] | undefined; standings: Standings | undefined } => {
   const plan = isLoaded(manifest) && Object.keys(lock.tasks).length ? diffPlan(manifest, lock) : undefined;
   return {
-    outlook: startOutlook(manifest, lock, emulated, spentBefore, plan, selection),
+    outlook: startOutlook(manifest, lock, freshService, spentBefore, plan, selection),
     replaced: plan ? supersessions(plan, lock) : undefined,
     // As writeReports would work them out (standingsFor) for this lockfile; an empty one has none to tell.
     standings: !plannable(manifest) ? undefined : plan ? standings(lock, plan) : Object.keys(lock.tasks).length === 0 ? standings(lock, NO_PLAN) : undefined,
@@ -245,6 +246,21 @@ const knownStringsOf = (tasks: RunnableManifest["tasks"]): KnownStringsOf => {
   return (id) => byId.get(id);
 };
 
+/** Gives the run's emulator the tasks it kept, or a new id epoch; true when it starts as a new service. */
+const takeUpEmulator = (
+  emulator: RunningEmulator,
+  lockfilePath: string,
+  recorded: ReadonlyMap<string, LockTask>,
+  onEvent: ((event: RunEvent) => void) | undefined,
+): boolean => {
+  const file = emulatorStatePath(lockfilePath);
+  const start = emulatorStart(readEmulatorState(file), recorded, file);
+  if (start.kind === "fresh" && start.warning) onEvent?.({ type: "notice", level: "warn", message: start.warning });
+  const base = emulator.saveState();
+  emulator.restoreState(start.kind === "kept" ? start.state : { clock: base.clock, store: { ...base.store, epoch: start.epoch } });
+  return start.kind === "fresh";
+};
+
 /** Runs an already loaded manifest. Rejects with a tagged error (LockfileBusy, MissingApiKey...) when it cannot start. */
 export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
   const maxWaitSince = options.maxWaitSince ?? Date.now();
@@ -321,6 +337,10 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
 
     let current = "";
+    // Whether the service knows none of the lockfile's tasks: a new emulated one.
+    let fresh = false;
+    // Saved at the end only when taken up: a run that never held the lockfile saves nothing.
+    let keepEmulator = false;
     const events = toldEvents;
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
@@ -363,6 +383,12 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       yield* store.setService(current);
       // Read before the engine starts (no put in between): the store's map, not a copy.
       const recorded = yield* store.view;
+      // The emulated service takes up the tasks it kept at the end of the run before, once
+      // this run holds the lockfile (keptEmulator.ts); without them it is a new service.
+      if (emulator !== undefined) {
+        fresh = takeUpEmulator(emulator, manifest.lockfilePath, recorded, onEvent);
+        keepEmulator = true;
+      }
       // A changed task must not download over the files of the task it replaces.
       const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
@@ -379,7 +405,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       // The plan and failure groups of the lockfile as the run starts; reused at the end when
       // the run changed no record (a rerun with nothing to do: 100,000 tasks diffed once, not twice).
       const changesAtStart = yield* store.changes;
-      const start = startPlan(manifest, before, emulated, spentBefore, options.selection);
+      const start = startPlan(manifest, before, fresh, spentBefore, options.selection);
       outlook = start.outlook;
       const replacedAtStart = start.replaced;
       const standingsAtStart = start.standings;
@@ -393,8 +419,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(options.maxWaitMs !== undefined ? { maxWaitMs: Math.max(0, options.maxWaitMs - Math.max(0, Date.now() - maxWaitSince)) } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(onEvent ? { onEvent } : {}),
-        // Every emulated run starts a new emulator, which knows none of the old tasks.
-        ...(emulated ? { freshService: true } : {}),
+        // A new emulated service knows none of the old tasks.
+        ...(fresh ? { freshService: true } : {}),
         ...(listener ? { callbacks: listener } : {}),
         ...(options.selection ? { selection: options.selection } : {}),
         ...(reviews ? { reviews } : {}),
@@ -524,7 +550,17 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       return summary;
     });
 
-    const exit = await Effect.runPromiseExit(Effect.provide(program, engineLayer));
+    // The emulated service is saved while the run still holds the lockfile, whatever the outcome.
+    const saved = Effect.promise(async () => {
+      if (emulator === undefined || !keepEmulator) return;
+      const file = emulatorStatePath(manifest.lockfilePath);
+      try {
+        await saveEmulatorState(file, emulator.saveState());
+      } catch (error) {
+        onEvent?.({ type: "notice", level: "warn", message: `could not save the emulated service's state ${file}: ${(error as Error).message}; the next --emulate run starts a new one` });
+      }
+    });
+    const exit = await Effect.runPromiseExit(Effect.provide(Effect.ensuring(program, saved), engineLayer));
     const summary = squash(exit);
     onEvent?.({ type: "summary", ...summary });
     return summary;
