@@ -151,7 +151,8 @@ export interface RunManifestOptions {
   readonly baseUrl?: string;
   /**
    * Run against an in-process emulator (true: quick timing; an object: that configuration),
-   * with the emulated lockfile and outputs folder (`emulatedPaths`) instead of the real ones.
+   * with the emulated lockfile and outputs folder (`emulatedPaths`) instead of the real ones;
+   * the emulated service's tasks and clock are kept beside that lockfile between runs (keptEmulator.ts).
    */
   readonly emulate?: boolean | DeepPartial<EmulatorConfig>;
   /** Overrides the manifest's concurrency. */
@@ -326,7 +327,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const chosen = options.policy ?? (scaled.scale !== undefined ? makePolicy(scaled.scale) : emulated ? fastPolicy : livePolicy);
     const policy = emulated || isLoopbackUrl(serviceUrl) ? chosen : withSafetyFloors(chosen);
     const policyLayer = RunPolicy.layer(policy);
-    // An emulated run's service is new every time: no run trace (nothing to compare with).
+    // An emulated run keeps no run trace: its service is saved with the lockfile it matches (keptEmulator.ts).
     // The loaded records share the plan's ids and request hashes where equal (one copy of each held).
     const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, {
       ...options.lockStore,
