@@ -98,30 +98,30 @@ for (const kept of [true, false]) {
       ? "after an emulated run, a downloaded task whose files were deleted is fetched again from the kept emulated service, not made again"
       : "after an emulated run whose kept service is gone, a downloaded task whose files were deleted is made again on the new emulator; the others are kept",
     async () => {
-  const tmp = tempDir();
-  try {
-    const m = testManifest(tmp.dir, { tasks });
-    const paths = emulatedPaths(m);
-    const first = await runLoadedManifest(m, { emulate: { timing: { scale: 0.1 } }, policy });
-    assert.is(first.exitCode, 0);
-    assert.is(first.emulated, true);
-    assert.is(first.lockfile, paths.lockfilePath);
-    assert.is(first.outputs, paths.outputsDir);
-    const lock = await readLockFile(paths.lockfilePath);
-    const [id, victim] = Object.entries(lock!.tasks).find(([, x]) => x.kind === "video")!;
-    rmSync(join(paths.outputsDir, victim.outputs.find((o) => o.path)!.path!));
-    if (!kept) rmSync(emulatorStatePath(paths.lockfilePath));
-    const second = await runLoadedManifest(m, { emulate: { timing: { scale: 0.1 } }, policy });
-    assert.is(second.exitCode, 0, JSON.stringify(second.failures));
-    assert.is(second.created, kept ? 0 : 1);
-    assert.is(second.downloaded, 1);
-    const after = await readLockFile(paths.lockfilePath);
-    assert.is(after!.tasks[id]!.state, "downloaded");
-    assert.ok(existsSync(join(paths.outputsDir, after!.tasks[id]!.outputs.find((o) => o.path)!.path!)));
-    if (kept) assert.is(after!.tasks[id]!.task_id, victim.task_id, "the same task");
-  } finally {
-    tmp.remove();
-  }
+      const tmp = tempDir();
+      try {
+        const m = testManifest(tmp.dir, { tasks });
+        const paths = emulatedPaths(m);
+        const first = await runLoadedManifest(m, { emulate: { timing: { scale: 0.1 } }, policy });
+        assert.is(first.exitCode, 0);
+        assert.is(first.emulated, true);
+        assert.is(first.lockfile, paths.lockfilePath);
+        assert.is(first.outputs, paths.outputsDir);
+        const lock = await readLockFile(paths.lockfilePath);
+        const [id, victim] = Object.entries(lock!.tasks).find(([, x]) => x.kind === "video")!;
+        rmSync(join(paths.outputsDir, victim.outputs.find((o) => o.path)!.path!));
+        if (!kept) rmSync(emulatorStatePath(paths.lockfilePath));
+        const second = await runLoadedManifest(m, { emulate: { timing: { scale: 0.1 } }, policy });
+        assert.is(second.exitCode, 0, JSON.stringify(second.failures));
+        assert.is(second.created, kept ? 0 : 1);
+        assert.is(second.downloaded, 1);
+        const after = await readLockFile(paths.lockfilePath);
+        assert.is(after!.tasks[id]!.state, "downloaded");
+        assert.ok(existsSync(join(paths.outputsDir, after!.tasks[id]!.outputs.find((o) => o.path)!.path!)));
+        if (kept) assert.is(after!.tasks[id]!.task_id, victim.task_id, "the same task");
+      } finally {
+        tmp.remove();
+      }
     },
   );
 }
