@@ -30,6 +30,8 @@ export class ServiceError extends Data.TaggedError("ServiceError")<{
   /** The service's message, as sent (scrubbed of the key). */
   readonly message: string;
   readonly requestId: string;
+  /** The `x-request-id` header, when the answer had one (the live service sends it; the trace id its support asks for). */
+  readonly headerRequestId?: string;
   /** From a `Retry-After` header (seconds or HTTP date), when there was one. */
   readonly retryAfterMs?: number;
 }> {}

@@ -28,6 +28,7 @@ import { serviceTextCleaner } from "./neutralise.js";
 import { withRetry } from "./retry.js";
 import { AddressRefused, decodeText, destroyAgents, flatHeaders, headerValue, hostAddressClasses, makeAgents, readBody, RequestWithheld, sendRequest } from "./httpTransport.js";
 import { resultAddressRefusal, type AddressClass } from "../protocol/AddressClass.js";
+import { DEFAULT_SERVICE, SERVICE_NAME, defaultVideoModel } from "../rules/serviceNames.js";
 import {
   paths,
   type CursorPage,
@@ -44,7 +45,7 @@ export interface OmniClientConfig {
   /** The service's address, e.g. https://api.example.com (a path prefix is kept). */
   readonly baseUrl: string;
   readonly apiKey: Redacted.Redacted<string>;
-  /** The service's name in the video create path (`/omni-video/{service}-o1`). Default "svc". */
+  /** The service's name: the default video model is `<service>-o1` (`/omni-video/kling-o1`). Default "kling". */
   readonly service?: string;
   /** Limit for a whole API call (connect, send, answer). Default 30 s. */
   readonly timeoutMs?: number;
@@ -55,7 +56,7 @@ export interface OmniClientConfig {
   readonly userAgent?: string;
   /** Sockets per host for API calls (and, separately, for downloads). Default 16. */
   readonly maxSockets?: number;
-  /** Ids per `GET /tasks` call. Default 50 (known to work; the limit is undocumented). */
+  /** Ids per `GET /tasks` call. Default 20: the live service refuses more than 20 in total (400 code 1201). */
   readonly queryBatchSize?: number;
   /** `GET /tasks` batches in flight at once. Default 2. */
   readonly queryConcurrency?: number;
@@ -108,7 +109,8 @@ export interface ClientStats {
 export type LastCheck<G> = () => G | undefined;
 
 export interface OmniClientService {
-  readonly createVideo: <G = never>(req: VideoCreateRequest, lastCheck?: LastCheck<G>) => Effect.Effect<VideoCreated, ApiError | G>;
+  /** A1 to `/omni-video/{model}`; `model` absent: the service's default (`<service>-o1`). */
+  readonly createVideo: <G = never>(req: VideoCreateRequest, lastCheck?: LastCheck<G>, model?: string) => Effect.Effect<VideoCreated, ApiError | G>;
   readonly createImage: <G = never>(req: ImageCreateRequest, lastCheck?: LastCheck<G>) => Effect.Effect<ImageCreated, ApiError | G>;
   /** A2 in batches of ≤ queryBatchSize ids; answers concatenated. An id missing from the answer is "not visible yet". */
   readonly queryVideos: (q: VideoQuery) => Effect.Effect<VideoTask[], ApiError>;
@@ -218,9 +220,9 @@ const make = (config: OmniClientConfig) =>
     const baseText = config.baseUrl.replace(/\/+$/, "");
     const timeoutMs = config.timeoutMs ?? defaultTimeoutMs;
     const downloadTimeoutMs = config.downloadTimeoutMs ?? defaultDownloadTimeoutMs;
-    const service = config.service ?? "svc";
+    const videoModel = defaultVideoModel(config.service ?? DEFAULT_SERVICE);
     const userAgent = config.userAgent ?? "omnibatch";
-    const batchSize = Math.max(1, config.queryBatchSize ?? 50);
+    const batchSize = Math.max(1, config.queryBatchSize ?? QUERY_BATCH_MAX);
     const queryConcurrency = Math.max(1, config.queryConcurrency ?? 2);
     const schemas = loadAnswerSchemas();
     const counts: Record<string, number> = {};
@@ -389,8 +391,8 @@ const make = (config: OmniClientConfig) =>
     const idempotent = <A>(effect: Effect.Effect<A, ApiError>): Effect.Effect<A, ApiError> =>
       config.retry === undefined ? effect : withRetry(effect, config.retry);
 
-    const createVideo = <G = never>(req: VideoCreateRequest, lastCheck?: LastCheck<G>) =>
-      call("createVideo", "POST", paths.videoCreate(service), req, lastCheck) as Effect.Effect<VideoCreated, ApiError | G>;
+    const createVideo = <G = never>(req: VideoCreateRequest, lastCheck?: LastCheck<G>, model?: string) =>
+      call("createVideo", "POST", paths.videoCreate(model ?? videoModel), req, lastCheck) as Effect.Effect<VideoCreated, ApiError | G>;
 
     const createImage = <G = never>(req: ImageCreateRequest, lastCheck?: LastCheck<G>) =>
       Effect.map(call("createImage", "POST", paths.imageCreate, req, lastCheck), (data) => fillImageCreated(data as ImageCreated));
@@ -437,8 +439,9 @@ const make = (config: OmniClientConfig) =>
       anomalies: parts.flatMap((p) => p.anomalies),
     });
 
-    // The batch limit of GET /tasks is undocumented: 50 is known to work. A batch answered
-    // 1201 is split in halves; if the halves pass, later calls use the smaller size.
+    // The live service takes at most 20 ids per GET /tasks (the default batch). A batch
+    // answered 1201 (a deployment with a smaller limit) is split in halves; if the halves
+    // pass, later calls use the smaller size.
     // Some deployments answer 1203 for a batch holding an unknown id instead of leaving
     // it out: the batch is then split until the unknown ids are isolated (not visible).
     let batchLimit = batchSize;
@@ -773,7 +776,29 @@ const make = (config: OmniClientConfig) =>
     });
   });
 
-/** The configuration from the environment (OMNIBATCH_API_KEY, OMNIBATCH_BASE_URL), overrides first. */
+/** Ids the live service takes in one `GET /tasks` (task_ids and external_task_ids in total). */
+export const QUERY_BATCH_MAX = 20;
+
+/** The real service's global host: the default address (docs/real-service.md). */
+export const DEFAULT_BASE_URL = "https://api-singapore.klingai.com";
+/** The real service's host for mainland China; task ids of one host are invisible from the other. */
+export const BEIJING_BASE_URL = "https://api-beijing.klingai.com";
+
+/**
+ * The service's name from --service (`flag`), else OMNIBATCH_SERVICE, else `kling`;
+ * an error message when the name cannot be one (it becomes part of paths and model names).
+ */
+export const serviceNameFrom = (env: Readonly<Record<string, string | undefined>>, flag?: string): Either.Either<string, ClientConfigInvalid> => {
+  const fromEnv = env["OMNIBATCH_SERVICE"]?.trim();
+  const name = flag ?? (fromEnv ? fromEnv : DEFAULT_SERVICE);
+  if (!SERVICE_NAME.test(name)) {
+    const where = flag !== undefined ? "--service" : "OMNIBATCH_SERVICE";
+    return Either.left(new ClientConfigInvalid({ message: `${where} '${name.slice(0, 80)}' is not a service name: letters, digits, '-', '_' or '.', at most 64 (the real service is 'kling')` }));
+  }
+  return Either.right(name);
+};
+
+/** The configuration from the environment (OMNIBATCH_API_KEY, OMNIBATCH_BASE_URL, OMNIBATCH_SERVICE), overrides first. */
 const configFromEnv = (
   env: Readonly<Record<string, string | undefined>>,
   overrides: Partial<OmniClientConfig> = {},
@@ -792,10 +817,11 @@ const configFromEnv = (
       }),
     );
   }
-  const baseUrl = overrides.baseUrl ?? env["OMNIBATCH_BASE_URL"]?.trim();
-  if (!baseUrl) {
-    return Either.left(new ClientConfigInvalid({ message: "no service address: set OMNIBATCH_BASE_URL or pass --base-url (or use --emulate)" }));
-  }
+  // No address given: the real service's global host (Beijing, a gateway: OMNIBATCH_BASE_URL or --base-url).
+  const fromEnv = env["OMNIBATCH_BASE_URL"]?.trim();
+  const baseUrl = overrides.baseUrl ?? (fromEnv ? fromEnv : DEFAULT_BASE_URL);
+  const service = serviceNameFrom(env, overrides.service);
+  if (Either.isLeft(service)) return Either.left(service.left);
   let parsed: URL;
   try {
     parsed = new URL(baseUrl);
@@ -805,7 +831,7 @@ const configFromEnv = (
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     return Either.left(new ClientConfigInvalid({ message: `the service address '${baseUrl}' must start with http:// or https://` }));
   }
-  return Either.right({ ...overrides, baseUrl, apiKey });
+  return Either.right({ ...overrides, baseUrl, apiKey, service: service.right });
 };
 
 export class OmniClient extends Context.Tag("omnibatch/OmniClient")<OmniClient, OmniClientService>() {

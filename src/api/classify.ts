@@ -90,3 +90,12 @@ export const classify = (error: ApiError): ErrorClass => {
 /** The pause the service asked for (Retry-After), in ms; 0 when none. */
 export const retryAfterOf = (error: ApiError): number =>
   error._tag === "ServiceError" ? (error.retryAfterMs ?? 0) : 0;
+
+/**
+ * The service says the task asked for does not exist (or is not visible yet): 1203 or an
+ * HTTP 404, as the spec reads it, or the live service's 400 code 1201 "Task not found by
+ * id/external id: X" for an image task. A query's "nothing here", never a rejection.
+ */
+export const isTaskNotFound = (error: ApiError): boolean =>
+  error._tag === "ServiceError" &&
+  (error.code === 1203 || error.httpStatus === 404 || (error.code === 1201 && /task not found/i.test(error.message)));

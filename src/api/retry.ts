@@ -1,14 +1,17 @@
 // Retrying idempotent calls: only errors classified "retry" are tried again, and each
-// pause is at least what the service asked for in Retry-After. The schedules themselves
+// pause is at least what the service asked for in Retry-After, up to a cap (a longer ask
+// is cut to it: the policy's RETRY_AFTER_CAP_MS unless the caller names one). The schedules themselves
 // (backoff, jitter, limits) are named in src/policy/Policy.ts; tests pass their own.
 
 import { Data, Duration, Effect, Ref, Schedule } from "effect";
 import { isApiError, type ApiError } from "./ApiError.js";
 import { classify, retryAfterOf } from "./classify.js";
+import { RETRY_AFTER_CAP_MS } from "../policy/Policy.js";
 
 /**
  * Runs `effect`, retrying it on "retry"-class errors as `schedule` allows; the wait
- * before each attempt is max(the schedule's delay, the last error's Retry-After).
+ * before each attempt is max(the schedule's delay, the last error's Retry-After capped at
+ * `retryAfterCap`).
  * Any other error (and the last one when the schedule ends) fails the effect unchanged,
  * as does an error of the effect's own that is no ApiError (a create's last check, OmniClient.ts).
  * Safe around a create: a create that may have reached the service is classified
@@ -22,14 +25,16 @@ export const withRetry = <A, E, R, Out, RS, G = never>(
   effect: Effect.Effect<A, E, R>,
   schedule: Schedule.Schedule<Out, E, RS>,
   beforeRetry?: Effect.Effect<void, G>,
+  retryAfterCap: Duration.Duration = Duration.millis(RETRY_AFTER_CAP_MS),
 ): Effect.Effect<A, E | G, R | RS> => {
-  if (beforeRetry === undefined) return retrying(effect, schedule);
+  const capMs = Duration.toMillis(retryAfterCap);
+  if (beforeRetry === undefined) return retrying(effect, schedule, capMs);
   return Effect.suspend(() => {
     let attempts = 0;
     const attempt = Effect.suspend(() =>
       attempts++ === 0 ? effect : Effect.zipRight(Effect.mapError(beforeRetry, (cause) => new Halt({ cause })), effect),
     );
-    return retrying<A, E | Halt<G>, R, Out, RS>(attempt, schedule as Schedule.Schedule<Out, E | Halt<G>, RS>).pipe(
+    return retrying<A, E | Halt<G>, R, Out, RS>(attempt, schedule as Schedule.Schedule<Out, E | Halt<G>, RS>, capMs).pipe(
       Effect.catchIf(
         (e): e is Halt<G> => e instanceof Halt,
         (halt) => Effect.fail(halt.cause),
@@ -64,13 +69,14 @@ export const retryFromFirstFailure = <A, E, R, X, RS>(
     );
   });
 
-const retrying = <A, E, R, Out, RS>(effect: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<Out, E, RS>): Effect.Effect<A, E, R | RS> =>
-  retryFromFirstFailure(effect, (again) => retryLoop(again, schedule));
+const retrying = <A, E, R, Out, RS>(effect: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<Out, E, RS>, capMs: number): Effect.Effect<A, E, R | RS> =>
+  retryFromFirstFailure(effect, (again) => retryLoop(again, schedule, capMs));
 
-const retryLoop = <A, E, R, Out, RS>(effect: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<Out, E, RS>): Effect.Effect<A, E, R | RS> =>
+const retryLoop = <A, E, R, Out, RS>(effect: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<Out, E, RS>, capMs: number): Effect.Effect<A, E, R | RS> =>
   Effect.flatMap(Ref.make(0), (askedMs) =>
     effect.pipe(
-      Effect.tapError((error) => Ref.set(askedMs, isApiError(error) ? retryAfterOf(error) : 0)),
+      // The service's ask, never beyond the cap: a header saying "an hour" cannot stall a run.
+      Effect.tapError((error) => Ref.set(askedMs, isApiError(error) ? Math.min(retryAfterOf(error), capMs) : 0)),
       Effect.retry(
         schedule.pipe(
           Schedule.whileInput((error: E) => isApiError(error) && classify(error) === "retry"),

@@ -57,7 +57,7 @@ export interface VideoOptions {
   watermark_info?: { enabled: boolean };
 }
 
-/** A1 body: POST /omni-video/{service}-o1 */
+/** A1 body: POST /omni-video/{model} (`kling-o1`; the spec writes svc-o1) */
 export interface VideoCreateRequest {
   contents: VideoContent[];
   settings?: VideoSettings;
@@ -218,7 +218,8 @@ export interface ImageListParams {
 // ---------------------------------------------------------------- paths
 
 export const paths = {
-  videoCreate: (service = "svc") => `/omni-video/${service}-o1`,
+  /** A1: the last segment is the video model, `<service>-o1` by default (`kling-o1`). */
+  videoCreate: (model: string) => `/omni-video/${encodeURIComponent(model)}`,
   tasks: "/tasks",
   imageCreate: "/v1/images/omni-image",
   imageTask: (id: string) => `/v1/images/omni-image/${encodeURIComponent(id)}`,

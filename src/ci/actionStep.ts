@@ -18,6 +18,7 @@ import { commitBack, type CommitBackResult } from "./commitBack.js";
 import { planSummaryMarkdown, planVerdict, type PlanFigures } from "./planSummary.js";
 import { firstErrorLine, spendLine, stepResult } from "./stepResult.js";
 import { addMask, annotation, fileCommandEntry } from "./workflowCommand.js";
+import { serviceInEnv } from "../rules/serviceNames.js";
 
 const bin = fileURLToPath(new URL("../cli/bin.js", import.meta.url));
 
@@ -147,7 +148,7 @@ const planStep = async (inputs: Inputs, env: NodeJS.ProcessEnv, cwd: string): Pr
   const json = await runCli(["plan", inputs.manifest, "--json", ...extra], { ...env, GITHUB_ACTIONS: "false" }, cwd);
   const plan = JSON.parse(json.stdout) as { total: Record<string, number>; estimate: Record<string, string>; waitingEstimate: Record<string, string> };
   const { loadManifest } = await import("../manifest/loadManifest.js");
-  const m = await loadManifest(inputs.manifest, { cwd });
+  const m = await loadManifest(inputs.manifest, { cwd, service: serviceInEnv(env) });
   const figures: PlanFigures = {
     manifest: inputs.manifest,
     planText: text.stdout,

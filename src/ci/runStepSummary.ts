@@ -18,6 +18,7 @@ const HEADLINE: Record<RunSummary["outcome"], string> = {
   budget: "🛑 budget stop: submission stopped at the budget; raise it or accept the rest unmade",
   failed: "❌ finished with failures",
   refused: "❌ the account refused: nothing more was submitted",
+  charge: "❌ the service answered a charge that cannot be true: refused (counted nowhere); nothing more was submitted",
   review: "👀 review needed: everything that could be made is made; outputs await a person's decision (omnibatch review), then run again",
   lost: "⚠️ results lost: recorded results are neither on disk nor at the service (deleted there); see the lost results below",
 };

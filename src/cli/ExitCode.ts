@@ -13,7 +13,7 @@ export const ExitCode = {
   Pending: 3,
   /** The budget stopped submission. */
   Budget: 4,
-  /** The account refused (authentication, balance, permission); nothing more was submitted. */
+  /** The account refused (authentication, balance, permission), or the service answered a charge that cannot be true; nothing more was submitted. */
   Refused: 5,
   /** Results the lockfile records are lost: not here, not in a store, deleted at the service (issue 16). */
   ResultsLost: 6,
@@ -84,5 +84,7 @@ export const exitCodeByOutcome = {
   review: ExitCode.Pending,
   budget: ExitCode.Budget,
   refused: ExitCode.Refused,
+  // The service answered a charge that cannot be true: refused, nothing more submitted.
+  charge: ExitCode.Refused,
   lost: ExitCode.ResultsLost,
 } as const;

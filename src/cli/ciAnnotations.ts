@@ -8,6 +8,7 @@ import type { Diagnostic } from "../manifest/Diagnostic.js";
 import type { RunSummary } from "../engine/RunEvent.js";
 import { diagnosticAnnotations, failureAnnotations, lockfileAnnotation, type AnnotationBase } from "../ci/annotations.js";
 import { inGitHubActions } from "../ci/workflowCommand.js";
+import { serviceInEnv } from "../rules/serviceNames.js";
 
 const baseOf = (io: CommandIO): AnnotationBase => ({
   cwd: io.cwd,
@@ -44,7 +45,7 @@ export const annotateFailure = (error: unknown, io: CommandIO): void => {
 export const annotateRunFailures = async (manifest: string, summary: RunSummary, io: CommandIO): Promise<void> => {
   if (!inGitHubActions(io.env) || summary.failures.length === 0) return;
   const { loadManifest } = await import("../manifest/loadManifest.js");
-  const m = await loadManifest(manifest, { cwd: io.cwd }).catch(() => undefined);
+  const m = await loadManifest(manifest, { cwd: io.cwd, service: serviceInEnv(io.env) }).catch(() => undefined);
   const tasks = new Map(m?.tasks.map((t) => [t.id, t.source]));
   const jobs = new Map(m?.jobs.map((j) => [j.id, j.source]));
   print(io, failureAnnotations(summary.failures, { task: (id) => tasks.get(id), job: (job) => jobs.get(job) }, baseOf(io)));

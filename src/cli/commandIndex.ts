@@ -37,6 +37,10 @@ export const commandIndex = [
     summary: "Write the reports again from the lockfile (report.html, results.jsonl, billing.*).",
   },
   {
+    name: "verify",
+    summary: "Hash every recorded result against the lockfile; --fix fetches again what differs.",
+  },
+  {
     name: "prune",
     summary: "Remove superseded and orphaned tasks' files and records (shows them; --yes removes).",
   },

@@ -24,6 +24,7 @@ const loaders: Record<CommandName, () => Promise<Command>> = {
   status: async () => (await import("./commands/status.js")).statusCommand,
   review: async () => (await import("./commands/review.js")).reviewCommand,
   report: async () => (await import("./commands/report.js")).reportCommand,
+  verify: async () => (await import("./commands/verify.js")).verifyCommand,
   prune: async () => (await import("./commands/prune.js")).pruneCommand,
   emulator: async () => (await import("./commands/emulator.js")).emulatorCommand,
 };

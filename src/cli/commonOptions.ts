@@ -1,13 +1,21 @@
 // Flags shared by the commands that talk to the service. Each command picks the ones it
 // uses, so help shows only what applies.
 
-import type { OptionSpec } from "./Command.js";
+import { Either } from "effect";
+import type { OptionSpec, ParsedArgs } from "./Command.js";
+import { serviceNameFrom } from "../api/OmniClient.js";
 
 export const commonOptions = {
   "base-url": {
     type: "string",
     value: "URL",
-    description: "Address of the service (default: $OMNIBATCH_BASE_URL).",
+    description:
+      "Address of the service (default: $OMNIBATCH_BASE_URL, else https://api-singapore.klingai.com; mainland China: https://api-beijing.klingai.com).",
+  },
+  service: {
+    type: "string",
+    value: "NAME",
+    description: "The service's name in model names and the video path (default: $OMNIBATCH_SERVICE, else kling; a gateway may use another).",
   },
   emulate: {
     type: "boolean",
@@ -27,3 +35,11 @@ export const commonOptions = {
   yes: { type: "boolean", description: "Do not ask for confirmation." },
   quiet: { type: "boolean", description: "Print only the final summary and errors." },
 } as const satisfies Record<string, OptionSpec>;
+
+/** The service's name from --service, else OMNIBATCH_SERVICE, else kling; a bad name is ClientConfigInvalid (exit 2). */
+export const serviceNameOf = (values: ParsedArgs["values"], env: Readonly<Record<string, string | undefined>>): string => {
+  const flag = values["service"];
+  const name = serviceNameFrom(env, typeof flag === "string" ? flag : undefined);
+  if (Either.isLeft(name)) throw name.left;
+  return name.right;
+};

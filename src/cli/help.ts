@@ -30,7 +30,8 @@ export const programHelp = (commands: readonly { name: string; summary: string }
     "Environment:",
     table([
       ["OMNIBATCH_API_KEY", "The service's API key (never read from a file or a flag)."],
-      ["OMNIBATCH_BASE_URL", "The service's address."],
+      ["OMNIBATCH_BASE_URL", "The service's address (default https://api-singapore.klingai.com; China: https://api-beijing.klingai.com)."],
+      ["OMNIBATCH_SERVICE", "The service's name in model names and the video path (default kling)."],
     ]),
     "",
     "Exit codes: 0 done, 1 some tasks failed, 2 invalid manifest or command line,",

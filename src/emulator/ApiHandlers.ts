@@ -173,7 +173,7 @@ export class EmulatorApi {
     return ok(imageCreatedView(outcome.task, now));
   }
 
-  /** A2: GET /tasks?task_ids=.. | external_task_ids=..  (video tasks only; unknown ids omitted). */
+  /** A2: GET /tasks?task_ids=.. | external_task_ids=..  (image tasks too with answers.unifiedImages, in the A2 shape; unknown ids omitted). */
   queryVideos(params: URLSearchParams): Answer {
     const cfg = this.deps.config();
     const record: Record<string, string | undefined> = {};
@@ -191,8 +191,10 @@ export class EmulatorApi {
     const field = byTask !== undefined ? "task_ids" : "external_task_ids";
     const ids = [...new Set((byTask ?? byExternal)!.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
     if (ids.length > cfg.maxQueryIds) {
-      return fail(400, 1201, `${field}: at most ${cfg.maxQueryIds} ids per query (got ${ids.length})`);
+      // The live service's words (it counts both lists together; this emulator refuses them together).
+      return fail(400, 1201, `task_ids and external_task_ids cannot exceed ${cfg.maxQueryIds} in total`);
     }
+    const images = cfg.answers.unifiedImages;
     const now = this.deps.now();
     this.deps.store.settle(now);
     const view = this.deps.view();
@@ -201,7 +203,7 @@ export class EmulatorApi {
     for (const id of ids) {
       // Under duplicateExternalId "create-second" one external id may name several tasks: all are listed.
       const matches = byTask !== undefined ? [this.deps.store.get(id)] : this.deps.store.allByExternal(id);
-      const shown = matches.filter((t): t is Task => t !== undefined && t.kind === "video" && this.visible(t, now));
+      const shown = matches.filter((t): t is Task => t !== undefined && (t.kind === "video" || images) && this.visible(t, now));
       if (shown.length > 0) found.push(...shown);
       else unknown.push(id);
     }
@@ -252,7 +254,8 @@ export class EmulatorApi {
       if (!(start < end)) return fail(400, 1201, `start_time: must be earlier than end_time (got ${start} and ${end})`);
     }
     statuses ??= [];
-    kinds ??= ["video"];
+    // No product_type filter: every product's tasks at the live service, videos only before.
+    kinds ??= this.deps.config().answers.unifiedImages ? ["video", "image"] : ["video"];
     const wantVideo = kinds.length === 0 || kinds.includes("video");
     const wantImage = kinds.includes("image");
     const store = this.deps.store;
@@ -293,7 +296,11 @@ export class EmulatorApi {
     let t = store.get(id);
     if ((!t || t.kind !== "image") && cfg.faults.imageQueryByExternalId) t = store.getByExternal(id);
     const now = this.deps.now();
-    if (!t || t.kind !== "image" || !this.visible(t, now)) return fail(404, 1203, `id: no image task '${id.slice(0, 200)}'`);
+    if (!t || t.kind !== "image" || !this.visible(t, now)) {
+      return cfg.answers.imageNotFound === "400-1201"
+        ? fail(400, 1201, `Task not found by id/external id: ${id.slice(0, 200)}`)
+        : fail(404, 1203, `id: no image task '${id.slice(0, 200)}'`);
+    }
     store.settle(now);
     store.noteAnswered(t, now);
     return ok(imageTaskView(this.deps.view(), t, now));

@@ -205,18 +205,34 @@ export const startEmulator = async (
     requests[name] = (requests[name] ?? 0) + 1;
   };
 
+  /**
+   * The headers the live service adds to an answer (config.answers): its request id as
+   * `x-request-id`, and `Retry-After` on 1302, 1303 and 5xx (seconds, scaled with the timing).
+   */
+  const liveHeaders = (answer: Answer, requestId: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    const live = config.answers;
+    if (live.requestIdHeader) out["x-request-id"] = requestId;
+    if (live.retryAfterSec > 0 && (answer.code === 1302 || answer.code === 1303 || answer.http >= 500)) {
+      out["retry-after"] = String(Math.max(0.001, Math.round(live.retryAfterSec * config.timing.scale * 1000) / 1000));
+    }
+    return out;
+  };
+
   const send = (res: ServerResponse, answer: Answer, extraHeaders: Record<string, string> = {}) => {
     if (answer.code !== 0) rejections[answer.code] = (rejections[answer.code] ?? 0) + 1;
+    const requestId = `${requestPrefix}-${(++requestSeq).toString(36)}`;
     const envelope: Record<string, unknown> = {
       code: answer.code,
       message: answer.message,
-      request_id: `${requestPrefix}-${(++requestSeq).toString(36)}`,
+      request_id: requestId,
     };
     if (answer.data !== undefined) envelope["data"] = answer.data;
     const text = JSON.stringify(envelope);
     res.writeHead(answer.http, {
       "content-type": "application/json; charset=utf-8",
       "content-length": Buffer.byteLength(text),
+      ...liveHeaders(answer, requestId),
       ...extraHeaders,
     });
     res.end(text);
@@ -477,9 +493,10 @@ export const startEmulator = async (
   const stalled = (endpoint: EndpointName, req: IncomingMessage, res: ServerResponse, answer: Answer): void => {
     if (!faults.stall(endpoint)) return send(res, answer);
     if (config.faults.stall.mode === "never") return; // the socket stays open until the client gives up or we close
-    const text = JSON.stringify({ code: answer.code, message: answer.message, request_id: `${requestPrefix}-${(++requestSeq).toString(36)}`, ...(answer.data !== undefined ? { data: answer.data } : {}) });
+    const requestId = `${requestPrefix}-${(++requestSeq).toString(36)}`;
+    const text = JSON.stringify({ code: answer.code, message: answer.message, request_id: requestId, ...(answer.data !== undefined ? { data: answer.data } : {}) });
     const bytes = Buffer.from(text);
-    res.writeHead(answer.http, { "content-type": "application/json; charset=utf-8", "content-length": bytes.length });
+    res.writeHead(answer.http, { "content-type": "application/json; charset=utf-8", "content-length": bytes.length, ...liveHeaders(answer, requestId) });
     let at = 0;
     const timer = setInterval(() => {
       if (res.destroyed || at >= bytes.length) {

@@ -17,7 +17,7 @@ export interface KindTiming {
 }
 
 export interface EmulatorConfig {
-  /** The service's own name: `svc` in the spec; the video path is /omni-video/{service}-o1. */
+  /** The service's own name: `kling` as the live service (the spec writes `svc`); the video path is /omni-video/{service}-o1. */
   readonly service: string;
   /** The one bearer key accepted. */
   readonly apiKey: string;
@@ -158,7 +158,7 @@ export interface EmulatorConfig {
     /** Error messages and failed tasks' messages echo the request's Authorization header. */
     readonly echoAuthorization: boolean;
     /**
-     * Per-model capability limits (svc-image-o1: no 4k, no series; svc-v3-omni without
+     * Per-model capability limits (kling-image-o1: no 4k, no series; kling-v3-omni without
      * reference images: no aspect_ratio auto) refused with 1201. On by default: the real
      * outcome (refusal or silent fallback) is undocumented.
      */
@@ -173,9 +173,26 @@ export interface EmulatorConfig {
      */
     readonly refuseCreates: 0 | 1100 | 1101 | 1103 | 1304;
   };
+  /**
+   * Where the live service answers otherwise than the emulator did before it was known
+   * (spec/service-behaviour.md "Live observations"). The defaults are the live answers;
+   * `specAnswers` switches every one back (docs/emulator.md).
+   */
+  readonly answers: {
+    /** B2 for an unknown id or external id: 400 code 1201 "Task not found by id/external id: X" (live) or 404 code 1203. */
+    readonly imageNotFound: "400-1201" | "404-1203";
+    /** Wording of the 1201 refusal of a reused external_task_id: "External_task_id X already exists" (live) or the emulator's earlier one. */
+    readonly duplicateMessage: "live" | "spec";
+    /** The unified A2 and A3 (without a product_type filter) also hold image tasks, in the A2 shape (live); false: videos only. */
+    readonly unifiedImages: boolean;
+    /** `Retry-After` (seconds, times timing.scale) on 1302, 1303 and 5xx answers; 0: none. */
+    readonly retryAfterSec: number;
+    /** An `x-request-id` header on every API answer (the envelope's request_id). */
+    readonly requestIdHeader: boolean;
+  };
   /** Largest accepted request body; larger answers 413 code 1201. */
   readonly maxBodyBytes: number;
-  /** Largest number of ids in one A2 query. */
+  /** Largest number of ids in one A2 query (task_ids and external_task_ids together): 20 at the live service. */
   readonly maxQueryIds: number;
   /** Largest media file fetched from a loopback URL, and its time limit. */
   readonly mediaFetch: { readonly maxBytes: number; readonly timeoutMs: number };
@@ -202,7 +219,7 @@ export type DeepPartial<T> = T extends readonly unknown[]
     : T;
 
 export const defaultEmulatorConfig: EmulatorConfig = {
-  service: "svc",
+  service: "kling",
   apiKey: "omni-dev-key",
   seed: 1,
   slots: { video: 5, image: 9 },
@@ -256,9 +273,21 @@ export const defaultEmulatorConfig: EmulatorConfig = {
     imageQueryByExternalId: true,
     refuseCreates: 0,
   },
+  answers: { imageNotFound: "400-1201", duplicateMessage: "live", unifiedImages: true, retryAfterSec: 1, requestIdHeader: true },
   maxBodyBytes: 100 * 1024 * 1024,
-  maxQueryIds: 100,
+  maxQueryIds: 20,
   mediaFetch: { maxBytes: 210 * 1024 * 1024, timeoutMs: 10_000 },
+};
+
+/**
+ * The answers of the emulator before the live service's were known (the spec's reading):
+ * the name `svc`, 100 ids per query, image not-found as 404/1203, its own duplicate wording,
+ * unified queries of videos only, no Retry-After, no x-request-id. `--spec-answers`.
+ */
+export const specAnswers: DeepPartial<EmulatorConfig> = {
+  service: "svc",
+  maxQueryIds: 100,
+  answers: { imageNotFound: "404-1203", duplicateMessage: "spec", unifiedImages: false, retryAfterSec: 0, requestIdHeader: false },
 };
 
 /** The real service's typical durations: video 1 to 8 minutes, image 10 to 60 seconds. */
@@ -413,6 +442,11 @@ export const configProblems = (c: EmulatorConfig): string[] => {
   oneOf("faults.unknownIdsAnswer", f?.unknownIdsAnswer, ["empty", "error-1203"]);
   if (typeof f?.imageQueryByExternalId !== "boolean") p.push("faults.imageQueryByExternalId must be true or false");
   if (![0, 1100, 1101, 1103, 1304].includes(f?.refuseCreates as number)) p.push("faults.refuseCreates must be 0, 1100, 1101, 1103 or 1304");
+  oneOf("answers.imageNotFound", c.answers?.imageNotFound, ["400-1201", "404-1203"]);
+  oneOf("answers.duplicateMessage", c.answers?.duplicateMessage, ["live", "spec"]);
+  if (typeof c.answers?.unifiedImages !== "boolean") p.push("answers.unifiedImages must be true or false");
+  nonNeg("answers.retryAfterSec", c.answers?.retryAfterSec);
+  if (typeof c.answers?.requestIdHeader !== "boolean") p.push("answers.requestIdHeader must be true or false");
   int("maxBodyBytes", c.maxBodyBytes, 1024);
   int("maxQueryIds", c.maxQueryIds, 1);
   int("mediaFetch.maxBytes", c.mediaFetch?.maxBytes, 1);

@@ -184,7 +184,10 @@ export class TaskStore {
           kind: "refused",
           http: 400,
           code: 1201,
-          message: `${field}: '${req.externalId}' is already used by task ${existing.id}; custom task ids are unique within the account`,
+          message:
+            cfg.answers.duplicateMessage === "live"
+              ? `External_task_id ${req.externalId} already exists`
+              : `${field}: '${req.externalId}' is already used by task ${existing.id}; custom task ids are unique within the account`,
         };
       }
     }

@@ -1,6 +1,6 @@
 // The service seen per product kind: one adapter for videos and one for images over the
 // client, so the engine says "create it", "find these", "follow these" once and never
-// asks which kind it holds. Finding is batched: video ids go 50 to a GET /tasks (inside
+// asks which kind it holds. Finding is batched: video ids go 20 to a GET /tasks (inside
 // the client); image tasks are read one by one when few, else from list pages, newest
 // first. Answers come back as TaskViews (protocol/TaskView.ts).
 
@@ -9,6 +9,7 @@ import type { ApiError } from "../api/ApiError.js";
 import type { TaskAnomaly } from "../api/interpretAnswer.js";
 import type { CheckedTasks, LastCheck, OmniClientService } from "../api/OmniClient.js";
 import { withRetry } from "../api/retry.js";
+import { isTaskNotFound } from "../api/classify.js";
 import type { ImageCreateRequest, ImageTask, VideoCreateRequest, VideoTask } from "../api/wire.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { Policy, ProductKind } from "../policy/Policy.js";
@@ -26,6 +27,7 @@ const oddOf = (anomalies: readonly TaskAnomaly[]): OddTask[] =>
     ...(a.taskId !== undefined ? { taskId: a.taskId } : {}),
     ...(a.externalId !== undefined ? { externalId: a.externalId } : {}),
     problems: a.problems,
+    ...(a.charge !== undefined ? { charge: a.charge, requestId: a.requestId } : {}),
   }));
 
 export interface KindAdapter {
@@ -64,7 +66,9 @@ export const makeKindAdapters = (
       const request = task.request as VideoCreateRequest;
       // The body actually sent: the callback address is not part of the request (nor its hash or id).
       const body = url === undefined ? request : { ...request, options: { ...request.options, callback_url: url } };
-      return Effect.map(withRetry(client.createVideo(body, lastCheck), policy.requestRetry, beforeResend), (d) => ({ taskId: d.id, createdAt: d.create_time, externalId: d.external_id }));
+      // The job's model, or the service's default (`<service>-o1`) when it names none.
+      const model = task.kind === "video" ? task.model : undefined;
+      return Effect.map(withRetry(client.createVideo(body, lastCheck, model), policy.requestRetry, beforeResend, policy.retryAfterCap), (d) => ({ taskId: d.id, createdAt: d.create_time, externalId: d.external_id }));
     },
     byExternalId: (ids, watermarkOf) =>
       Effect.map(findVideosByExternalId(client, policy, ids), (m) => {
@@ -84,7 +88,7 @@ export const makeKindAdapters = (
     create: (task, url, beforeResend, lastCheck) => {
       const request = task.request as ImageCreateRequest;
       const body = url === undefined ? request : { ...request, callback_url: url };
-      return Effect.map(withRetry(client.createImage(body, lastCheck), policy.requestRetry, beforeResend), (d) => ({ taskId: d.task_id, createdAt: d.created_at, externalId: d.task_info?.external_task_id }));
+      return Effect.map(withRetry(client.createImage(body, lastCheck), policy.requestRetry, beforeResend, policy.retryAfterCap), (d) => ({ taskId: d.task_id, createdAt: d.created_at, externalId: d.task_info?.external_task_id }));
     },
     byExternalId: (ids, watermarkOf) =>
       Effect.map(findImagesByExternalId(client, policy, ids), (m) => {
@@ -118,7 +122,7 @@ const findVideosByExternalId = (
 ): Effect.Effect<Map<string, VideoTask>, ApiError> =>
   ids.length === 0
     ? Effect.succeed(new Map())
-    : withRetry(client.queryVideos({ externalTaskIds: [...ids] }), policy.requestRetry).pipe(
+    : withRetry(client.queryVideos({ externalTaskIds: [...ids] }), policy.requestRetry, undefined, policy.retryAfterCap).pipe(
         Effect.map((tasks) => {
           const wanted = new Set(ids);
           const found = new Map<string, VideoTask>();
@@ -135,7 +139,7 @@ const findVideosById = (
 ): Effect.Effect<CheckedTasks<VideoTask>, ApiError> =>
   taskIds.length === 0
     ? Effect.succeed({ tasks: [], anomalies: [] })
-    : withRetry(client.queryVideosChecked({ taskIds: [...taskIds] }), policy.requestRetry);
+    : withRetry(client.queryVideosChecked({ taskIds: [...taskIds] }), policy.requestRetry, undefined, policy.retryAfterCap);
 
 /**
  * Reads image list pages (newest first) until `done` says every wanted task was seen,
@@ -153,7 +157,7 @@ const scanImagePages = (
 ): Effect.Effect<void, ApiError> =>
   Effect.gen(function* () {
     for (let pageNum = 1; pageNum <= policy.imageMaxPages; pageNum++) {
-      const checked = yield* withRetry(client.listImagesChecked({ pageNum, pageSize }), policy.requestRetry);
+      const checked = yield* withRetry(client.listImagesChecked({ pageNum, pageSize }), policy.requestRetry, undefined, policy.retryAfterCap);
       const page = checked.tasks;
       for (const t of page) keep(t);
       for (const a of checked.anomalies) odd(a);
@@ -182,6 +186,8 @@ const findImagesByExternalId = (
           ...(createdAfterMs !== undefined ? { createdAfterMs } : {}),
         }),
         policy.requestRetry,
+        undefined,
+        policy.retryAfterCap,
       );
 
 /** Image tasks in flight by system id, keyed by id; `oldestCreatedAt` bounds the listing. */
@@ -199,7 +205,7 @@ const findImagesById = (
       yield* Effect.forEach(
         tasks,
         ({ taskId }) =>
-          withRetry(client.getImageChecked(taskId), policy.requestRetry).pipe(
+          withRetry(client.getImageChecked(taskId), policy.requestRetry, undefined, policy.retryAfterCap).pipe(
             Effect.tap((c) =>
               Effect.sync(() => {
                 // An answer about another task than the one asked is not this task's answer.
@@ -209,7 +215,7 @@ const findImagesById = (
             ),
             // Not visible yet (or gone): the next poll asks again.
             Effect.catchIf(
-              (e) => e._tag === "ServiceError" && (e.code === 1203 || e.httpStatus === 404),
+              (e) => isTaskNotFound(e),
               () => Effect.void,
             ),
           ),

@@ -88,7 +88,10 @@ export const summarize = (
   let outcome: RunOutcome;
   let reason: string | undefined;
   const stop = table.stop;
-  if (stop === "refused") {
+  if (stop === "charge") {
+    outcome = "charge";
+    reason = `a charge that cannot be true was refused: ${table.refusal}`;
+  } else if (stop === "refused") {
     outcome = "refused";
     reason = `the account refused: ${table.refusal}`;
   } else if (table.budgetStopped && pending > 0) {
@@ -139,6 +142,7 @@ export const summarize = (
     noSlotAnswers: table.counters.noSlotAnswers,
     lost,
     held,
+    ...(table.refusedCharges.length > 0 ? { refusedCharges: [...table.refusedCharges] } : {}),
   };
 };
 

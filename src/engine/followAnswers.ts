@@ -170,6 +170,10 @@ export const onPolled = (
     const held = o.taskId !== undefined ? byTaskId.get(o.taskId) : undefined;
     const entry = (Array.isArray(held) ? held[0] : held) ?? (o.externalId !== undefined ? flying.find((e) => e.task.id === o.externalId) : undefined);
     if (entry?.taskId !== undefined) seen.add(entry.taskId);
+    if (o.charge !== undefined && entry !== undefined) {
+      refuseCharge(out, entry, o.charge, o.requestId);
+      continue;
+    }
     notice(out, "warn", `${entry ? entry.task.id : (o.taskId ?? o.externalId ?? "a task")}: the service's answer could not be read (${o.problems}); asking again later`);
   }
   // Deleted, another account, a restarted emulator: leave it for a later run rather
@@ -205,6 +209,24 @@ export const onPolled = (
         },
       });
     }
+  }
+};
+
+/**
+ * A charge that cannot be true (negative, no number, absurdly large): never recorded nor
+ * summed (the task's record stays as it was, in flight), and nothing more is submitted:
+ * the run stops at once (outcome `charge`, exit 5), naming the task and the answer. An
+ * answer that lies about money once cannot be trusted with the budget.
+ */
+const refuseCharge = (out: Out, entry: Entry, charge: string, requestId: string | undefined): void => {
+  const { table } = out;
+  if (table.refusedCharges.some((r) => r.id === entry.task.id)) return;
+  table.refusedCharges.push({ id: entry.task.id, job: entry.task.job, ...(entry.taskId !== undefined ? { taskId: entry.taskId } : {}), charge, ...(requestId ? { requestId } : {}) });
+  const message = `${entry.task.id}: the service's charge cannot be true (${charge}${requestId ? `; request_id ${requestId}` : ""}); refused: counted nowhere, nothing more is submitted`;
+  notice(out, "warn", message);
+  if (table.stop !== "charge" && table.stop !== "lock") {
+    table.stop = "charge";
+    table.refusal = message;
   }
 };
 

@@ -47,7 +47,7 @@ export interface JobSpec {
   readonly path: YamlPath;
   readonly prompt: Value;
   readonly inputs: readonly InputSpec[];
-  /** Request fields by wire name: video `settings.*`, image top-level fields. Defaults applied. */
+  /** Request fields by wire name: video `settings.*` (and `model`, the create path's segment), image top-level fields. Defaults applied. */
   readonly fields: ReadonlyMap<string, Value>;
   readonly watermark?: Value;
   readonly take: number;

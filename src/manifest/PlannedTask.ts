@@ -71,6 +71,8 @@ export interface PlannedVideoTask extends PlannedTaskBase {
   readonly kind: "video";
   /** The exact body to send, `options.external_task_id` included; no callback_url. */
   readonly request: VideoCreateRequest;
+  /** The video model the job names (`/omni-video/{model}`); absent: the service's default (`kling-o1`). */
+  readonly model?: string;
 }
 
 export interface PlannedImageTask extends PlannedTaskBase {

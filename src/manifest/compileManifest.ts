@@ -126,6 +126,9 @@ export const compileManifest = (
         if (settings[k] !== undefined) fields.set(`settings.${k}`, value([...path, "settings", k], settings[k]));
         else if (kindDefaults[k] !== undefined) fields.set(`settings.${k}`, value(["defaults", kind, k], kindDefaults[k]));
       }
+      // The video model: the create path's last segment, not a body field.
+      const model = pick("model");
+      if (model) fields.set("model", value(model.path, model.v));
     } else {
       for (const [k, wire] of Object.entries(IMAGE_FIELDS)) {
         const p = pick(k);

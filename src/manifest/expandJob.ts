@@ -9,7 +9,11 @@ import {
   checkImageCreate,
   checkImageMedia,
   checkVideoCreate,
+  DEFAULT_SERVICE,
+  defaultVideoModel,
   describeProbeFailure,
+  foreignVideoModel,
+  VIDEO_MODEL_NAME,
   type ImageInfo,
   type ProbeFailure,
   type RuleContext,
@@ -75,7 +79,27 @@ export interface ExpandState {
   readonly fieldPlaces: Map<string, FieldPlaces>;
   /** Tasks made so far across jobs, for max_tasks. */
   count: number;
+  /** The service's name (model names are made from it). Default "kling". */
+  readonly service?: string;
 }
+
+/**
+ * A video job's model as the create path's segment: undefined for the service's default
+ * (`<service>-o1`, named or not), the name for another; a message when the name cannot
+ * be sent or names another service's model. A model this release does not know is sent
+ * as named: the service may add models, and its input rules are the spec's.
+ */
+export const videoModelOf = (model: unknown, service: string): { readonly model?: string } | { readonly error: string } => {
+  if (model === undefined) return {};
+  if (typeof model !== "string" || !VIDEO_MODEL_NAME.test(model)) {
+    return { error: `must be a model name of letters, digits, '-', '_' or '.' (got ${JSON.stringify(model)?.slice(0, 80)}), e.g. ${defaultVideoModel(service)}` };
+  }
+  const own = foreignVideoModel(model, service);
+  if (own !== undefined) {
+    return { error: `the service '${service}' has no model '${model}': did you mean ${own}? (a gateway with another name: --service or OMNIBATCH_SERVICE)` };
+  }
+  return model === defaultVideoModel(service) ? {} : { model };
+};
 
 /** Who holds a task folder, for the nesting check: the folder and the combination that made it. */
 interface FolderOwner {
@@ -193,7 +217,8 @@ export const expandJob = (
     return [];
   }
   const combos = expandMatrix(job.axes, job.include, job.exclude);
-  const ruleContext: RuleContext = spec.elements ? { elements: spec.elements } : {};
+  const service = state.service ?? DEFAULT_SERVICE;
+  const ruleContext: RuleContext = { ...(spec.elements ? { elements: spec.elements } : {}), service };
   const dirs = state.dirs.get(job.id) ?? new Set<string>();
   state.dirs.set(job.id, dirs);
   let folderIndex = folderIndexes.get(dirs);
@@ -341,6 +366,7 @@ export const expandJob = (
       places = fields ? undefined : new FieldPlaces(jobPlace);
 
       let body: VideoCreateRequest | ImageCreateRequest;
+      let videoModel: string | undefined;
       let slots = 1;
       let estimateCost: Amount | undefined;
       const promptRaw = get(job.prompt);
@@ -417,6 +443,11 @@ export const expandJob = (
         places?.set("settings", { path: job.path, key: "settings" });
         const watermark = get(job.watermark) === true;
         if (job.watermark) places?.set("options.watermark_info", { path: job.watermark.path });
+        const model = videoModelOf(f("model"), service);
+        if ("error" in model) {
+          sink.add({ path: job.fields.get("model")!.path }, `model: ${model.error}`, "error", label);
+          failed = true;
+        } else videoModel = model.model;
         body = {
           contents,
           settings: settings as VideoCreateRequest["settings"],
@@ -505,14 +536,19 @@ export const expandJob = (
         for (const v of violations) {
           const place = fields!.get(v.field);
           const text = v.message.startsWith(`${v.field}: `) ? v.message.slice(v.field.length + 2) : v.message;
-          sink.add(place, `${subjectOf(place)}${text}`, "error", label);
+          // A model of another service's name: say which service this is and how to name another.
+          const hint = v.rule === "image.model_name.enum" ? ` (models of the service '${service}'; a gateway with another name: --service or OMNIBATCH_SERVICE)` : "";
+          sink.add(place, `${subjectOf(place)}${text}${hint}`, "error", label);
         }
         continue;
       }
 
       const urls = item?.urlToContent;
       // Most tasks have nothing to substitute: hash the body itself, no copy.
-      const intent = intentDigest(!exact && !urls?.size ? body : identityView(body, exact ?? new Map(), urls ?? new Map()));
+      // A video model other than the default is part of what is asked for (the default adds
+      // nothing, so tasks planned before models could be named keep their ids).
+      const asked = videoModel === undefined ? body : { ...body, model: videoModel };
+      const intent = intentDigest(!exact && !urls?.size ? asked : identityView(asked, exact ?? new Map(), urls ?? new Map()));
       const base = item ? `${item.folder}${Object.keys(values).length ? `_${comboFolder(values)}` : ""}` : comboFolder(values);
       let folder: string;
       if (job.output) {
@@ -587,6 +623,7 @@ export const expandJob = (
         if (item) task.upstream = item.upstream;
         if (fileName !== undefined) (task as { name?: string }).name = fileName;
         if (inputs.length) (task as { inputs?: unknown }).inputs = inputs;
+        if (videoModel !== undefined) (task as { model?: string }).model = videoModel;
         tasks.push(task);
       }
     }

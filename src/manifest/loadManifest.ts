@@ -32,6 +32,8 @@ export interface LoadOptions {
   readonly maxTasks?: number;
   /** Base for relative display names (default: the working directory). */
   readonly cwd?: string;
+  /** The service's name, which model names are made from (`kling-image-o1`). Default "kling". */
+  readonly service?: string;
 }
 
 /** Largest local image read (the spec allows 50 MB on the video side). */
@@ -131,6 +133,7 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
     ...(options.maxTasks !== undefined ? { maxTasks: options.maxTasks } : {}),
   });
   const state: ExpandState = {
+    ...(options.service !== undefined ? { service: options.service } : {}),
     spec,
     sink,
     readImage: imageReader(dir, reads),

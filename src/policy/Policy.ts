@@ -11,6 +11,11 @@ export interface Policy {
   readonly scale: number;
   /** Retrying a request whose error class is "retry" (1302, 5xx, network) when resending is safe. */
   readonly requestRetry: Schedule.Schedule<unknown, unknown>;
+  /**
+   * The longest wait a `Retry-After` header may impose on one retry (the service's ask is
+   * honoured up to this; a longer one is cut to it). The request retry's own cap.
+   */
+  readonly retryAfterCap: Duration.Duration;
   /** Retrying a download (truncated body, reset, expired link refreshed). */
   readonly downloadRetry: Schedule.Schedule<unknown, unknown>;
   /**
@@ -115,6 +120,9 @@ export interface Policy {
 
 const ms = (n: number): Duration.Duration => Duration.millis(Math.max(1, Math.round(n)));
 
+/** The request retry's longest wait, and so the most a `Retry-After` may ask for (real speed). */
+export const RETRY_AFTER_CAP_MS = 20_000;
+
 /** Exponential from `base`, jittered, each wait capped at `cap`, at most `times` retries. */
 const backoff = (base: number, cap: number, times: number): Schedule.Schedule<unknown, unknown> =>
   Schedule.exponential(ms(base), 2).pipe(
@@ -169,7 +177,8 @@ const callbackRhythm = {
 
 export const makePolicy = (scale = 1): Policy => ({
   scale,
-  requestRetry: backoff(500 * scale, 20_000 * scale, 8),
+  requestRetry: backoff(500 * scale, RETRY_AFTER_CAP_MS * scale, 8),
+  retryAfterCap: ms(RETRY_AFTER_CAP_MS * scale),
   downloadRetry: backoff(500 * scale, 10_000 * scale, 6),
   unknownOutcomeWindow: ms(60_000 * scale),
   noSlotWait: ms(2_000 * scale),

@@ -11,6 +11,7 @@ import { ManifestInvalid } from "../manifest/Diagnostic.js";
 import { loadManifest, lockfilePathFor } from "../manifest/loadManifest.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { ManifestShape } from "./failureGroups.js";
+import { serviceInEnv } from "../rules/serviceNames.js";
 
 export interface ManifestLocations {
   readonly file: string;
@@ -55,7 +56,7 @@ const readNameAndOutputs = async (file: string): Promise<{ name: string; outputs
 /** Rejects with ManifestInvalid only when not even the manifest's name can be read. */
 export const manifestLocations = async (manifest: string, cwd: string): Promise<ManifestLocations> => {
   try {
-    const m = await loadManifest(manifest, { cwd });
+    const m = await loadManifest(manifest, { cwd, service: serviceInEnv(process.env) });
     return { file: m.file, name: m.name, lockfilePath: m.lockfilePath, outputsDir: m.outputsDir, shape: shapeOf(m), manifest: m };
   } catch (error) {
     if (!(error instanceof ManifestInvalid)) throw error;

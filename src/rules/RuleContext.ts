@@ -9,7 +9,7 @@ export interface ElementInfo {
 }
 
 export interface RuleContext {
-  /** The service's own name, `svc` in the spec; used in model names. Default "svc". */
+  /** The service's own name (`svc` in the spec, `kling` for the real service); used in model names. Default "kling". */
   readonly service?: string;
   /**
    * Looks an element up by its id. When absent, element existence, type and name rules
@@ -18,7 +18,7 @@ export interface RuleContext {
    */
   readonly elements?: (id: string) => ElementInfo | undefined;
   /**
-   * Check the per-model capability limits (svc-image-o1: no 4k, no series; svc-v3-omni
+   * Check the per-model capability limits (kling-image-o1: no 4k, no series; kling-v3-omni
    * without reference images: no aspect_ratio auto). Default true; the emulator can turn
    * it off to act as a service that falls back silently.
    */

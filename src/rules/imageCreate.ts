@@ -4,10 +4,11 @@
 
 import { checkEnum, checkOptionalString, checkWatermark } from "./fieldChecks.js";
 import type { RuleContext } from "./RuleContext.js";
+import { DEFAULT_SERVICE, imageModelNames, suggestModel } from "./serviceNames.js";
 import { codePointLength, describe, isRecord } from "./values.js";
 import { violation, type Violation } from "./Violation.js";
 
-export const imageModelNames = (service = "svc"): readonly string[] => [`${service}-image-o1`, `${service}-v3-omni`];
+export { imageModelNames };
 export const IMAGE_PROMPT_MAX_CHARS = 2500;
 export const IMAGE_RESOLUTIONS = ["1k", "2k", "4k"] as const;
 export const IMAGE_RESULT_TYPES = ["single", "series"] as const;
@@ -26,7 +27,7 @@ export function checkImageCreate(body: unknown, ctx: RuleContext = {}): Violatio
     return [violation("body", "image.body.object", `must be a JSON object (got ${describe(body)})`)];
   }
 
-  checkEnum(body["model_name"], "model_name", "image.model_name.enum", imageModelNames(ctx.service), out);
+  checkModelName(body["model_name"], ctx.service ?? DEFAULT_SERVICE, out);
   const images = checkImageList(body["image_list"], out);
   const elements = checkElementList(body["element_list"], ctx, out);
   checkPrompt(body["prompt"], images, elements, out);
@@ -75,12 +76,27 @@ export function checkImageCreate(body: unknown, ctx: RuleContext = {}): Violatio
   return out;
 }
 
+/** The model must be one of this service's: a name of another service's gets the suggestion of its own. */
+function checkModelName(model: unknown, service: string, out: Violation[]): void {
+  if (model === undefined) return;
+  const known = imageModelNames(service);
+  if (typeof model === "string" && known.includes(model)) return;
+  const hint = typeof model === "string" ? suggestModel(model, known, service) : undefined;
+  out.push(
+    violation(
+      "model_name",
+      "image.model_name.enum",
+      `must be one of ${known.join(", ")} (got ${describe(model)})${hint ? `: did you mean ${hint}?` : ""}`,
+    ),
+  );
+}
+
 /**
- * Per-model capabilities from the service's image documentation: svc-image-o1 takes no
- * 4k and no series; svc-v3-omni without reference images takes no aspect_ratio auto
+ * Per-model capabilities from the service's image documentation: kling-image-o1 takes no
+ * 4k and no series; kling-v3-omni without reference images takes no aspect_ratio auto
  * (auto is also the default when aspect_ratio is left out).
  */
-function checkModelLimits(body: Record<string, unknown>, images: number | undefined, service = "svc", out: Violation[]): void {
+function checkModelLimits(body: Record<string, unknown>, images: number | undefined, service = DEFAULT_SERVICE, out: Violation[]): void {
   const [o1, v3] = imageModelNames(service) as [string, string];
   const model = body["model_name"] === undefined ? o1 : body["model_name"];
   if (model === o1) {

@@ -12,3 +12,4 @@ export { checkCursorQuery, checkImageList, checkTaskQuery } from "./queries.js";
 export { probeImage } from "./probeImage.js";
 export { probeVideo, probeVideoHeader } from "./probeVideo.js";
 export { checkImageMedia, checkVideoMedia, describeProbeFailure } from "./mediaRules.js";
+export { DEFAULT_SERVICE, SPEC_SERVICE, SERVICE_NAME, VIDEO_MODEL_NAME, defaultVideoModel, foreignVideoModel, imageModelNames, serviceInEnv, suggestModel } from "./serviceNames.js";

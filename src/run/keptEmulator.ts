@@ -8,7 +8,10 @@
 // The file is untrusted input: a damaged one is named in a warning and a new emulated
 // service starts, never a crash.
 
+import type { RunningEmulator } from "../emulator/Emulator.js";
+import type { RunEvent } from "../engine/RunEvent.js";
 import type { LockTask } from "../state/LockFile.js";
+import { emulatorStatePath } from "./EmulatedRun.js";
 import { decodeEmulatorState, encodeEmulatorState, epochOfTaskId, type EmulatorState } from "../emulator/EmulatorState.js";
 import { readRegularFileSync } from "../manifest/readRegularFile.js";
 import { writeFileAtomic } from "../state/writeFileAtomic.js";
@@ -86,4 +89,33 @@ export const readEmulatorState = (file: string): StateRead => {
 /** Writes the state atomically (temp file, fsync, rename), as the lockfile is written. */
 export const saveEmulatorState = async (file: string, state: EmulatorState): Promise<void> => {
   await writeFileAtomic(file, encodeEmulatorState(state));
+};
+
+/**
+ * Gives a run's emulator, once the run holds the emulated lockfile, the tasks it kept (or
+ * a new id epoch); a warning when a kept state could not be used. True when it starts as a
+ * new service (the engine then makes unfinished tasks again: RunnerOptions.freshService).
+ */
+export const takeUpEmulator = (
+  emulator: RunningEmulator,
+  lockfilePath: string,
+  recorded: ReadonlyMap<string, LockTask>,
+  onEvent: ((event: RunEvent) => void) | undefined,
+): boolean => {
+  const file = emulatorStatePath(lockfilePath);
+  const start = emulatorStart(readEmulatorState(file), recorded, file);
+  if (start.kind === "fresh" && start.warning) onEvent?.({ type: "notice", level: "warn", message: start.warning });
+  const base = emulator.saveState();
+  emulator.restoreState(start.kind === "kept" ? start.state : { clock: base.clock, store: { ...base.store, epoch: start.epoch } });
+  return start.kind === "fresh";
+};
+
+/** Saves the run's emulator beside the emulated lockfile; a write that fails is a warning (the next run starts a new service). */
+export const keepEmulatorState = async (emulator: RunningEmulator, lockfilePath: string, onEvent: ((event: RunEvent) => void) | undefined): Promise<void> => {
+  const file = emulatorStatePath(lockfilePath);
+  try {
+    await saveEmulatorState(file, emulator.saveState());
+  } catch (error) {
+    onEvent?.({ type: "notice", level: "warn", message: `could not save the emulated service's state ${file}: ${(error as Error).message}; the next --emulate run starts a new one` });
+  }
 };

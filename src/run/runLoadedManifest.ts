@@ -17,9 +17,10 @@ import { writeReports } from "../report/writeReports.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
 import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
-import { emulatedManifest, emulatorStatePath } from "./EmulatedRun.js";
-import { emulatorStart, readEmulatorState, saveEmulatorState } from "./keptEmulator.js";
+import { emulatedManifest } from "./EmulatedRun.js";
+import { keepEmulatorState, takeUpEmulator } from "./keptEmulator.js";
 import { startChecks } from "./startChecks.js";
+import { applyServiceRule } from "./applyServiceRule.js";
 import { reviewFileFor } from "../review/ReviewFile.js";
 import { readReviewFile } from "../review/readReviewFile.js";
 import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js";
@@ -35,7 +36,7 @@ import { lockDigest, PlanStale } from "../manifest/savedPlan.js";
 import type { LockTask } from "../state/LockFile.js";
 import type { KnownStringsOf } from "../state/LockfileText.js";
 import type { KnownStrings } from "../state/TaskLine.js";
-import { abandonedSuccessors, abandonRecord, checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
+import { abandonedSuccessors, EMULATOR_SERVICE, serviceIdentity } from "./serviceCheck.js";
 import type { JobCounts, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import { diffPlan, supersessions, type PlanResult } from "../manifest/diffPlan.js";
@@ -145,7 +146,7 @@ const notMadeSince = (after: Readonly<Record<string, number>>, before: Readonly<
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
 
 export interface RunManifestOptions {
-  /** Where OMNIBATCH_API_KEY and OMNIBATCH_BASE_URL are read from. Default: process.env. */
+  /** Where OMNIBATCH_API_KEY, OMNIBATCH_BASE_URL and OMNIBATCH_SERVICE are read from. Default: process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The service's address (overrides OMNIBATCH_BASE_URL). */
   readonly baseUrl?: string;
@@ -176,7 +177,7 @@ export interface RunManifestOptions {
    * with `emulate` or a loopback service; otherwise ignored with a warning. `policy` wins.
    */
   readonly timeScale?: string;
-  /** Client settings beyond address and key (timeouts, batch size). */
+  /** Client settings beyond address and key (the service's name, timeouts, batch size). */
   readonly client?: Partial<Omit<OmniClientConfig, "baseUrl" | "apiKey">>;
   readonly lockStore?: LockStoreOptions;
   /** Write results.jsonl and the billing reports at the end. Default true. */
@@ -247,28 +248,18 @@ const knownStringsOf = (tasks: RunnableManifest["tasks"]): KnownStringsOf => {
   return (id) => byId.get(id);
 };
 
-/** Gives the run's emulator the tasks it kept, or a new id epoch; true when it starts as a new service. */
-const takeUpEmulator = (
-  emulator: RunningEmulator,
-  lockfilePath: string,
-  recorded: ReadonlyMap<string, LockTask>,
-  onEvent: ((event: RunEvent) => void) | undefined,
-): boolean => {
-  const file = emulatorStatePath(lockfilePath);
-  const start = emulatorStart(readEmulatorState(file), recorded, file);
-  if (start.kind === "fresh" && start.warning) onEvent?.({ type: "notice", level: "warn", message: start.warning });
-  const base = emulator.saveState();
-  emulator.restoreState(start.kind === "kept" ? start.state : { clock: base.clock, store: { ...base.store, epoch: start.epoch } });
-  return start.kind === "fresh";
-};
-
 /** Runs an already loaded manifest. Rejects with a tagged error (LockfileBusy, MissingApiKey...) when it cannot start. */
 export const runLoadedManifest = async (loaded: RunnableManifest, options: RunManifestOptions = {}): Promise<RunSummary> => {
   const maxWaitSince = options.maxWaitSince ?? Date.now();
   let emulator: RunningEmulator | undefined;
   let listener: CallbackListener | undefined;
   let outputStore: StoreSink | undefined;
-  const emulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
+  const chosenEmulation = options.emulate === true ? emulateConfig : options.emulate === false ? undefined : options.emulate;
+  // An in-process emulator answers to the name the client uses (--service), unless its configuration names one.
+  const emulation =
+    chosenEmulation !== undefined && options.client?.service !== undefined && chosenEmulation.service === undefined
+      ? { ...chosenEmulation, service: options.client.service }
+      : chosenEmulation;
   const emulated = emulation !== undefined;
   const manifest = emulated ? emulatedManifest(loaded) : loaded;
   // Every event carries its time; the start event what the run found and expects (the
@@ -355,33 +346,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       }
       // The region rule (serviceCheck.ts): before anything is sent.
       current = emulated ? EMULATOR_SERVICE : serviceIdentity(serviceUrl);
-      const decision = checkService({
-        recorded: store.recordedService,
-        current,
-        records: yield* store.view,
-        switchAllowed: options.switchService === true,
-        lockfile: manifest.lockfilePath,
-      });
-      switch (decision._tag) {
-        case "Refuse":
-          return yield* Effect.fail(
-            new ServiceChanged({ lockfile: manifest.lockfilePath, recorded: store.recordedService ?? "", current, message: decision.message }),
-          );
-        case "Switch": {
-          // Marked, never erased: the engine follows each to its next attempt (a new id) here.
-          const now = Date.now();
-          for (const id of decision.abandon) {
-            const rec = yield* store.get(id);
-            if (rec) yield* store.put(id, abandonRecord(rec, decision.from, now));
-          }
-          onEvent?.({ type: "notice", level: "warn", message: decision.message });
-          break;
-        }
-        case "Record":
-          if (decision.note) onEvent?.({ type: "notice", level: "warn", message: decision.note });
-          break;
-      }
-      yield* store.setService(current);
+      yield* applyServiceRule(current, manifest.lockfilePath, options.switchService === true, onEvent);
       // Read before the engine starts (no put in between): the store's map, not a copy.
       const recorded = yield* store.view;
       // The emulated service takes up the tasks it kept at the end of the run before, once
@@ -484,6 +449,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
                   manifest,
                   stepHead,
                   seen: downloader.seen,
+                  ...(result.refusedCharges ? { refusedCharges: result.refusedCharges } : {}),
                   ...reviewNote(result.jobs),
                   // The lockfile is the one the run started with: so are the standings.
                   ...(after === beforeRun && standingsAtStart ? { standings: standingsAtStart } : standingsAtEnd ? { standings: standingsAtEnd } : {}),
@@ -552,15 +518,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     });
 
     // The emulated service is saved while the run still holds the lockfile, whatever the outcome.
-    const saved = Effect.promise(async () => {
-      if (emulator === undefined || !keepEmulator) return;
-      const file = emulatorStatePath(manifest.lockfilePath);
-      try {
-        await saveEmulatorState(file, emulator.saveState());
-      } catch (error) {
-        onEvent?.({ type: "notice", level: "warn", message: `could not save the emulated service's state ${file}: ${(error as Error).message}; the next --emulate run starts a new one` });
-      }
-    });
+    const saved = Effect.promise(async () => (emulator !== undefined && keepEmulator ? keepEmulatorState(emulator, manifest.lockfilePath, onEvent) : undefined));
     const exit = await Effect.runPromiseExit(Effect.provide(Effect.ensuring(program, saved), engineLayer));
     const summary = squash(exit);
     onEvent?.({ type: "summary", ...summary });

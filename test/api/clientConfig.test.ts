@@ -4,7 +4,7 @@
 import { Effect, Either, Exit, Fiber, Layer, Redacted } from "effect";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { OmniClient } from "../../src/api/OmniClient.js";
+import { BEIJING_BASE_URL, DEFAULT_BASE_URL, OmniClient } from "../../src/api/OmniClient.js";
 import { exitCodeFor } from "../../src/cli/ExitCode.js";
 import { envelope, startCannedServer } from "./cannedServer.js";
 
@@ -38,11 +38,41 @@ test("a missing or empty key is MissingApiKey, which exits 2", () => {
   }
 });
 
-test("a missing or malformed base URL is ClientConfigInvalid, which exits 2", () => {
-  for (const base of [undefined, "not a url", "ftp://x.example"]) {
-    const result = OmniClient.configFromEnv({ OMNIBATCH_API_KEY: "k", ...(base ? { OMNIBATCH_BASE_URL: base } : {}) });
+test("a malformed base URL is ClientConfigInvalid, which exits 2", () => {
+  for (const base of ["not a url", "ftp://x.example"]) {
+    const result = OmniClient.configFromEnv({ OMNIBATCH_API_KEY: "k", OMNIBATCH_BASE_URL: base });
     assert.ok(Either.isLeft(result) && result.left._tag === "ClientConfigInvalid", String(base));
     if (Either.isLeft(result)) assert.is(exitCodeFor(result.left), 2);
+  }
+});
+
+// The resolved configuration only: nothing here connects to the real host.
+test("no address given: the real service's global host; OMNIBATCH_BASE_URL or --base-url (override) for Beijing or a gateway", () => {
+  const resolved = (env: Record<string, string>, overrides = {}) => {
+    const r = OmniClient.configFromEnv({ OMNIBATCH_API_KEY: "k", ...env }, overrides);
+    if (Either.isLeft(r)) throw new Error(r.left.message);
+    return r.right;
+  };
+  assert.is(DEFAULT_BASE_URL, "https://api-singapore.klingai.com");
+  assert.is(BEIJING_BASE_URL, "https://api-beijing.klingai.com");
+  assert.is(resolved({}).baseUrl, DEFAULT_BASE_URL);
+  assert.is(resolved({ OMNIBATCH_BASE_URL: "  " }).baseUrl, DEFAULT_BASE_URL, "an empty variable is no address");
+  assert.is(resolved({ OMNIBATCH_BASE_URL: BEIJING_BASE_URL }).baseUrl, BEIJING_BASE_URL);
+  assert.is(resolved({ OMNIBATCH_BASE_URL: BEIJING_BASE_URL }, { baseUrl: "https://gw.example/kling" }).baseUrl, "https://gw.example/kling", "the flag wins");
+});
+
+test("the service's name: kling, else OMNIBATCH_SERVICE, else the flag (override); a name that cannot be one exits 2", () => {
+  const nameOf = (env: Record<string, string>, overrides = {}) => {
+    const r = OmniClient.configFromEnv({ OMNIBATCH_API_KEY: "k", ...env }, overrides);
+    return Either.isLeft(r) ? r.left : r.right.service;
+  };
+  assert.is(nameOf({}), "kling");
+  assert.is(nameOf({ OMNIBATCH_SERVICE: "acme" }), "acme");
+  assert.is(nameOf({ OMNIBATCH_SERVICE: "acme" }, { service: "svc" }), "svc");
+  for (const bad of ["a/b", "x y", "-x"]) {
+    const e = nameOf({ OMNIBATCH_SERVICE: bad });
+    assert.ok(typeof e === "object" && e._tag === "ClientConfigInvalid", bad);
+    if (typeof e === "object") assert.is(exitCodeFor(e), 2);
   }
 });
 

@@ -197,16 +197,16 @@ test("requests carry Bearer auth, JSON content type, and the create body as give
   assert.equal(JSON.parse(req!.body), videoRequest);
 });
 
-test("queryVideos splits 120 ids into calls of 50, 50 and 20 and concatenates the answers", async ({ server }) => {
+test("queryVideos splits 120 ids into calls of 20 (the live service's limit) and concatenates the answers", async ({ server }) => {
   server.handle((req, res) => {
     const ids = new URL(req.url, "http://x").searchParams.get("task_ids")!.split(",");
     envelope(res, 200, { code: 0, message: "", request_id: "r", data: ids.map((id) => ({ ...videoTask, id })) });
   });
   const ids = Array.from({ length: 120 }, (_, i) => `task-${i}`);
   const tasks = Either.getOrThrow(await run(server.url, (c) => c.queryVideos({ taskIds: ids })));
-  assert.is(server.seen.length, 3);
+  assert.is(server.seen.length, 6);
   const sizes = server.seen.map((r) => new URL(r.url, "http://x").searchParams.get("task_ids")!.split(",").length).sort((a, b) => b - a);
-  assert.equal(sizes, [50, 50, 20]);
+  assert.equal(sizes, [20, 20, 20, 20, 20, 20]);
   assert.equal(tasks.map((t) => t.id).sort(), [...ids].sort());
 });
 
@@ -222,7 +222,7 @@ test("queryVideos never mixes task_ids and external_task_ids in one call, and se
 test("a batch answered 1201 is split in halves, and later calls use the size that worked", async ({ server }) => {
   server.handle((req, res) => {
     const ids = new URL(req.url, "http://x").searchParams.get("task_ids")!.split(",");
-    if (ids.length > 20) return envelope(res, 400, { code: 1201, message: "task_ids: at most 20 ids", request_id: "r" });
+    if (ids.length > 10) return envelope(res, 400, { code: 1201, message: "task_ids and external_task_ids cannot exceed 10 in total", request_id: "r" });
     envelope(res, 200, { code: 0, message: "", request_id: "r", data: ids.map((id) => ({ ...videoTask, id })) });
   });
   const ids = Array.from({ length: 50 }, (_, i) => `s-${i}`);
@@ -236,9 +236,9 @@ test("a batch answered 1201 is split in halves, and later calls use the size tha
       }),
     ),
   );
-  // 50 (1201) -> 25 (1201) -> 13 + 12, twice: 6 calls; then 50 ids in calls of 13: 4 calls.
-  assert.is(tasks.sentFirst, 6);
-  assert.is(server.seen.length - tasks.sentFirst, 4);
+  // Calls of 20, 20 and 10: each 20 answered 1201 -> 10 + 10: 7 calls; then 50 ids in calls of 10: 5 calls.
+  assert.is(tasks.sentFirst, 7);
+  assert.is(server.seen.length - tasks.sentFirst, 5);
   assert.equal(tasks.first.map((t) => t.id).sort(), [...ids].sort());
   assert.equal(tasks.second.map((t) => t.id).sort(), [...ids].sort());
 });
@@ -289,7 +289,7 @@ test("stats count HTTP requests per operation", async ({ server }) => {
       }),
     ),
   );
-  assert.equal(stats.requests, { listImages: 1, queryVideos: 2 });
+  assert.equal(stats.requests, { listImages: 1, queryVideos: 3 });
 });
 
 test("download never sends the key, not even to the service's own origin (result links are signed)", async ({ server }) => {

@@ -57,7 +57,7 @@ test("an API answer redirecting to another port of 127.0.0.1 is not followed: th
 
 test("a create answered 307 to another origin is refused and classified unknown-outcome (look it up, never resend blindly)", async ({ service, other }) => {
   service.handle((_req, res) => {
-    res.writeHead(307, { location: `${other.url}/omni-video/svc-o1` });
+    res.writeHead(307, { location: `${other.url}/omni-video/kling-o1` });
     res.end();
   });
   const result = await run(service.url, (c) => c.createVideo({ contents: [{ type: "prompt", text: "x" }], options: { external_task_id: "e1" } }));

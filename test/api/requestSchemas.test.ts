@@ -51,7 +51,7 @@ test("documented video creates are accepted; out-of-range fields are named", () 
 
 test("documented image creates are accepted; n, series_amount and the prompt length are bounded", () => {
   const ok: ImageCreateRequest = {
-    model_name: "svc-v3-omni",
+    model_name: "kling-v3-omni",
     prompt: "like <<<image_1>>>",
     image_list: [{ image: "https://x/a.png" }],
     element_list: [{ element_id: 42 }],
@@ -63,6 +63,8 @@ test("documented image creates are accepted; n, series_amount and the prompt len
   };
   assert.equal(check("image-create.request.schema.json", ok), []);
   assert.equal(check("image-create.request.schema.json", { ...ok, series_amount: 4, n: 9 }), []);
+  // The spec's placeholder name is no model of the real service.
+  assert.equal(check("image-create.request.schema.json", { ...ok, model_name: "svc-v3-omni" }).length, 1);
   const problems = check("image-create.request.schema.json", { prompt: "x".repeat(2501), n: 10, series_amount: 1, element_list: [{ element_id: "42" }] });
   assert.ok(problems.includes("/prompt must NOT have more than 2500 characters"), problems.join("\n"));
   assert.ok(problems.includes("/n must be <= 9"), problems.join("\n"));

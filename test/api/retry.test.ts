@@ -2,12 +2,13 @@
 // Retry-After the service asked for, and the schedule bounds the attempts. Timed with
 // the TestClock, so nothing sleeps.
 
-import { Effect, Either, Fiber, Schedule, TestClock, TestContext } from "effect";
+import { Duration, Effect, Either, Fiber, Schedule, TestClock, TestContext } from "effect";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ServiceError, TransportError, type ApiError } from "../../src/api/ApiError.js";
 import { parseRetryAfter } from "../../src/api/interpretAnswer.js";
 import { withRetry } from "../../src/api/retry.js";
+import { makePolicy, RETRY_AFTER_CAP_MS } from "../../src/policy/Policy.js";
 
 const tooFast = (retryAfterMs?: number) =>
   new ServiceError({ operation: "listImages", code: 1302, httpStatus: 429, message: "too fast", requestId: "r", ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
@@ -35,6 +36,29 @@ test("a Retry-After longer than the schedule's delay is waited in full", async (
       yield* TestClock.adjust("1 millis");
       const result = yield* Fiber.join(fiber);
       assert.is(result, 2);
+    }),
+  );
+});
+
+test("a Retry-After beyond the cap is cut to the cap (the policy's; 20 s at real speed unless named)", async () => {
+  await runTest(
+    Effect.gen(function* () {
+      const script = scripted([tooFast(3_600_000), tooFast(3_600_000)]);
+      const fiber = yield* Effect.fork(withRetry(script.effect, Schedule.spaced("10 millis"), undefined, Duration.millis(500)));
+      yield* TestClock.adjust("499 millis");
+      assert.is(script.attempts(), 1);
+      yield* TestClock.adjust("1 millis");
+      assert.is(script.attempts(), 2, "an hour asked, half a second waited");
+      yield* TestClock.adjust("500 millis");
+      assert.is(yield* Fiber.join(fiber), 3);
+      // No cap named: the policy's request-retry cap.
+      const unnamed = scripted([tooFast(3_600_000)]);
+      const other = yield* Effect.fork(withRetry(unnamed.effect, Schedule.spaced("10 millis")));
+      yield* TestClock.adjust(Duration.millis(RETRY_AFTER_CAP_MS - 1));
+      assert.is(unnamed.attempts(), 1);
+      yield* TestClock.adjust("1 millis");
+      assert.is(yield* Fiber.join(other), 2);
+      assert.is(Duration.toMillis(makePolicy(0.01).retryAfterCap), RETRY_AFTER_CAP_MS * 0.01, "scaled with the policy");
     }),
   );
 });

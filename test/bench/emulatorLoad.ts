@@ -123,7 +123,7 @@ export const measureEmulatorThroughput = async (opts: EmulatorLoadOptions): Prom
         const isCreate = turn % 2 === 0 || ids.length < 10;
         try {
           const reply = isCreate
-            ? await call(agent, base, "POST", "/omni-video/svc-o1", key, createBody())
+            ? await call(agent, base, "POST", "/omni-video/kling-o1", key, createBody())
             : await call(agent, base, "GET", `/tasks?task_ids=${ids.slice(-10).join(",")}`, key);
           const okay = reply.status === 200 && reply.body.startsWith('{"code":0,');
           if (isCreate && okay) {

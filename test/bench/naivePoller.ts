@@ -48,7 +48,7 @@ export const runNaivePoller = async (o: NaivePollerOptions): Promise<NaivePoller
     let id: string | undefined;
     while (id === undefined) {
       if (Date.now() > stopAt) throw new Error("naive poller: time limit");
-      const r = await call<{ id: string }>("POST", `${o.baseUrl}/omni-video/svc-o1`, body);
+      const r = await call<{ id: string }>("POST", `${o.baseUrl}/omni-video/kling-o1`, body);
       if (r.code === 0 && r.data) id = r.data.id;
       else if (r.code === 1303 || r.code === 1302) await sleep(o.pollMs);
       else throw new Error(`naive poller: create answered ${r.code} ${r.message}`);

@@ -30,7 +30,7 @@ const launch = async (args: string[]): Promise<{ child: ResultPromise; url: stri
 };
 
 const create = (url: string, key: string) =>
-  fetch(`${url}/omni-video/svc-o1`, {
+  fetch(`${url}/omni-video/kling-o1`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({ contents: [{ type: "prompt", text: "a boat" }], settings: { aspect_ratio: "16:9" } }),

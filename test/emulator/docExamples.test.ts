@@ -70,11 +70,11 @@ test("A3: an empty cursor with string timestamps and filters", async () => {
 });
 
 test("B1: image with image_list, labels in the prompt, series auto and every option", async () => {
-  // The documentation's own example asks svc-image-o1 for a series, which its per-model
+  // The documentation's own example asks kling-image-o1 for a series, which its per-model
   // table rules out: it is accepted with the limits off (a service falling back silently).
   emu.configure({ faults: { modelLimits: false } });
   const r = await c.createImage({
-    model_name: "svc-image-o1",
+    model_name: "kling-image-o1",
     prompt: "Put the product in <<<image_1>>> on the table of <<<image_2>>>, soft light",
     image_list: [{ image: "https://cdn.example.com/inputs/product.jpg" }, { image: png }],
     resolution: "2k",

@@ -102,7 +102,7 @@ test("rate1302Burst {every 3, length 2}: requests 4 and 5 of each 5 answer 429 c
 
 test("resetBeforeRate 1: the connection is destroyed and nothing is created", async () => {
   emu.configure({ faults: { resetBeforeRate: 1 } });
-  const r = await rawCall("POST", "/omni-video/svc-o1", videoBody({ external: "rb" }));
+  const r = await rawCall("POST", "/omni-video/kling-o1", videoBody({ external: "rb" }));
   assert.ok("error" in r, JSON.stringify(r));
   emu.configure({ faults: { resetBeforeRate: 0 } });
   assert.is(emu.stats().tasks.total, 0);
@@ -111,7 +111,7 @@ test("resetBeforeRate 1: the connection is destroyed and nothing is created", as
 
 test("resetAfterRate 1: the client sees a reset but the task was created (look it up by external id)", async () => {
   emu.configure({ faults: { resetAfterRate: 1 } });
-  const r = await rawCall("POST", "/omni-video/svc-o1", videoBody({ external: "ra" }));
+  const r = await rawCall("POST", "/omni-video/kling-o1", videoBody({ external: "ra" }));
   assert.ok("error" in r, JSON.stringify(r));
   emu.configure({ faults: { resetAfterRate: 0 } });
   const found = await c.get("/tasks?external_task_ids=ra");
@@ -159,7 +159,13 @@ test("duplicate external_task_id answers 400 code 1201 by default, and nothing i
   const again = await c.createVideo(videoBody({ external: "dup" }));
   assert.is(again.status, 400);
   assert.is(again.body.code, 1201);
-  assert.match(again.body.message, "external_task_id");
+  // The live service's words by default; the earlier wording switched back.
+  assert.is(again.body.message, "External_task_id dup already exists");
+  emu.configure({ answers: { duplicateMessage: "spec" } });
+  const earlier = await c.createVideo(videoBody({ external: "dup" }));
+  assert.equal([earlier.status, earlier.body.code], [400, 1201]);
+  assert.match(earlier.body.message, /^options\.external_task_id: 'dup' is already used by task \d+/);
+  emu.configure({ answers: { duplicateMessage: "live" } });
   assert.is(emu.stats().creates["dup"], 1);
   assert.is(emu.stats().tasks.total, 1);
 });

@@ -48,7 +48,7 @@ export class Client {
   }
 
   createVideo(body: unknown): Promise<Reply> {
-    return this.post("/omni-video/svc-o1", body);
+    return this.post("/omni-video/kling-o1", body);
   }
 
   createImage(body: unknown): Promise<Reply> {

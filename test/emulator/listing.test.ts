@@ -35,8 +35,8 @@ test.before(async () => {
   await createImages(1100);
 });
 
-test("A2 returns up to 50 tasks by task_ids in one call, omitting unknown ids", async () => {
-  const ids = videoIds.slice(0, 50);
+test("A2 returns up to 20 tasks by task_ids in one call (20 ids in all, unknown ones counted), omitting unknown ids", async () => {
+  const ids = videoIds.slice(0, 19);
   const r = await c.get(`/tasks?task_ids=${[...ids, "999999999"].join(",")}`);
   assert.is(r.body.code, 0);
   assert.equal(r.body.data.map((t: { id: string }) => t.id), ids);
@@ -66,15 +66,56 @@ test("A2 with neither parameter answers 400 code 1201", async () => {
   assert.is(r.body.code, 1201);
 });
 
-test("A2 accepts 100 ids and refuses 101 with 1201", async () => {
-  assert.is((await c.get(`/tasks?task_ids=${videoIds.slice(0, 100).join(",")}`)).body.data.length, 100);
-  const r = await c.get(`/tasks?task_ids=${videoIds.slice(0, 101).join(",")}`);
+test("A2 accepts 20 ids and refuses 21 with the live service's 1201; 100 and 101 with maxQueryIds switched back", async () => {
+  assert.is((await c.get(`/tasks?task_ids=${videoIds.slice(0, 20).join(",")}`)).body.data.length, 20);
+  const r = await c.get(`/tasks?task_ids=${videoIds.slice(0, 21).join(",")}`);
   assert.is(r.status, 400);
-  assert.is(r.body.code, 1201);
+  assert.equal([r.body.code, r.body.message], [1201, "task_ids and external_task_ids cannot exceed 20 in total"]);
+  const byExternal = await c.get(`/tasks?external_task_ids=${Array.from({ length: 21 }, (_, i) => `v-${i}`).join(",")}`);
+  assert.equal([byExternal.status, byExternal.body.code], [400, 1201]);
+  emu.configure({ maxQueryIds: 100 });
+  try {
+    assert.is((await c.get(`/tasks?task_ids=${videoIds.slice(0, 100).join(",")}`)).body.data.length, 100);
+    const over = await c.get(`/tasks?task_ids=${videoIds.slice(0, 101).join(",")}`);
+    assert.is(over.status, 400);
+    assert.is(over.body.code, 1201);
+  } finally {
+    emu.configure({ maxQueryIds: 20 });
+  }
 });
 
-test("A2 does not show image tasks", async () => {
-  assert.equal((await c.get(`/tasks?task_ids=${imageIds[0]}`)).body.data, []);
+test("A2 shows image tasks in its own item shape (live); not with unifiedImages off", async () => {
+  const [item] = (await c.get(`/tasks?task_ids=${imageIds[0]}`)).body.data as { id: string; status: string; outputs: unknown[]; billing: unknown[] }[];
+  assert.is(item!.id, imageIds[0]);
+  assert.ok(["submitted", "processing", "succeeded", "failed"].includes(item!.status), item!.status);
+  assert.ok(Array.isArray(item!.outputs) && Array.isArray(item!.billing));
+  emu.configure({ answers: { unifiedImages: false } });
+  try {
+    assert.equal((await c.get(`/tasks?task_ids=${imageIds[0]}`)).body.data, []);
+  } finally {
+    emu.configure({ answers: { unifiedImages: true } });
+  }
+});
+
+test("A3 without a product_type filter lists every product's tasks (live); videos only with unifiedImages off", async () => {
+  const count = async () => {
+    let cursor = "";
+    let n = 0;
+    for (let pages = 0; pages < 20; pages++) {
+      const d = (await c.post("/tasks", { cursor, limit: 500 })).body.data;
+      n += d.result.length;
+      if (!d.has_more) return n;
+      cursor = d.next_cursor;
+    }
+    throw new Error("more than 20 pages");
+  };
+  assert.is(await count(), videoIds.length + imageIds.length);
+  emu.configure({ answers: { unifiedImages: false } });
+  try {
+    assert.is(await count(), videoIds.length);
+  } finally {
+    emu.configure({ answers: { unifiedImages: true } });
+  }
 });
 
 test("A3 cursor listing over 1,100 video tasks returns each exactly once, in creation order", async () => {
@@ -82,7 +123,7 @@ test("A3 cursor listing over 1,100 video tasks returns each exactly once, in cre
   let cursor = "";
   let pages = 0;
   for (;;) {
-    const r = await c.post("/tasks", { cursor, limit: 100 });
+    const r = await c.post("/tasks", { cursor, limit: 100, filters: [{ key: "product_type", values: ["video"] }] });
     assert.is(r.body.code, 0);
     const d = r.body.data;
     assert.is(d.count, d.result.length);
@@ -241,7 +282,7 @@ test("B3 pageSize 500 accepted, 501 and 0 refused; pageNum 1000 accepted (empty)
   assert.equal(last.body.data, []);
 });
 
-test("B2 finds an image task by task id and by external_task_id; unknown answers 404 code 1203", async () => {
+test("B2 finds an image task by task id and by external_task_id; unknown answers 400 code 1201 (live), 404 code 1203 switched back", async () => {
   const made = (await c.createImage(imageBody({ external_task_id: "img-ext-1" }))).body.data;
   assert.equal(made.task_info, { external_task_id: "img-ext-1" });
   assert.is((await c.get(`/v1/images/omni-image/${made.task_id}`)).body.data.task_id, made.task_id);
@@ -249,14 +290,23 @@ test("B2 finds an image task by task id and by external_task_id; unknown answers
   assert.is(byExt.body.data.task_id, made.task_id);
   assert.equal(byExt.body.data.task_info, { external_task_id: "img-ext-1" });
   const missing = await c.get("/v1/images/omni-image/123");
-  assert.is(missing.status, 404);
-  assert.is(missing.body.code, 1203);
+  assert.equal([missing.status, missing.body.code, missing.body.message], [400, 1201, "Task not found by id/external id: 123"]);
+  const unknownExternal = await c.get("/v1/images/omni-image/img-ext-none");
+  assert.equal([unknownExternal.status, unknownExternal.body.message], [400, "Task not found by id/external id: img-ext-none"]);
+  emu.configure({ answers: { imageNotFound: "404-1203" } });
+  try {
+    const before = await c.get("/v1/images/omni-image/123");
+    assert.is(before.status, 404);
+    assert.is(before.body.code, 1203);
+  } finally {
+    emu.configure({ answers: { imageNotFound: "400-1201" } });
+  }
 });
 
 test("B2 by external_task_id can be switched off", async () => {
   emu.configure({ faults: { imageQueryByExternalId: false } });
   try {
-    assert.is((await c.get("/v1/images/omni-image/img-ext-1")).body.code, 1203);
+    assert.is((await c.get("/v1/images/omni-image/img-ext-1")).body.message, "Task not found by id/external id: img-ext-1");
   } finally {
     emu.configure({ faults: { imageQueryByExternalId: true } });
   }

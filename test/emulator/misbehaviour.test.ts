@@ -35,8 +35,10 @@ test("visibilityLagMs: a new task is absent from A2, A3, B2 and B3 until the lag
   assert.equal((await c.get("/tasks?external_task_ids=lag-v")).body.data, []);
   assert.equal((await c.post("/tasks", { filters: [{ key: "product_type", values: ["video", "image"] }] })).body.data.result, []);
   const b2 = await c.get(`/v1/images/omni-image/${i.task_id}`);
-  assert.is(b2.status, 404);
-  assert.is(b2.body.code, 1203);
+  // The live service's not-found (the emulator's default).
+  assert.is(b2.status, 400);
+  assert.is(b2.body.code, 1201);
+  assert.is(b2.body.message, `Task not found by id/external id: ${i.task_id}`);
   assert.equal((await c.get("/v1/images/omni-image?pageNum=1&pageSize=10")).body.data, []);
   emu.advanceClock(5_000);
   assert.is((await c.get("/tasks?external_task_ids=lag-v")).body.data[0].id, v.id);
@@ -58,7 +60,8 @@ test('duplicateExternalId "create-second": a reused id makes a second task, both
   assert.equal(listed, [a.body.data.id, b.body.data.id]);
 });
 
-test('duplicateExternalId "reject-1201" refuses with 1201 naming the task; "return-existing" answers the same task', async () => {
+test('duplicateExternalId "reject-1201" refuses with 1201 naming the task (the earlier wording); "return-existing" answers the same task', async () => {
+  emu.configure({ answers: { duplicateMessage: "spec" } });
   const a = await c.createVideo(videoBody({ external: "dup2" }));
   const refused = await c.createVideo(videoBody({ external: "dup2" }));
   assert.is(refused.status, 400);
@@ -68,6 +71,7 @@ test('duplicateExternalId "reject-1201" refuses with 1201 naming the task; "retu
   const same = await c.createVideo(videoBody({ external: "dup2" }));
   assert.is(same.body.data.id, a.body.data.id);
   assert.is(emu.stats().creates["dup2"], 1);
+  emu.configure({ answers: { duplicateMessage: "live" } });
 });
 
 test("errorAfterCreateRate with a visibility lag: answered 500, the task exists but is not visible at first", async () => {
@@ -76,7 +80,8 @@ test("errorAfterCreateRate with a visibility lag: answered 500, the task exists 
   assert.is(r.status, 500);
   assert.is(r.body.code, 5000);
   assert.is(emu.stats().creates["eac-lag"], 1);
-  assert.is((await c.get("/v1/images/omni-image/eac-lag")).status, 404);
+  const hidden = await c.get("/v1/images/omni-image/eac-lag");
+  assert.equal([hidden.status, hidden.body.code, hidden.body.message], [400, 1201, "Task not found by id/external id: eac-lag"]);
   emu.advanceClock(3_000);
   assert.is((await c.get("/v1/images/omni-image/eac-lag")).body.data.task_info.external_task_id, "eac-lag");
 });
@@ -200,18 +205,18 @@ test("echoAuthorization: error messages and failed tasks' messages carry the req
   assert.match(t.message, `Bearer ${emu.apiKey}`);
 });
 
-test("modelLimits (on by default): svc-image-o1 refuses 4k and series, svc-v3-omni without references refuses auto, with 1201", async () => {
+test("modelLimits (on by default): kling-image-o1 refuses 4k and series, kling-v3-omni without references refuses auto, with 1201", async () => {
   for (const body of [
     imageBody({ resolution: "4k" }),
     imageBody({ result_type: "series", series_amount: 3 }),
-    imageBody({ model_name: "svc-v3-omni", aspect_ratio: "auto" }),
-    imageBody({ model_name: "svc-v3-omni" }),
+    imageBody({ model_name: "kling-v3-omni", aspect_ratio: "auto" }),
+    imageBody({ model_name: "kling-v3-omni" }),
   ]) {
     const r = await c.createImage(body);
     assert.is(r.status, 400, JSON.stringify(body));
     assert.is(r.body.code, 1201);
   }
-  assert.is((await c.createImage(imageBody({ model_name: "svc-v3-omni", resolution: "4k", aspect_ratio: "16:9" }))).body.code, 0);
+  assert.is((await c.createImage(imageBody({ model_name: "kling-v3-omni", resolution: "4k", aspect_ratio: "16:9" }))).body.code, 0);
   emu.configure({ faults: { modelLimits: false } });
   assert.is((await c.createImage(imageBody({ resolution: "4k" }))).body.code, 0);
 });

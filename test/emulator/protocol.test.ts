@@ -63,7 +63,7 @@ test("a known path with the wrong method answers 404 code 1202 (the service's er
 });
 
 test("malformed JSON answers 400 code 1200", async () => {
-  const r = await c.raw("POST", "/omni-video/svc-o1", { body: '{"contents": [' });
+  const r = await c.raw("POST", "/omni-video/kling-o1", { body: '{"contents": [' });
   assert.is(r.status, 400);
   assert.is(r.body.code, 1200);
   assert.match(r.body.message, "JSON");
@@ -76,7 +76,7 @@ test("an empty body answers 400 code 1200", async () => {
 });
 
 test("a body without Content-Type application/json answers 400 code 1200", async () => {
-  const res = await fetch(`${emu.url}/omni-video/svc-o1`, {
+  const res = await fetch(`${emu.url}/omni-video/kling-o1`, {
     method: "POST",
     headers: { authorization: `Bearer ${emu.apiKey}`, "content-type": "text/plain" },
     body: JSON.stringify(videoBody()),
@@ -89,7 +89,7 @@ test("a body without Content-Type application/json answers 400 code 1200", async
 
 test("a body over maxBodyBytes answers 413 code 1201 and the server keeps serving", async () => {
   const huge = JSON.stringify({ ...videoBody(), padding: "x".repeat(200 * 1024) });
-  const r = await c.raw("POST", "/omni-video/svc-o1", { body: huge });
+  const r = await c.raw("POST", "/omni-video/kling-o1", { body: huge });
   assert.is(r.status, 413);
   assert.is(r.body.code, 1201);
   assert.match(r.body.message, "body");
@@ -99,7 +99,7 @@ test("a body over maxBodyBytes answers 413 code 1201 and the server keeps servin
 
 test("a body far past the limit is cut off without hanging the server", async () => {
   const status = await new Promise<number | string>((resolve) => {
-    const req = request(`${emu.url}/omni-video/svc-o1`, {
+    const req = request(`${emu.url}/omni-video/kling-o1`, {
       method: "POST",
       headers: { authorization: `Bearer ${emu.apiKey}`, "content-type": "application/json" },
     });
@@ -137,7 +137,7 @@ test("wrong types in the body never crash the server: each answers 400 with the 
     { contents: [{ type: "first_frame", url: { nested: true } }] },
   ];
   for (const b of bodies) {
-    const r = await c.raw("POST", "/omni-video/svc-o1", { body: JSON.stringify(b) });
+    const r = await c.raw("POST", "/omni-video/kling-o1", { body: JSON.stringify(b) });
     assert.is(r.status, 400, JSON.stringify(b));
     assert.ok(r.body.code === 1200 || r.body.code === 1201, `${JSON.stringify(b)} -> ${r.body.code}`);
     isEnvelope(r.body);
@@ -172,7 +172,7 @@ test("the service name is configurable in the video path", async () => {
   try {
     const cc = new Client(other);
     assert.is((await cc.post("/omni-video/acme-o1", videoBody())).body.code, 0);
-    assert.is((await cc.post("/omni-video/svc-o1", videoBody())).status, 404);
+    assert.is((await cc.post("/omni-video/kling-o1", videoBody())).status, 404);
   } finally {
     await other.close();
   }

@@ -71,7 +71,7 @@ test("image results are PNGs at the requested aspect ratio, watermarked copies d
 });
 
 test("series images carry group_id in the A2 item shape (A3 product_type image)", async () => {
-  const t = await finishedImage(imageBody({ model_name: "svc-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 3 }));
+  const t = await finishedImage(imageBody({ model_name: "kling-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 3 }));
   assert.is(t.task_result.series_images.length, 3);
   const r = await c.post("/tasks", { filters: [{ key: "product_type", values: ["image"] }] });
   const item = r.body.data.result[0];
@@ -133,7 +133,7 @@ test("extraOutputs adds audio, voice and element items with working links", asyn
     assert.is(wav.status, 200);
     assert.is(Buffer.from(wav.bytes.subarray(0, 4)).toString(), "RIFF");
     assert.is((await download(voice.url)).status, 200);
-    assert.is(voice.owned_by, "svc");
+    assert.is(voice.owned_by, "kling");
     assert.is(element.element_type, "multi_image_elements");
     assert.is((await download(element.references[0].url)).status, 200);
     assert.is(element.tags[0].id, 1);
@@ -165,7 +165,7 @@ test("unit billing: package_type and units; image final_unit_deduction", async (
   try {
     const t = await finishedVideo(videoBody({ settings: { resolution: "1080p", duration: 5 } }));
     assert.equal(t.billing, [{ charge_type: "unit", amount: "7.5", package_type: "video" }]);
-    const i = await finishedImage(imageBody({ model_name: "svc-v3-omni", aspect_ratio: "1:1", n: 2, resolution: "4k" }));
+    const i = await finishedImage(imageBody({ model_name: "kling-v3-omni", aspect_ratio: "1:1", n: 2, resolution: "4k" }));
     assert.is(i.final_unit_deduction, "8");
     assert.equal(i.final_balance_deduction, { quota: "0", list_price: "0" });
   } finally {

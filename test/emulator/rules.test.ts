@@ -158,15 +158,15 @@ test("image n: 0 and 10 refused, 1 and 9 accepted", async () => {
 });
 
 test("image series_amount: 1 and 10 refused, 2, 9 and auto accepted", async () => {
-  await expectImage(img({ model_name: "svc-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 1 }), 1201, "series_amount");
-  await expectImage(img({ model_name: "svc-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 2 }), 0);
-  await expectImage(img({ model_name: "svc-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 9 }), 0);
-  await expectImage(img({ model_name: "svc-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: "auto" }), 0);
-  await expectImage(img({ model_name: "svc-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 10 }), 1201, "series_amount");
+  await expectImage(img({ model_name: "kling-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 1 }), 1201, "series_amount");
+  await expectImage(img({ model_name: "kling-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 2 }), 0);
+  await expectImage(img({ model_name: "kling-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 9 }), 0);
+  await expectImage(img({ model_name: "kling-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: "auto" }), 0);
+  await expectImage(img({ model_name: "kling-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount: 10 }), 1201, "series_amount");
 });
 
 test("image enums: model_name, resolution, aspect_ratio, result_type", async () => {
-  await expectImage(img({ model_name: "svc-v3-omni", resolution: "4k", aspect_ratio: "21:9" }), 0);
+  await expectImage(img({ model_name: "kling-v3-omni", resolution: "4k", aspect_ratio: "21:9" }), 0);
   await expectImage(img({ model_name: "other-model" }), 1201, "model_name");
   await expectImage(img({ resolution: "8k" }), 1201, "resolution");
   await expectImage(img({ aspect_ratio: "5:4" }), 1201, "aspect_ratio");

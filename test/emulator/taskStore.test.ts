@@ -12,7 +12,7 @@ const image = (externalId?: string, prompt = "a still"): NewTask => ({
   kind: "image",
   prompt,
   watermark: false,
-  image: { modelName: "svc-image-o1", resolution: "1k", resultType: "single", count: 1, autoCount: false, aspectRatio: "1:1" },
+  image: { modelName: "kling-image-o1", resolution: "1k", resultType: "single", count: 1, autoCount: false, aspectRatio: "1:1" },
   ...(externalId !== undefined ? { externalId } : {}),
 });
 

@@ -19,6 +19,8 @@ test("the emulator's and the usual wordings of a reused external id are duplicat
     `options.external_task_id: '${ID}' is already used by task 7000000000000001; custom task ids are unique within the account`,
     `external_task_id: '${ID}' is already used by task 7000000000000001; custom task ids are unique within the account`,
     `external_task_id ${ID} already exists`,
+    // The live service's words (spec/service-behaviour.md), as the emulator now answers by default.
+    `External_task_id ${ID} already exists`,
     "the external task id is already in use",
     "Duplicate external_id",
     "external_task_id must be unique",

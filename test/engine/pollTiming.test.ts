@@ -290,7 +290,7 @@ test("simulated durations are the emulator's own: the same seed gives the same d
     const headers = { authorization: `Bearer ${emulator.apiKey}`, "content-type": "application/json" };
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const res = await fetch(`${emulator.url}/omni-video/svc-o1`, { method: "POST", headers, body: JSON.stringify({ contents: [{ type: "prompt", text: `clip ${i}` }], settings: { aspect_ratio: "16:9" } }) });
+      const res = await fetch(`${emulator.url}/omni-video/kling-o1`, { method: "POST", headers, body: JSON.stringify({ contents: [{ type: "prompt", text: `clip ${i}` }], settings: { aspect_ratio: "16:9" } }) });
       const body = (await res.json()) as { code: number; data?: { id: string } };
       assert.is(body.code, 0, JSON.stringify(body));
       ids.push(body.data!.id);

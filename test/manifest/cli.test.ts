@@ -29,6 +29,39 @@ test("validate: an invalid manifest exits 2 with file:line:col, the line, a care
   assert.not.match(r.stderr, /\n\s+at /);
 });
 
+test("validate: the real service's image models are accepted; the spec's placeholder names are refused with the service's own as the suggestion", async () => {
+  const yaml = (model: string) => `version: 1\nname: x\njobs:\n  a: { kind: image, prompt: x, model: ${model}, aspect_ratio: "1:1" }\n`;
+  const good = tempManifest(yaml("kling-image-o1"));
+  const v3 = tempManifest(yaml("kling-v3-omni"));
+  const old = tempManifest(yaml("svc-image-o1"));
+  try {
+    for (const m of [good, v3]) {
+      const r = await run(["validate", m.file]);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, "valid: 1 task(s)");
+    }
+    const r = await run(["validate", old.file]);
+    assert.is(r.exitCode, 2);
+    assert.match(r.stderr, /m\.yaml:4:39: error: model: must be one of kling-image-o1, kling-v3-omni \(got "svc-image-o1"\): did you mean kling-image-o1\?/);
+    assert.match(r.stderr, "--service or OMNIBATCH_SERVICE");
+    assert.match(r.stderr, "1 error, 0 warnings");
+    assert.not.match(r.stderr, /\n\s+at /);
+    // A deployment named otherwise: --service, or OMNIBATCH_SERVICE.
+    const flagged = await run(["validate", old.file, "--service", "svc"]);
+    assert.is(flagged.exitCode, 0, flagged.stderr);
+    const fromEnv = await execa("node", [bin, "validate", old.file], { cwd: root, reject: false, env: { OMNIBATCH_API_KEY: "", OMNIBATCH_SERVICE: "svc" } });
+    assert.is(fromEnv.exitCode, 0, fromEnv.stderr);
+    const refusedThere = await run(["validate", good.file, "--service", "svc"]);
+    assert.is(refusedThere.exitCode, 2);
+    assert.match(refusedThere.stderr, "did you mean svc-image-o1?");
+    const badName = await run(["validate", good.file, "--service", "no/such"]);
+    assert.is(badName.exitCode, 2);
+    assert.match(badName.stderr, "--service 'no/such' is not a service name");
+  } finally {
+    for (const m of [good, v3, old]) m.cleanup();
+  }
+});
+
 test("validate: every problem of a file is reported in one run", async () => {
   const m = tempManifest("version: 1\nname: x\njobs:\n  a: { kind: video, prompt: x, settings: { duration: 99 } }\n  b: { kind: image, prompt: y, n: 0 }\n");
   try {

@@ -87,7 +87,7 @@ test("aspect_ratio defaults to 16:9 only when nothing else gives a ratio", async
 test("image slots are n, or series_amount for a series", async () => {
   const m = await load(`${head}jobs:
   a: { kind: image, prompt: x, n: 3 }
-  b: { kind: image, prompt: y, model: svc-v3-omni, aspect_ratio: "1:1", result_type: series, series_amount: 6 }
+  b: { kind: image, prompt: y, model: kling-v3-omni, aspect_ratio: "1:1", result_type: series, series_amount: 6 }
 `);
   assert.equal(m.tasks.map((t) => t.slots), [3, 6]);
   const b = m.tasks[1]!;
@@ -348,18 +348,45 @@ test("every mistake in one string is reported, each at its column, downstream to
   assert.equal(at, ["12:14", "12:31", "12:86", "7:20", "7:43"].sort(), d.map((x) => `${x.line}:${x.col} ${x.message}`).join("\n"));
 });
 
-test("per-model limits are caught at validate: svc-image-o1 with 4k or series, svc-v3-omni without references and an auto ratio", async () => {
+test("per-model limits are caught at validate: kling-image-o1 with 4k or series, kling-v3-omni without references and an auto ratio", async () => {
   const found = await problems(`${head}jobs:
   a: { kind: image, prompt: x, resolution: 4k }
   b: { kind: image, prompt: y, result_type: series }
-  c: { kind: image, prompt: z, model: svc-v3-omni }
-  d: { kind: image, prompt: w, model: svc-v3-omni, resolution: 4k, result_type: series, aspect_ratio: "16:9" }
+  c: { kind: image, prompt: z, model: kling-v3-omni }
+  d: { kind: image, prompt: w, model: kling-v3-omni, resolution: 4k, result_type: series, aspect_ratio: "16:9" }
 `);
   const lines = found.map((d) => `${d.line}: ${d.message}`);
   assert.is(lines.length, 3, lines.join("\n"));
-  assert.match(lines[0]!, /^4: resolution: svc-image-o1 does not take resolution 4k/);
-  assert.match(lines[1]!, /^5: result_type: svc-image-o1 does not take result_type series/);
-  assert.match(lines[2]!, /^6: .*svc-v3-omni without reference images does not take aspect_ratio auto/);
+  assert.match(lines[0]!, /^4: resolution: kling-image-o1 does not take resolution 4k/);
+  assert.match(lines[1]!, /^5: result_type: kling-image-o1 does not take result_type series/);
+  assert.match(lines[2]!, /^6: .*kling-v3-omni without reference images does not take aspect_ratio auto/);
+});
+
+test("a model named for another service is refused at its line with the service's own name as the suggestion", async () => {
+  const found = await problems(`${head}jobs:
+  a: { kind: image, prompt: x, model: svc-image-o1 }
+  b:
+    kind: video
+    prompt: y
+    model: svc-o1
+  c: { kind: video, prompt: z, model: "bad/name" }
+`);
+  const lines = found.map((d) => `${d.line}:${d.col}: ${d.message}`);
+  assert.is(lines.length, 3, lines.join("\n"));
+  assert.match(lines[0]!, /^4:\d+: model: must be one of kling-image-o1, kling-v3-omni \(got "svc-image-o1"\): did you mean kling-image-o1\?.*--service or OMNIBATCH_SERVICE/);
+  assert.match(lines[1]!, /^8:\d+: model: the service 'kling' has no model 'svc-o1': did you mean kling-o1\?/);
+  assert.match(lines[2]!, /^9:\d+: model: must be a model name/);
+});
+
+test("a video model this release does not know is sent as named, its input rules the spec's", async () => {
+  const m = await load(`${head}jobs:
+  a: { kind: video, prompt: x, model: kling-v9-omni }
+`);
+  assert.is((m.tasks[0] as { model?: string }).model, "kling-v9-omni");
+  const found = await problems(`${head}jobs:
+  a: { kind: video, prompt: x, model: kling-v9-omni, settings: { duration: 11 } }
+`);
+  assert.is(found.length, 1, found.map((d) => d.message).join("\n"));
 });
 
 test("task folders must be unique as paths: one folder inside another is refused at validate, naming both positions", async () => {

@@ -176,6 +176,41 @@ test("{{ item.file }} with the outputs in a store is the result's link: the same
   }
 });
 
+// Ids a run made before the service's name and the video model were settings (the spec's
+// `svc` era): a lockfile of that time names its tasks by these, so they must not change,
+// or every task would look new and be paid for again.
+const IDS_BEFORE_SERVICE_NAMES = ["idt-pics-47ablvfeyhhwhc7ygvvh", "idt-pics-i77ivupt5ocg35wq7u3z", "idt-clip-db2v3grwlpwnb25rtsxe"];
+
+test("ids of a manifest naming no model are those runs made before the service's name was a setting", async () => {
+  assert.equal(await idsOf(base), IDS_BEFORE_SERVICE_NAMES);
+});
+
+const loadedWith = async (yaml: string, service?: string) => {
+  const m = tempManifest(yaml);
+  try {
+    return await loadManifest(m.file, service === undefined ? {} : { service });
+  } finally {
+    m.cleanup();
+  }
+};
+
+test("a video job naming the service's default model is the same task; another model is another task sent to its path", async () => {
+  const named = await loadedWith(base.replace("    prompt: a calm sea\n", "    prompt: a calm sea\n    model: kling-o1\n"));
+  assert.equal(named.tasks.map((t) => t.id), IDS_BEFORE_SERVICE_NAMES);
+  assert.is((named.tasks[2] as { model?: string }).model, undefined, "the default: the client's <service>-o1");
+  const other = await loadedWith(base.replace("    prompt: a calm sea\n", "    prompt: a calm sea\n    model: kling-o2-preview\n"));
+  assert.is(other.tasks[0]!.id, IDS_BEFORE_SERVICE_NAMES[0], "the image tasks are untouched");
+  assert.is.not(other.tasks[2]!.id, IDS_BEFORE_SERVICE_NAMES[2]);
+  assert.is((other.tasks[2] as { model?: string }).model, "kling-o2-preview");
+  const viaDefaults = await loadedWith(base.replace("jobs:\n", "defaults:\n  video: { model: kling-o2-preview }\njobs:\n"));
+  assert.is(viaDefaults.tasks[2]!.id, other.tasks[2]!.id, "defaults.video.model is the same choice");
+});
+
+test("under another service name (a gateway) the default model is that name's, and the ids stay the same", async () => {
+  const svc = await loadedWith(base.replace("    prompt: a calm sea\n", "    prompt: a calm sea\n    model: svc-o1\n"), "svc");
+  assert.equal(svc.tasks.map((t) => t.id), IDS_BEFORE_SERVICE_NAMES);
+});
+
 test("canonical JSON sorts keys at every level and leaves undefined out", () => {
   assert.is(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: undefined } }), '{"a":{"d":[1,{"y":2,"z":1}]},"b":1}');
 });

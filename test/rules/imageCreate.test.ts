@@ -13,7 +13,7 @@ test("a prompt alone is a valid request; every documented field at a valid value
   assert.equal(check({}), []);
   assert.equal(
     check({
-      model_name: "svc-v3-omni",
+      model_name: "kling-v3-omni",
       prompt: "like <<<image_1>>> with <<<element_1>>>",
       image_list: images(1),
       element_list: elements(1),
@@ -35,11 +35,23 @@ test("a body that is not an object is one violation", () => {
 });
 
 test("model_name: both models pass, others fail; the service name is configurable", () => {
-  assert.equal(check({ model_name: "svc-image-o1" }), []);
-  assert.equal(check({ model_name: "svc-v3-omni", aspect_ratio: "1:1" }), []);
+  assert.equal(check({ model_name: "kling-image-o1" }), []);
+  assert.equal(check({ model_name: "kling-v3-omni", aspect_ratio: "1:1" }), []);
   assert.equal(rules(check({ model_name: "svc-o1" })), ["image.model_name.enum"]);
   assert.equal(check({ model_name: "acme-image-o1" }, { service: "acme" }), []);
-  assert.equal(rules(check({ model_name: "svc-image-o1" }, { service: "acme" })), ["image.model_name.enum"]);
+  assert.equal(rules(check({ model_name: "kling-image-o1" }, { service: "acme" })), ["image.model_name.enum"]);
+  // The spec's placeholder is no model of the real service (the default name is kling).
+  assert.equal(rules(check({ model_name: "svc-image-o1" })), ["image.model_name.enum"]);
+  assert.equal(check({ model_name: "svc-image-o1" }, { service: "svc" }), []);
+});
+
+test("a model of another service's name gets the same model under this one's as a suggestion", () => {
+  const [v] = check({ model_name: "svc-image-o1" });
+  assert.match(v!.message, /did you mean kling-image-o1\?/);
+  assert.match(check({ model_name: "svc-v3-omni", aspect_ratio: "1:1" })[0]!.message, /did you mean kling-v3-omni\?/);
+  assert.match(check({ model_name: "kling-image-o2" })[0]!.message, /did you mean kling-image-o1\?/, "a typo");
+  assert.match(check({ model_name: "kling-image-o1" }, { service: "acme" })[0]!.message, /did you mean acme-image-o1\?/);
+  assert.not.match(check({ model_name: "something-else-entirely" })[0]!.message, /did you mean/);
 });
 
 test("prompt is required, non-empty, and at most 2500 characters counted as code points", () => {
@@ -85,7 +97,7 @@ test("unknown element ids are answered with 1203 when the library is known", () 
 });
 
 test("resolution, result_type and aspect_ratio accept exactly their enums", () => {
-  const v3 = { model_name: "svc-v3-omni", aspect_ratio: "1:1" };
+  const v3 = { model_name: "kling-v3-omni", aspect_ratio: "1:1" };
   for (const resolution of ["1k", "2k", "4k"]) assert.equal(check({ ...v3, resolution }), []);
   for (const result_type of ["single", "series"]) assert.equal(check({ ...v3, result_type }), []);
   for (const aspect_ratio of ["16:9", "9:16", "1:1", "4:3", "3:4", "3:2", "2:3", "21:9", "auto"]) assert.equal(check({ aspect_ratio }), []);
@@ -106,7 +118,7 @@ test("n: 1 and 9 pass, 0 and 10 fail, non-integers fail", () => {
 });
 
 test('series_amount: 2, 9 and "auto" pass; 1, 10 and other strings fail', () => {
-  const at = (series_amount: unknown) => rules(check({ model_name: "svc-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount }));
+  const at = (series_amount: unknown) => rules(check({ model_name: "kling-v3-omni", aspect_ratio: "1:1", result_type: "series", series_amount }));
   assert.equal(at(2), []);
   assert.equal(at(9), []);
   assert.equal(at("auto"), []);
@@ -141,12 +153,12 @@ test("watermark_info, callback_url and external_task_id shapes", () => {
   assert.equal(rules(check({ callback_url: 1, external_task_id: null })), ["image.callback_url.type", "image.external_task_id.type"]);
 });
 
-test("per-model limits: svc-image-o1 takes no 4k and no series; svc-v3-omni without reference images takes no auto ratio", () => {
+test("per-model limits: kling-image-o1 takes no 4k and no series; kling-v3-omni without reference images takes no auto ratio", () => {
   assert.equal(rules(check({ resolution: "4k" })), ["image.model.resolution"]);
-  assert.equal(rules(check({ model_name: "svc-image-o1", result_type: "series" })), ["image.model.result_type"]);
-  assert.equal(rules(check({ model_name: "svc-v3-omni", aspect_ratio: "auto" })), ["image.model.aspect_ratio"]);
-  assert.equal(rules(check({ model_name: "svc-v3-omni" })), ["image.model.aspect_ratio"], "auto is the default ratio");
-  assert.equal(check({ model_name: "svc-v3-omni", image_list: images(1) }), [], "with a reference image auto is fine");
+  assert.equal(rules(check({ model_name: "kling-image-o1", result_type: "series" })), ["image.model.result_type"]);
+  assert.equal(rules(check({ model_name: "kling-v3-omni", aspect_ratio: "auto" })), ["image.model.aspect_ratio"]);
+  assert.equal(rules(check({ model_name: "kling-v3-omni" })), ["image.model.aspect_ratio"], "auto is the default ratio");
+  assert.equal(check({ model_name: "kling-v3-omni", image_list: images(1) }), [], "with a reference image auto is fine");
   assert.equal(check({ model_name: "acme-v3-omni", aspect_ratio: "16:9", resolution: "4k", result_type: "series" }, { service: "acme" }), []);
   assert.equal(check({ resolution: "4k", result_type: "series" }, { modelLimits: false }), []);
 });

@@ -3,7 +3,7 @@
 
 import { defineCommand, type CommandIO, type ParsedArgs } from "../Command.js";
 import { ExitCode } from "../ExitCode.js";
-import { mergeConfig, realisticTiming, type DeepPartial, type EmulatorConfig } from "../../emulator/EmulatorConfig.js";
+import { mergeConfig, realisticTiming, specAnswers, type DeepPartial, type EmulatorConfig } from "../../emulator/EmulatorConfig.js";
 import { configInvalid } from "../../emulator/EmulatorConfigInvalid.js";
 import { loadConfigFile, loadElementsFile } from "../../emulator/EmulatorConfigFile.js";
 import { resolveEmulatorConfig, startEmulator } from "../../emulator/Emulator.js";
@@ -13,7 +13,7 @@ const str = (args: ParsedArgs, name: string): string | undefined => {
   return typeof v === "string" ? v : undefined;
 };
 
-/** The config the flags describe: defaults < --realistic < --config file < single flags. */
+/** The config the flags describe: defaults < --spec-answers < --realistic < --config file < single flags. */
 export const emulatorConfigFromArgs = async (args: ParsedArgs): Promise<{ config: EmulatorConfig; host: string; port: number }> => {
   const problems: string[] = [];
   const int = (name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
@@ -65,7 +65,8 @@ export const emulatorConfigFromArgs = async (args: ParsedArgs): Promise<{ config
   };
   if (problems.length > 0) throw configInvalid("command line", problems);
   let base: DeepPartial<EmulatorConfig> = {};
-  if (args.values["realistic"] === true) base = { timing: realisticTiming };
+  if (args.values["spec-answers"] === true) base = specAnswers;
+  if (args.values["realistic"] === true) base = mergeConfig(base, { timing: realisticTiming });
   const file = str(args, "config");
   if (file !== undefined) base = mergeConfig(base, await loadConfigFile(file));
   const elementsFile = str(args, "elements");
@@ -124,6 +125,7 @@ export const emulatorCommand = defineCommand({
   usage: "omnibatch emulator [--port N] [--host ADDR] [--config FILE.json] [options]",
   description: [
     "Serves all six endpoints of the service on loopback with its envelope, input rules, concurrency slots,",
+    "answering as the live service does (Kling's names, 20 ids per query, its error wordings and headers; --spec-answers for the earlier answers),",
     "state transitions, billing, callbacks, signed expiring result links and switchable faults.",
     "Prints its base URL and key as `export` lines. Every knob of the config file (see docs/emulator.md in the",
     "omnibatch repository) can be set in --config FILE.json; the flags below override the file.",
@@ -137,7 +139,11 @@ export const emulatorCommand = defineCommand({
     config: { type: "string", value: "FILE", description: "JSON file of emulator settings (any subset)." },
     elements: { type: "string", value: "FILE", description: "JSON file with the element library: [{id, name, element_type}]." },
     key: { type: "string", value: "KEY", description: "The bearer key to accept (default omni-dev-key)." },
-    service: { type: "string", value: "NAME", description: "The service name in paths and model names (default svc)." },
+    service: { type: "string", value: "NAME", description: "The service name in paths and model names (default kling, as the live service)." },
+    "spec-answers": {
+      type: "boolean",
+      description: "Answer as before the live service was known: name svc, 100 ids per query, image not-found 404/1203, videos-only unified queries, no Retry-After or x-request-id.",
+    },
     realistic: { type: "boolean", description: "Real durations: video 1-8 minutes, image 10-60 seconds." },
     "time-scale": { type: "string", value: "X", description: "Multiply every task duration by X (e.g. 0.01)." },
     seed: { type: "string", value: "N", description: "Seed of durations, failures and auto counts (default 1)." },

@@ -7,6 +7,7 @@ import { outputsOption, withOutputs } from "../outputsOption.js";
 import { defineCommand } from "../Command.js";
 import { ExitCode } from "../ExitCode.js";
 import { displayPath, loadManifest } from "../../manifest/loadManifest.js";
+import { commonOptions, serviceNameOf } from "../commonOptions.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import { diffPlan } from "../../manifest/diffPlan.js";
 import { budgetOutlook } from "../../manifest/budgetOutlook.js";
@@ -56,6 +57,7 @@ export const planCommand = defineCommand({
     all: { type: "boolean", description: "List unchanged tasks one per line too (by default they are counted)." },
     ...selectionOptions,
     out: { type: "string", value: "FILE", description: "Save this exact plan as JSON, for 'run --plan FILE' (e.g. after a review)." },
+    service: commonOptions.service,
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -63,7 +65,7 @@ export const planCommand = defineCommand({
     const json = args.values.json === true;
     const selection = selectionFromArgs("plan", args.values);
     try {
-      const loaded = withOutputs(await loadManifest(file, { cwd: io.cwd }), args.values, io.cwd, "plan");
+      const loaded = withOutputs(await loadManifest(file, { cwd: io.cwd, service: serviceNameOf(args.values, io.env) }), args.values, io.cwd, "plan");
       // The one rule for where emulated runs keep their state (shared with run and status).
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);

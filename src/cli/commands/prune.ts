@@ -17,6 +17,7 @@ import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../ExitCode.js";
 import { emulateOption, requireLockFile, shownPath } from "./status.js";
 import { neutralise } from "../../api/neutralise.js";
+import { serviceInEnv } from "../../rules/serviceNames.js";
 
 const LIST_LIMIT = 25;
 
@@ -57,7 +58,7 @@ export const pruneCommand = defineCommand({
     const json = args.values.json === true;
     const yes = args.values.yes === true;
     // The manifest must be valid: orphans are told by what it makes now.
-    const loaded = await loadManifest(manifest, { cwd: io.cwd });
+    const loaded = await loadManifest(manifest, { cwd: io.cwd, service: serviceInEnv(io.env) });
     const m = emulated ? emulatedManifest(loaded) : loaded;
     const before = await requireLockFile(m.lockfilePath, manifest, io.cwd, emulated);
     const spentBefore = chargesLabel(summarizeBilling(before));

@@ -14,6 +14,7 @@ import { loadManifest } from "../../manifest/loadManifest.js";
 import { openReviewSession, selectItems } from "../../review/reviewSession.js";
 import { countStates, describeItemVars, parseFilter, type ReviewFilter, type ReviewItem } from "../../review/reviewItems.js";
 import { neutralise } from "../../api/neutralise.js";
+import { serviceInEnv } from "../../rules/serviceNames.js";
 
 const FILTER_HELP = "a job id, then key=value matrix values with dotted paths into data rows, e.g. 'stills product.sku=A-1'";
 
@@ -58,7 +59,7 @@ export const reviewCommand = defineCommand({
     if (listFilter !== undefined && v.list !== true) {
       throw new UsageError({ command: "review", message: `unexpected '${listFilter}': a filter goes after --approve or --reject, or after the manifest with --list` });
     }
-    const loaded = withOutputs(await loadManifest(file, { cwd: io.cwd }), v, io.cwd, "review");
+    const loaded = withOutputs(await loadManifest(file, { cwd: io.cwd, service: serviceInEnv(io.env) }), v, io.cwd, "review");
     const session = await openReviewSession(loaded, v.emulate === true);
     if (session.jobs.size === 0) {
       throw new UsageError({ command: "review", message: `no job in ${file} has 'review: true': nothing to review (see docs/review.md)` });

@@ -19,7 +19,7 @@ import { askYesNo, recreateQuestion, spendQuestion } from "../confirmSpend.js";
 import { recreatePlan } from "../../run/recreatePlan.js";
 import { resultsAt } from "../../store/resultsAt.js";
 import { defineCommand } from "../Command.js";
-import { commonOptions } from "../commonOptions.js";
+import { commonOptions, serviceNameOf } from "../commonOptions.js";
 import { ExitCode } from "../ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { annotateRunFailures } from "../ciAnnotations.js";
@@ -105,6 +105,7 @@ export const runCommand = defineCommand({
     "forwarding to --callback-listen; set OMNIBATCH_WEBHOOK_SECRET (whsec_...) to drop unsigned callbacks.",
   options: {
     "base-url": commonOptions["base-url"],
+    service: commonOptions.service,
     emulate: {
       ...commonOptions.emulate,
       description: "Run against an in-process emulator; uses M.emulate.lock.json and <outputs>-emulated, not the real files.",
@@ -181,7 +182,9 @@ export const runCommand = defineCommand({
             callbackFlags: callbacks !== undefined,
             ci: io.env["CI"] === "true" || !!io.env["GITHUB_STEP_SUMMARY"],
           });
+    const service = serviceNameOf(v, io.env);
     const settleOptions = {
+      serviceName: service,
       outputsFlag: typeof v.outputs === "string" ? resolve(io.cwd, v.outputs) : "",
       timeScale: io.env[timeScaleVariable] ?? "",
       concurrency: concurrency !== undefined ? String(concurrency) : "",
@@ -218,7 +221,7 @@ export const runCommand = defineCommand({
 
     let loaded: LoadedManifest;
     try {
-      loaded = withOutputs(await loadManifest(file), v, io.cwd, "run");
+      loaded = withOutputs(await loadManifest(file, { service }), v, io.cwd, "run");
     } catch (error) {
       // --json: the problems as events too (stdout holds NDJSON only); the usual report goes to stderr.
       if (v.json && error instanceof ManifestInvalid) {
@@ -247,8 +250,8 @@ export const runCommand = defineCommand({
     // part of the run), except the time a person takes to answer a question below.
     let maxWaitSince = Math.round(performance.timeOrigin);
     // Ask before spending: only a person at a terminal, only when money can go out.
-    // Without a service address or key the run stops before sending anything: no question.
-    const configured = (typeof v["base-url"] === "string" || !!io.env["OMNIBATCH_BASE_URL"]) && !!io.env["OMNIBATCH_API_KEY"];
+    // Without a key the run stops before sending anything: no question (the address has a default).
+    const configured = !!io.env["OMNIBATCH_API_KEY"];
     if (!v.emulate && !v.yes && !v.json && configured && io.stdout.isTTY && io.stdin?.isTTY) {
       const lock = await readLockFile(loaded.lockfilePath);
       const reviews = loaded.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, false))) : undefined;
@@ -307,6 +310,7 @@ export const runCommand = defineCommand({
         // Every wait scaled, for an emulator only (src/policy/timeScale.ts).
         ...(io.env[timeScaleVariable] !== undefined ? { timeScale: io.env[timeScaleVariable] } : {}),
         ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
+        client: { service },
         ...(v.emulate ? { emulate: true } : {}),
         ...(concurrency !== undefined ? { concurrency } : {}),
         ...(maxWaitMs !== undefined ? { maxWaitMs, maxWaitSince } : {}),

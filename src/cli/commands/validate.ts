@@ -8,26 +8,30 @@ import { loadManifest, displayPath } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";
 import { annotateDiagnostics, annotateFailure } from "../ciAnnotations.js";
+import { commonOptions, serviceNameOf } from "../commonOptions.js";
 
 export const validateCommand = defineCommand({
   name: "validate",
   summary: "Check a manifest: schema, templates, matrix, every spec rule, local files.",
-  usage: "omnibatch validate <manifest.yaml> [--check-urls] [--json]",
+  usage: "omnibatch validate <manifest.yaml> [--check-urls] [--service NAME] [--json]",
   description:
     "Parses the manifest, checks it against the schema, expands every job and runs every\n" +
     "rule of the service on every task, probing local images. Problems are printed as\n" +
-    "file:line:col with the line shown. Nothing is sent unless --check-urls is given.\n" +
+    "file:line:col with the line shown. Model names are the service's (kling-image-o1; --service\n" +
+    "or OMNIBATCH_SERVICE for a gateway with another name). Nothing is sent unless --check-urls is given.\n" +
     "Exit 0 when valid (warnings allowed), 2 when not.",
   options: {
     "check-urls": { type: "boolean", description: "Also ask the hosts of remote images and videos (HEAD / ranged GET, bounded time)." },
     json: { type: "boolean", description: "Print the result as one JSON object on stdout, nothing else." },
+    service: commonOptions.service,
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
     const file = args.positionals[0]!;
     const json = args.values.json === true;
     try {
-      const m = await loadManifest(file, { checkUrls: args.values["check-urls"] === true, cwd: io.cwd });
+      const service = serviceNameOf(args.values, io.env);
+      const m = await loadManifest(file, { checkUrls: args.values["check-urls"] === true, cwd: io.cwd, service });
       const jobs: { id: string; kind: string; upstream?: object; expected_tasks?: number; tasks?: number }[] = m.jobs.map((j) => ({
         id: j.id,
         kind: j.kind,
