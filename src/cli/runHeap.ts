@@ -6,7 +6,7 @@
 // fast-allocating run it picks near the top: the 200,000-task benchmark held about three
 // times its live heap (1,614 MB RSS while running). A fixed factor of 1.5 collects sooner:
 // peak RSS about halves, for more full collections (their cost is measured in
-// docs/benchmarks.md, "Measurement log"). Applied at the start of the CLI (launcher.ts)
+// docs/benchmarks-log.md). Applied at the start of the CLI (launcher.ts)
 // and by the benchmark's run scenarios, which measure what the CLI does; a user's own
 // `node --heap-growing-percent=N` is left as it is.
 

@@ -15,6 +15,17 @@ export class EmulatorClock {
     this.offset += ms;
   }
 
+  /** The offset and the latest time given, to be kept between processes (EmulatorState). */
+  saved(): { readonly offsetMs: number; readonly lastMs: number } {
+    return { offsetMs: this.offset, lastMs: this.last };
+  }
+
+  /** Continues a saved clock: the same offset from wall time, never before the time it last gave. */
+  restore(saved: { readonly offsetMs: number; readonly lastMs: number }): void {
+    this.offset = saved.offsetMs;
+    this.last = Math.max(this.last, saved.lastMs);
+  }
+
   reset(): void {
     this.offset = 0;
     this.last = 0;

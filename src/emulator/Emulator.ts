@@ -11,6 +11,7 @@ import { fail, type Answer } from "./Answer.js";
 import { EmulatorApi } from "./ApiHandlers.js";
 import { CallbackSender, type CallbackFigures } from "./CallbackSender.js";
 import { EmulatorClock } from "./Clock.js";
+import type { EmulatorState } from "./EmulatorState.js";
 import {
   configProblems,
   defaultEmulatorConfig,
@@ -33,6 +34,7 @@ import { imageTaskView, resultsDeleted, videoTaskView, type ViewContext } from "
 import { UrlSigner } from "./UrlSigner.js";
 
 export type { DeepPartial, EmulatorConfig } from "./EmulatorConfig.js";
+export type { EmulatorState } from "./EmulatorState.js";
 export { defaultEmulatorConfig, realisticTiming } from "./EmulatorConfig.js";
 export { EmulatorConfigInvalid } from "./EmulatorConfigInvalid.js";
 
@@ -94,6 +96,10 @@ export interface RunningEmulator {
   slotTimeline(): readonly SlotSample[];
   /** Forgets every task and figure; the clock returns to wall time. */
   reset(): void;
+  /** The account's tasks and clock, for a later emulator to take up (EmulatorState.ts). */
+  saveState(): EmulatorState;
+  /** Takes up a saved account (its tasks, ids and clock). Only before this emulator's first task: throws otherwise. */
+  restoreState(state: EmulatorState): void;
   close(): Promise<void>;
 }
 
@@ -574,6 +580,17 @@ export const startEmulator = async (
     now: () => clock.now(),
     slotTimeline: () => store.slots.timeline(),
     reset,
+    saveState: () => {
+      const now = clock.now();
+      store.settle(now);
+      return { clock: clock.saved(), store: store.saved() };
+    },
+    restoreState: (state) => {
+      if (store.all.length > 0) throw new Error("restoreState: this emulator already holds tasks");
+      clock.restore(state.clock);
+      store.restore(state.store, clock.now());
+      armDue();
+    },
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         clearInterval(ticker);

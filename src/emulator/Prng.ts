@@ -8,6 +8,18 @@ export class Prng {
     this.state = (seed >>> 0) ^ 0x9e3779b9;
   }
 
+  /** Where the sequence is: `Prng.resume(p.position)` draws what `p` would draw next. */
+  get position(): number {
+    return this.state >>> 0;
+  }
+
+  /** A generator that continues from `position` (a number `position` gave). */
+  static resume(position: number): Prng {
+    const p = new Prng(0);
+    p.state = position >>> 0;
+    return p;
+  }
+
   /** Uniform in [0, 1). */
   next(): number {
     let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);

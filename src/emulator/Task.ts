@@ -49,6 +49,9 @@ export interface Task {
   readonly reference?: Thumbnail;
 }
 
+/** The id of task `seq` made in `epoch`: 7, the epoch (3 digits) and seq (12 digits). */
+export const emulatorTaskId = (epoch: number, seq: number): string => `7${String(epoch % 1000).padStart(3, "0")}${String(seq).padStart(12, "0")}`;
+
 export type Phase = "submitted" | "processing" | "succeeded" | "failed";
 
 export const phaseAt = (t: Task, now: number): Phase =>

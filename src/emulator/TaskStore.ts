@@ -10,7 +10,7 @@ import type { EmulatorConfig } from "./EmulatorConfig.js";
 import { parseDecimal } from "./Decimal.js";
 import { Prng } from "./Prng.js";
 import { SlotPool, type ProductKind } from "./SlotPool.js";
-import { contentRiskMessage, type ImageRequest, type Phase, type Task, type VideoRequest } from "./Task.js";
+import { contentRiskMessage, emulatorTaskId, type ImageRequest, type Phase, type Task, type VideoRequest } from "./Task.js";
 
 export interface NewTask {
   readonly kind: ProductKind;
@@ -36,6 +36,16 @@ export interface Transition {
   readonly task: Task;
   readonly phase: Phase;
   readonly at: number;
+}
+
+/** The tasks of a store and where its id sequence and random draws are (TaskStore.saved). */
+export interface SavedTasks {
+  /** The id epoch: ids are 7, the epoch (3 digits) and the task's seq (12 digits). */
+  readonly epoch: number;
+  /** Prng.position of the store's draws. */
+  readonly prng: number;
+  /** Every task in creation order (seq 1, 2, ...). */
+  readonly tasks: readonly Task[];
 }
 
 const autoRatios = ["1:1", "16:9", "9:16", "4:3", "3:4"] as const;
@@ -260,7 +270,7 @@ export class TaskStore {
     const seq = this.all.length + 1;
     const task: Task = {
       seq,
-      id: `7${String(this.epoch % 1000).padStart(3, "0")}${String(seq).padStart(12, "0")}`,
+      id: emulatorTaskId(this.epoch, seq),
       kind: req.kind,
       ...(req.externalId !== undefined ? { externalId: req.externalId } : {}),
       ...(req.callbackUrl !== undefined ? { callbackUrl: req.callbackUrl } : {}),
@@ -277,6 +287,13 @@ export class TaskStore {
       ...(req.kind === "image" && req.prompt !== "" ? { caption: req.prompt.slice(0, 200) } : {}),
       ...(req.kind === "image" && req.reference ? { reference: req.reference } : {}),
     };
+    this.admit(task);
+    this.onTransition({ task, phase: "submitted", at: now });
+    return { kind: "created", task };
+  }
+
+  /** Keeps a new task: its indexes, its slots and charge held from its creation, its first transition due. */
+  private admit(task: Task): void {
     this.all.push(task);
     (task.kind === "video" ? this.videos : this.images).push(task);
     if (task.externalId !== undefined) {
@@ -287,13 +304,40 @@ export class TaskStore {
         else this.laterByExternal.set(task.externalId, [task]);
       }
     }
-    this.slots.take(task.kind, slots, now);
-    this.reserved += costOf(charge);
+    this.slots.take(task.kind, task.slots, task.createdAt);
+    this.reserved += costOf(task.charge);
     this.byStatus.submitted += 1;
-    if (this.firstCreateAt === undefined) this.firstCreateAt = now;
-    this.events.push({ at: task.processingAt, seq, phase: "processing" });
-    this.onTransition({ task, phase: "submitted", at: now });
-    return { kind: "created", task };
+    if (this.firstCreateAt === undefined) this.firstCreateAt = task.createdAt;
+    this.events.push({ at: task.processingAt, seq: task.seq, phase: "processing" });
+  }
+
+  /** What a later emulator needs to go on with this account's tasks (EmulatorState.ts). */
+  saved(): SavedTasks {
+    return { epoch: this.epoch, prng: this.prng.position, tasks: this.all };
+  }
+
+  /**
+   * Takes up the tasks a saved store held, into this empty store: each is admitted at its
+   * creation time with the transitions due before it settled first, as when it was
+   * created, so slots, balance and counts come out as they were; then everything due at
+   * `now` settles. No transition of a restored task is told (onTransition): their
+   * callbacks went to a listener of the run before.
+   */
+  restore(saved: SavedTasks, now: number): void {
+    if (this.all.length > 0) throw new Error("TaskStore.restore: the store already holds tasks");
+    this.epoch = saved.epoch;
+    this.prng = Prng.resume(saved.prng);
+    const told = this.onTransition;
+    this.onTransition = () => {};
+    try {
+      for (const task of saved.tasks) {
+        this.settle(task.createdAt);
+        this.admit(task);
+      }
+      this.settle(now);
+    } finally {
+      this.onTransition = told;
+    }
   }
 
   /** Index of the first task in `list` (creation order) with seq greater than `seq`. */

@@ -14,6 +14,13 @@ export const emulatedLockfilePath = (lockfilePath: string): string =>
   lockfilePath.endsWith(".lock.json") ? `${lockfilePath.slice(0, -".lock.json".length)}.emulate.lock.json` : `${lockfilePath}.emulate`;
 
 /**
+ * Where the emulated service keeps its tasks between `--emulate` runs (keptEmulator.ts):
+ * `demo.emulate.lock.json` -> `demo.emulate.state.json`, beside the emulated lockfile.
+ */
+export const emulatorStatePath = (emulatedLockfile: string): string =>
+  emulatedLockfile.endsWith(".emulate.lock.json") ? `${emulatedLockfile.slice(0, -".lock.json".length)}.state.json` : `${emulatedLockfile}.state`;
+
+/**
  * `demo.lock.json` -> `demo.emulate.lock.json` (its journal and run lock follow, as they
  * are named after the lockfile); `outputs/demo` -> `outputs/demo-emulated`.
  * Pure: expects the absolute paths the manifest loader gives.

@@ -19,6 +19,7 @@ import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
 import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
+import { keepEmulatorState, takeUpEmulator } from "./keptEmulator.js";
 import { startChecks } from "./startChecks.js";
 import { applyServiceRule } from "./applyServiceRule.js";
 import { reviewFileFor } from "../review/ReviewFile.js";
@@ -65,7 +66,7 @@ const isLoaded = (m: RunnableManifest): m is RunnableManifest & LoadedManifest =
 const startOutlook = (
   manifest: RunnableManifest,
   lock: LockFile,
-  emulated: boolean,
+  freshService: boolean,
   spentBefore: Record<string, string>,
   plan?: PlanResult,
   selection?: RunSelection,
@@ -76,10 +77,10 @@ const startOutlook = (
   // A run of a chosen part counts what it will do: --failed's new attempts are to create
   // (the engine makes them), work it leaves out is not counted; a saved plan creates only its ids.
   const totals = selection
-    ? runTotals(diffPlan(manifest, recorded, renewFailedOf(selection, selection.selects)), emulated, (e) =>
+    ? runTotals(diffPlan(manifest, recorded, renewFailedOf(selection, selection.selects)), freshService, (e) =>
         selection.keeps(e) && ((e.mark !== "+" && e.mark !== "~") || selection.mayCreate?.(e.id) !== false),
       )
-    : runTotals(plan ?? diffPlan(manifest, recorded), emulated);
+    : runTotals(plan ?? diffPlan(manifest, recorded), freshService);
   return {
     ...base,
     total: totals.total,
@@ -112,13 +113,13 @@ const NO_PLAN: Pick<PlanResult, "entries"> = { entries: [] };
 const startPlan = (
   manifest: RunnableManifest,
   lock: LockFile,
-  emulated: boolean,
+  freshService: boolean,
   spentBefore: Record<string, string>,
   selection: RunSelection | undefined,
 ): { outlook: StartOutlook; replaced: [string, string][] | undefined; standings: Standings | undefined } => {
   const plan = isLoaded(manifest) && Object.keys(lock.tasks).length ? diffPlan(manifest, lock) : undefined;
   return {
-    outlook: startOutlook(manifest, lock, emulated, spentBefore, plan, selection),
+    outlook: startOutlook(manifest, lock, freshService, spentBefore, plan, selection),
     replaced: plan ? supersessions(plan, lock) : undefined,
     // As writeReports would work them out (standingsFor) for this lockfile; an empty one has none to tell.
     standings: !plannable(manifest) ? undefined : plan ? standings(lock, plan) : Object.keys(lock.tasks).length === 0 ? standings(lock, NO_PLAN) : undefined,
@@ -153,7 +154,8 @@ export interface RunManifestOptions {
   readonly baseUrl?: string;
   /**
    * Run against an in-process emulator (true: quick timing; an object: that configuration),
-   * with the emulated lockfile and outputs folder (`emulatedPaths`) instead of the real ones.
+   * with the emulated lockfile and outputs folder (`emulatedPaths`) instead of the real ones;
+   * the emulated service's tasks and clock are kept beside that lockfile between runs (keptEmulator.ts).
    */
   readonly emulate?: boolean | DeepPartial<EmulatorConfig>;
   /** Overrides the manifest's concurrency. */
@@ -318,7 +320,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const chosen = options.policy ?? (scaled.scale !== undefined ? makePolicy(scaled.scale) : emulated ? fastPolicy : livePolicy);
     const policy = emulated || isLoopbackUrl(serviceUrl) ? chosen : withSafetyFloors(chosen);
     const policyLayer = RunPolicy.layer(policy);
-    // An emulated run's service is new every time: no run trace (nothing to compare with).
+    // An emulated run keeps no run trace: its service is saved with the lockfile it matches (keptEmulator.ts).
     // The loaded records share the plan's ids and request hashes where equal (one copy of each held).
     const storeLayer = LockStore.layer(manifest.lockfilePath, manifest.name, {
       ...options.lockStore,
@@ -329,6 +331,10 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const engineLayer = Engine.layer.pipe(Layer.provideMerge(Layer.mergeAll(clientLayer, policyLayer, storeLayer, downloaderLayer)));
 
     let current = "";
+    // Whether the service knows none of the lockfile's tasks: a new emulated one.
+    let fresh = false;
+    // Saved at the end only when taken up: a run that never held the lockfile saves nothing.
+    let keepEmulator = false;
     const events = toldEvents;
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
@@ -358,6 +364,12 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       if (foreign) onEvent?.({ type: "notice", level: "warn", message: foreign });
       // Read before the engine starts (no put in between): the store's map, not a copy.
       const recorded = yield* store.view;
+      // The emulated service takes up the tasks it kept at the end of the run before, once
+      // this run holds the lockfile (keptEmulator.ts); without them it is a new service.
+      if (emulator !== undefined) {
+        fresh = takeUpEmulator(emulator, manifest.lockfilePath, recorded, onEvent);
+        keepEmulator = true;
+      }
       // A changed task must not download over the files of the task it replaces.
       const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
@@ -374,7 +386,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       // The plan and failure groups of the lockfile as the run starts; reused at the end when
       // the run changed no record (a rerun with nothing to do: 100,000 tasks diffed once, not twice).
       const changesAtStart = yield* store.changes;
-      const start = startPlan(manifest, before, emulated, spentBefore, options.selection);
+      const start = startPlan(manifest, before, fresh, spentBefore, options.selection);
       outlook = start.outlook;
       const replacedAtStart = start.replaced;
       const standingsAtStart = start.standings;
@@ -388,8 +400,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(options.maxWaitMs !== undefined ? { maxWaitMs: Math.max(0, options.maxWaitMs - Math.max(0, Date.now() - maxWaitSince)) } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(onEvent ? { onEvent } : {}),
-        // Every emulated run starts a new emulator, which knows none of the old tasks.
-        ...(emulated ? { freshService: true } : {}),
+        // A new emulated service knows none of the old tasks.
+        ...(fresh ? { freshService: true } : {}),
         ...(listener ? { callbacks: listener } : {}),
         ...(options.selection ? { selection: options.selection } : {}),
         ...(reviews ? { reviews } : {}),
@@ -521,7 +533,9 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       return summary;
     });
 
-    const exit = await Effect.runPromiseExit(Effect.provide(program, engineLayer));
+    // The emulated service is saved while the run still holds the lockfile, whatever the outcome.
+    const saved = Effect.promise(async () => (emulator !== undefined && keepEmulator ? keepEmulatorState(emulator, manifest.lockfilePath, onEvent) : undefined));
+    const exit = await Effect.runPromiseExit(Effect.provide(Effect.ensuring(program, saved), engineLayer));
     const summary = squash(exit);
     onEvent?.({ type: "summary", ...summary });
     return summary;

@@ -123,7 +123,7 @@ process.stdout.write(`\n${goals - misses} of ${goals} goals met; total ${(totalM
 const outDir = `${root}bench-results`;
 mkdirSync(outDir, { recursive: true });
 const json = { mode: quick ? "quick" : "full", machine: { ...machine, loadAverageAtEnd: loadAtEnd }, totalMs, figures: rows.map((f) => ({ ...f, pass: passes(f) })), scenarios: results };
-// A quick (CI) run does not replace the full figures that README and docs/benchmarks.md quote.
+// A quick (CI) run does not replace the full figures that docs/benchmarks.md quotes.
 const outFile = quick ? "latest-quick.json" : "latest.json";
 writeFileSync(`${outDir}/${outFile}`, `${JSON.stringify(json, null, 2)}\n`);
 process.stdout.write(`written: bench-results/${outFile}\n`);

@@ -4,7 +4,7 @@
 // a click shows the prompt; the keyboard moves between results; hostile text in the data
 // stays text; and a 10,000-output report renders its first rows, scrolls and filters in
 // bounded time (figures printed). Set OMNIBATCH_SCREENSHOT=docs/report.png to write the
-// README's screenshot of the demo's report.
+// screenshot of the demo's report that README.md and docs/results.md show.
 
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,5 +1,5 @@
-// What an emulated run that makes results deleted from disk again was charged: the
-// emulator charges each remade task again, and the live line and the summary both say
+// What an emulated run that makes results deleted from disk again (its kept emulated
+// service deleted too) was charged: the emulator charges each remade task again, and the live line and the summary both say
 // so, with the amount the records hold of those charges. The built CLI, --emulate, CI lines.
 
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -62,6 +62,8 @@ t("results deleted from disk and made again: the live line and the summary both 
   const stills = join(dir, "out-emulated", "stills");
   const gone = readdirSync(stills).sort().slice(0, 2);
   for (const d of gone) for (const f of readdirSync(join(stills, d))) if (f.endsWith(".png")) rmSync(join(stills, d, f));
+  // The emulated service's kept state too: a new emulated service, which cannot give the files again.
+  rmSync(join(dir, "m.emulate.state.json"));
   const second = await run(dir);
   assert.is(second.exitCode, 0, second.stdout);
   assert.is(second.stdout.split("creating it again on the emulator").length - 1, 2, second.stdout);

@@ -31,7 +31,7 @@ t("init writes the manifest, data, workflow and .gitignore; the starter is valid
     for (const f of ["starter.yaml", "data/starter.csv", ".github/workflows/omnibatch-starter.yml", ".gitignore"]) assert.ok(existsSync(join(dir, f)), f);
     const manifest = readFileSync(join(dir, "starter.yaml"), "utf8");
     assert.ok(manifest.startsWith("# yaml-language-server: $schema=./node_modules/omnibatch/schemas/manifest.schema.json\n"), manifest.split("\n")[0]);
-    assert.equal(readFileSync(join(dir, ".gitignore"), "utf8").split("\n").slice(1, 4), ["*.emulate.lock.json", "*.emulate.lock.json.*", "/outputs/"]);
+    assert.equal(readFileSync(join(dir, ".gitignore"), "utf8").split("\n").slice(1, 6), ["*.emulate.lock.json", "*.emulate.lock.json.*", "*.emulate.state.json", "*.emulate.state.json.*", "/outputs/"]);
     const valid = await cli(dir, ["validate", "starter.yaml"]);
     assert.is(valid.exitCode, 0, valid.all);
     const run = await cli(dir, ["run", "starter.yaml", "--emulate", "--json"]);
@@ -63,7 +63,7 @@ t("init refuses to overwrite: exit 2 naming the file, and nothing else is writte
     // Elsewhere it works, and the .gitignore is added to, never rewritten.
     const other = await cli(dir, ["init", "more", "--name", "spring"]);
     assert.is(other.exitCode, 0, other.all);
-    assert.is(readFileSync(join(dir, ".gitignore"), "utf8"), "node_modules/\n# omnibatch: results and reports, and what --emulate writes\n*.emulate.lock.json\n*.emulate.lock.json.*\n/more/outputs/\n");
+    assert.is(readFileSync(join(dir, ".gitignore"), "utf8"), "node_modules/\n# omnibatch: results and reports, and what --emulate writes\n*.emulate.lock.json\n*.emulate.lock.json.*\n*.emulate.state.json\n*.emulate.state.json.*\n/more/outputs/\n");
     const again = await cli(dir, ["init", "more", "--name", "spring"]);
     assert.is(again.exitCode, 2);
     assert.match(again.stderr, "more/spring.yaml already exists");

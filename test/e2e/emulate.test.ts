@@ -46,7 +46,7 @@ t("an --emulate run writes only M.emulate.lock.json and <outputs>-emulated: M.lo
     assert.is(start.lockfile, summary.lockfile);
     assert.ok(summary.reports.length > 0 && summary.reports.every((f: string) => f.startsWith(join(ws.dir, "out-emulated"))));
     assert.ok(summary.created > 0);
-    assert.equal(readdirSync(ws.dir).sort(), ["m.emulate.lock.json", "m.yaml", "out", "out-emulated"]);
+    assert.equal(readdirSync(ws.dir).sort(), ["m.emulate.lock.json", "m.emulate.state.json", "m.yaml", "out", "out-emulated"]);
     assert.equal(readdirSync(ws.outputs), ["results.jsonl"]);
     assert.is(readFileSync(join(ws.outputs, "results.jsonl"), "utf8"), "REAL\n");
     const lock = await assertAllResults(emulatedWs(ws));
@@ -129,7 +129,7 @@ t("status --emulate and report --emulate read the emulated lockfile and write in
     assert.equal(out.files.map((f: string) => f.slice(join(ws.dir, "out-emulated").length + 1)).sort(), ["billing.csv", "billing.json", "billing.md", "report.html", "results.jsonl"]);
     const realReport = await cli(ws, ["report", "m.yaml"]);
     assert.is(realReport.exitCode, 2);
-    assert.equal(readdirSync(ws.dir).sort(), ["m.emulate.lock.json", "m.yaml", "out-emulated"]);
+    assert.equal(readdirSync(ws.dir).sort(), ["m.emulate.lock.json", "m.emulate.state.json", "m.yaml", "out-emulated"]);
   } finally {
     ws.remove();
   }

@@ -1,4 +1,4 @@
-// OMNIBATCH_TIME_SCALE left set in a user's shell (README tells them to export it for their
+// OMNIBATCH_TIME_SCALE left set in a user's shell (docs/emulator.md tells them to export it for their
 // own emulator) must not shrink the unknown-outcome window against a service that is not on
 // this machine. The built CLI runs with the variable at 0.05 against the real emulator
 // listening on this machine's non-loopback address, which plays a real service at its

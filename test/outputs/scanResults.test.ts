@@ -135,7 +135,7 @@ t("what a run saw spares the reports a stat: a file the sink found with its size
     writeFileSync(join(out, "stills", "desk", "image-1.png"), "png");
     const states = () => scanResults(tasks, out, made + DAY, undefined, sink.seen).map((r) => [r.id, r.verdict.state]);
     assert.equal(states(), [["a", "present"], ["b", "restorable"], ["c", "restorable"], ["d", "present"]]);
-    // The trade (docs/benchmarks.md, "Throughput and resume, 2026-11-24 01:10 to 02:05 UTC"): a file removed after the run saw it is not looked at again by
+    // The trade (docs/benchmarks-log.md, "Throughput and resume, 2026-11-24 01:10 to 02:05 UTC"): a file removed after the run saw it is not looked at again by
     // this run's reports; the next run's start check stats every recorded file and fetches it again.
     rmSync(join(out, "stills", "apple", "image-1.png"));
     assert.equal(states()[0], ["a", "present"]);

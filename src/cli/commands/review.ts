@@ -62,7 +62,7 @@ export const reviewCommand = defineCommand({
     const loaded = withOutputs(await loadManifest(file, { cwd: io.cwd, service: serviceInEnv(io.env) }), v, io.cwd, "review");
     const session = await openReviewSession(loaded, v.emulate === true);
     if (session.jobs.size === 0) {
-      throw new UsageError({ command: "review", message: `no job in ${file} has 'review: true': nothing to review (see the README, "Review before you animate")` });
+      throw new UsageError({ command: "review", message: `no job in ${file} has 'review: true': nothing to review (see docs/review.md)` });
     }
     const filterOf = (text: string | undefined): ReviewFilter => {
       if (text === undefined) return { where: [] };

@@ -80,7 +80,8 @@ export const runCommand = defineCommand({
     "is simply run again: nothing is created twice, finished results are not downloaded again.\n" +
     "The API key is read from OMNIBATCH_API_KEY only. With --emulate, an emulator of the service runs\n" +
     "in-process (no key needed, nothing is charged) and the run keeps its own lockfile and results,\n" +
-    "M.emulate.lock.json and <outputs>-emulated, never touching the real ones (delete them freely).\n\n" +
+    "M.emulate.lock.json and <outputs>-emulated, never touching the real ones (delete them freely);\n" +
+    "the emulated service keeps its tasks between such runs in M.emulate.state.json beside them.\n\n" +
     "On a terminal, a run against a real service first shows what it will create and the estimated\n" +
     "cost against the budget, and asks before the first create (--yes skips the question; CI, --json\n" +
     "and --emulate runs never ask).\n\n" +

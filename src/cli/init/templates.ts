@@ -134,8 +134,8 @@ jobs:
         run: echo "outcome $OUTCOME, pending $PENDING, created $CREATED, spend $SPEND"
 `;
 
-/** The .gitignore lines: the emulated lockfiles and every outputs folder under the manifest's folder (`dir` relative to the repository root, "" for the root). */
+/** The .gitignore lines: the emulated lockfiles, the emulated service's kept state and every outputs folder under the manifest's folder (`dir` relative to the repository root, "" for the root). */
 export const gitignoreLines = (dir: string): string[] => {
   const prefix = dir === "" ? "" : `${dir.replace(/\/+$/, "")}/`;
-  return ["*.emulate.lock.json", "*.emulate.lock.json.*", `/${prefix}outputs/`];
+  return ["*.emulate.lock.json", "*.emulate.lock.json.*", "*.emulate.state.json", "*.emulate.state.json.*", `/${prefix}outputs/`];
 };
