@@ -80,3 +80,18 @@ export const serviceInEnv = (env: Readonly<Record<string, string | undefined>>):
   const name = env["OMNIBATCH_SERVICE"]?.trim();
   return name && SERVICE_NAME.test(name) ? name : DEFAULT_SERVICE;
 };
+
+/**
+ * The service's name from a flag (--service), else OMNIBATCH_SERVICE, else `kling`; a
+ * problem naming where it came from when it cannot be a name.
+ */
+export const resolveServiceName = (
+  env: Readonly<Record<string, string | undefined>>,
+  flag?: string,
+): { readonly name: string } | { readonly problem: string } => {
+  const fromEnv = env["OMNIBATCH_SERVICE"]?.trim();
+  const name = flag ?? (fromEnv ? fromEnv : DEFAULT_SERVICE);
+  if (SERVICE_NAME.test(name)) return { name };
+  const where = flag !== undefined ? "--service" : "OMNIBATCH_SERVICE";
+  return { problem: `${where} '${name.slice(0, 80)}' is not a service name: letters, digits, '-', '_' or '.', at most 64 (the real service is 'kling')` };
+};
