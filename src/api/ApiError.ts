@@ -32,6 +32,8 @@ export class ServiceError extends Data.TaggedError("ServiceError")<{
   readonly requestId: string;
   /** The `x-request-id` header, when the answer had one (the live service sends it; the trace id its support asks for). */
   readonly headerRequestId?: string;
+  /** Our request, method and path without the query (`POST /omni-video/svc-o1`), when the client knows it: it names what the address lacks. */
+  readonly request?: string;
   /** From a `Retry-After` header (seconds or HTTP date), when there was one. */
   readonly retryAfterMs?: number;
 }> {}

@@ -197,6 +197,14 @@ const errorText = (error: unknown): string => {
   return code !== undefined && !message.includes(code) ? `${code}: ${message}` : message;
 };
 
+/** A service's error answer, with our request (method and path, no query) named: what a refused address lacks. */
+const naming = (error: ApiError, method: string, path: string): ApiError => {
+  if (error._tag !== "ServiceError") return error;
+  const q = path.indexOf("?");
+  // Every field kept (the message is no own enumerable property of an Error: named).
+  return new ServiceError({ ...error, message: error.message, request: `${method} ${q < 0 ? path : path.slice(0, q)}` });
+};
+
 /** A URL fit for an error message: no query string (signed links carry signatures there). */
 const urlForMessage = (url: string): string => {
   try {
@@ -382,7 +390,7 @@ const make = (config: OmniClientConfig) =>
     const call = <G = never>(operation: Exclude<Operation, "download">, method: "GET" | "POST", path: string, body?: unknown, lastCheck?: LastCheck<G>) =>
       exchange(operation, method, path, body, lastCheck).pipe(
         Effect.flatMap((answer) => Either.match(interpretAnswer(operation, answer, schemas, scrub, Date.now()), {
-          onLeft: (error) => Effect.fail(error),
+          onLeft: (error) => Effect.fail(naming(error, method, path)),
           onRight: (data) => Effect.succeed(data),
         })),
       );
@@ -402,7 +410,7 @@ const make = (config: OmniClientConfig) =>
       exchange(operation, method, path, body).pipe(
         Effect.flatMap((answer) =>
           Either.match(interpretTaskAnswer(operation, answer, schemas, scrub, Date.now()), {
-            onLeft: (error) => Effect.fail(error),
+            onLeft: (error) => Effect.fail(naming(error, method, path)),
             onRight: (data) => Effect.succeed({ ...data, httpStatus: answer.httpStatus }),
           }),
         ),

@@ -7,7 +7,9 @@ import { createOperations, type ApiError, type Operation } from "./ApiError.js";
 /**
  * - `retry`: transient; the same request may be sent again after a pause.
  * - `no-slot`: the account's concurrency is full (1303); wait for a task to end.
- * - `refused`: the account cannot be used (auth, balance, permission, IP): stop all submission (exit 5).
+ * - `refused`: the request can never succeed here: the account cannot be used (auth, balance,
+ *   permission, IP), or the address or the service's name is wrong (1202 no such API, 1203
+ *   naming a model on a create): stop all submission (exit 5). What to check: refusal.ts.
  * - `task-rejected`: this request is wrong or not allowed; fail the task with the service's message.
  *   For a download it means the link is unusable (expired, deleted): query the task again.
  * - `unknown-outcome`: a create that may or may not have made the task: look it up by
@@ -15,8 +17,10 @@ import { createOperations, type ApiError, type Operation } from "./ApiError.js";
  */
 export type ErrorClass = "retry" | "no-slot" | "refused" | "task-rejected" | "unknown-outcome";
 
-const refusedCodes = new Set([1000, 1001, 1002, 1003, 1004, 1100, 1101, 1102, 1103, 1304]);
-const rejectedCodes = new Set([1200, 1201, 1202, 1203, 1300, 1301]);
+// 1202 (no such API: a wrong base URL or service name) is the same for every request
+// sent there, so one answer stops the run rather than failing every task one by one.
+const refusedCodes = new Set([1000, 1001, 1002, 1003, 1004, 1100, 1101, 1102, 1103, 1202, 1304]);
+const rejectedCodes = new Set([1200, 1201, 1203, 1300, 1301]);
 const retryCodes = new Set([1302, 5000, 5001, 5002]);
 
 /** The class of a service code alone; undefined when the code says nothing (absent or unknown). */
@@ -32,6 +36,20 @@ const classOfCode = (code: number | undefined): ErrorClass | undefined => {
   if (code >= 1200 && code < 1400) return "task-rejected";
   if (code >= 5000 && code < 6000) return "retry";
   return undefined;
+};
+
+/** The service's own words of a message: the values it quotes ('…', "…", `…`) taken out, so nothing we sent speaks for it. */
+const ownWords = (message: string): string => message.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, " ");
+
+/**
+ * A 1203 (resource does not exist) answering a create that says the model does not exist
+ * (a wrong service name, a retired model): every task naming it gets the same answer.
+ * One naming an element (this task's own input), or nothing at all, is about this task.
+ */
+export const isMissingModel = (error: ApiError): boolean => {
+  if (error._tag !== "ServiceError" || error.code !== 1203 || !createOperations.has(error.operation)) return false;
+  const words = ownWords(error.message);
+  return /\bmodel/i.test(words) && !/\belement/i.test(words);
 };
 
 /**
@@ -76,6 +94,7 @@ export const classify = (error: ApiError): ErrorClass => {
       if (error.operation === "download" && error.httpStatus >= 400 && error.httpStatus < 500 && error.code !== 1302) {
         return error.httpStatus === 408 || (error.httpStatus === 429 && error.code === undefined) ? "retry" : "task-rejected";
       }
+      if (isMissingModel(error)) return "refused";
       const byCode = classOfCode(error.code);
       if (byCode !== undefined) return byCode;
       // No code to go by: only the HTTP status is left.
@@ -86,6 +105,13 @@ export const classify = (error: ApiError): ErrorClass => {
     }
   }
 };
+
+/**
+ * Nothing answers at this address at all: the connection was refused, the host has no
+ * address (no such host), or no route leads there; the request never left. Says nothing
+ * of a service that answered once and is lost now (a restart, a network blip).
+ */
+export const isUnreachable = (error: ApiError): boolean => error._tag === "TransportError" && error.phase === "connect";
 
 /** The pause the service asked for (Retry-After), in ms; 0 when none. */
 export const retryAfterOf = (error: ApiError): number =>

@@ -10,6 +10,7 @@ import { Either } from "effect";
 import { DecodeError, ServiceError, type ApiError, type Operation } from "./ApiError.js";
 import type { AnswerSchemas, TaskShape } from "./AnswerSchemas.js";
 import { cleanStrings } from "./neutralise.js";
+import { impossibleCharge } from "../money/chargeCheck.js";
 
 export interface RawAnswer {
   readonly httpStatus: number;
@@ -190,6 +191,11 @@ export interface TaskAnomaly {
   /** What was wrong, by path, scrubbed. */
   readonly problems: string;
   readonly requestId: string;
+  /**
+   * A charge that cannot be true (money/chargeCheck.ts): its path, the value as the
+   * answer wrote it and why, scrubbed. Not a task to ask about again: the run refuses it.
+   */
+  readonly charge?: string;
 }
 
 /** The readable tasks of a query answer, and the unreadable ones as anomalies. */
@@ -260,7 +266,10 @@ export const interpretTaskAnswer = (
   const anomalies: TaskAnomaly[] = [];
   items.forEach((raw, index) => {
     const item = normaliseTask(raw);
-    const problems = schemas.taskProblems(shape, item);
+    // A charge that cannot be true is not read as one, whatever else the item holds (a
+    // huge one passes the schema): the item is an anomaly that says so.
+    const bad = impossibleCharge(item);
+    const problems = bad ? [`${bad.path}: ${bad.value} is ${bad.why}`] : schemas.taskProblems(shape, item);
     if (problems.length === 0) {
       tasks.push(cleanStrings(item, scrub));
       return;
@@ -275,6 +284,7 @@ export const interpretTaskAnswer = (
       ...(externalId !== undefined ? { externalId: scrub(externalId) } : {}),
       problems: scrub(problems.map((p) => `${where}${p.startsWith("(answer)") ? p.slice("(answer)".length) : p}`).join("; ")),
       requestId,
+      ...(bad ? { charge: scrub(`${where}${bad.path}: ${bad.value} (${bad.why})`) } : {}),
     });
   });
   return Either.right({ tasks, anomalies, ...(page !== undefined ? { page } : {}) });

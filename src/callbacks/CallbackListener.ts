@@ -17,12 +17,14 @@ type CueStatus = "submitted" | "processing" | "succeeded" | "failed";
 
 /**
  * What a callback is taken to say: task `taskId` (external id `externalId`) of this kind
- * may now be `status`. Only a cue to query the task; nothing here is recorded.
+ * may now be `status`. Only a cue to query the task; nothing here is recorded. Without an
+ * external id (the service console's test callback has none) the task is found by its
+ * task id among the run's tasks in flight, or the cue is dropped (src/engine/cueRules.ts).
  */
 export interface CallbackObservation {
   readonly kind: ProductKind;
   readonly taskId: string;
-  readonly externalId: string;
+  readonly externalId?: string;
   readonly status: CueStatus;
 }
 
@@ -67,6 +69,8 @@ export type ParsedCallback = { readonly ok: true; readonly observation: Callback
 
 const idPattern = /^[\x21-\x7e]{1,200}$/;
 const fine = (v: unknown): v is string => typeof v === "string" && idPattern.test(v);
+/** No external id: left out, null or empty (the service console's test callback names none). */
+const absent = (v: unknown): boolean => v === undefined || v === null || v === "";
 const time = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v) && v >= 0;
 
 /**
@@ -90,16 +94,17 @@ export const parseCallbackBody = (text: string): ParsedCallback => {
     if (!fine(body["task_id"])) return bad("image task: 'task_id' missing or not an id");
     if (!["submitted", "processing", "succeed", "failed"].includes(body["task_status"] as string)) return bad("image task: 'task_status' missing or unknown");
     if (!time(body["created_at"]) || !time(body["updated_at"])) return bad("image task: 'created_at'/'updated_at' missing or not times");
-    if (!fine(externalId)) return bad("image task: 'task_info.external_task_id' missing (not one of ours)");
+    if (!absent(externalId) && !fine(externalId)) return bad("image task: 'task_info.external_task_id' is not an id");
     const status = body["task_status"] === "succeed" ? "succeeded" : (body["task_status"] as CueStatus);
-    return { ok: true, observation: { kind: "image", taskId: body["task_id"], externalId, status } };
+    return { ok: true, observation: { kind: "image", taskId: body["task_id"], ...(fine(externalId) ? { externalId } : {}), status } };
   }
   if ("id" in body || "status" in body) {
     if (!fine(body["id"])) return bad("video task: 'id' missing or not an id");
     if (!["submitted", "processing", "succeeded", "failed"].includes(body["status"] as string)) return bad("video task: 'status' missing or unknown");
     if (!time(body["create_time"]) || !time(body["update_time"])) return bad("video task: 'create_time'/'update_time' missing or not times");
-    if (!fine(body["external_id"])) return bad("video task: 'external_id' missing (not one of ours)");
-    return { ok: true, observation: { kind: "video", taskId: body["id"], externalId: body["external_id"], status: body["status"] as CueStatus } };
+    const externalId = body["external_id"];
+    if (!absent(externalId) && !fine(externalId)) return bad("video task: 'external_id' is not an id");
+    return { ok: true, observation: { kind: "video", taskId: body["id"], ...(fine(externalId) ? { externalId } : {}), status: body["status"] as CueStatus } };
   }
   return bad("the body is no task object");
 };

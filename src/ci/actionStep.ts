@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import { commitBack, type CommitBackResult } from "./commitBack.js";
 import { planSummaryMarkdown, planVerdict, type PlanFigures } from "./planSummary.js";
+import { markdownCode, markdownText } from "../report/markdownText.js";
 import { firstErrorLine, spendLine, stepResult } from "./stepResult.js";
 import { addMask, annotation, fileCommandEntry } from "./workflowCommand.js";
 import { serviceInEnv } from "../rules/serviceNames.js";
@@ -141,7 +142,7 @@ const planStep = async (inputs: Inputs, env: NodeJS.ProcessEnv, cwd: string): Pr
   if (text.code !== 0) {
     const reason = text.code === 2 ? `invalid: ${firstErrorLine(text.stderr) ?? "see the log"}` : `plan ended with exit ${text.code}`;
     setOutputs(env, { outcome: text.code === 2 ? "invalid" : "error", "exit-code": String(text.code) });
-    appendSummary(env, `### omnibatch plan: ❌ \`${inputs.manifest}\`\n\n${reason}\n\n`);
+    appendSummary(env, `### omnibatch plan: ❌ ${markdownCode(inputs.manifest)}\n\n${markdownText(reason)}\n\n`);
     process.stdout.write(`${annotation("error", `omnibatch: ${reason}`, { title: "omnibatch: plan" })}\n`);
     return text.code === 0 ? 1 : text.code;
   }
@@ -269,8 +270,8 @@ export const main = async (env: NodeJS.ProcessEnv, cwd: string): Promise<number>
   });
   appendSummary(
     env,
-    `### omnibatch: ${result.ok ? (result.pending ? "⏳" : "✅") : "❌"} ${result.outcome}\n\n${result.reason}.` +
-      `${s ? ` Spend: ${spendLine(s.spend)}.` : ""}${commitNote ? ` ${commitNote[0]!.toUpperCase()}${commitNote.slice(1)}.` : ""}\n\n`,
+    `### omnibatch: ${result.ok ? (result.pending ? "⏳" : "✅") : "❌"} ${result.outcome}\n\n${markdownText(result.reason)}.` +
+      `${s ? ` Spend: ${markdownText(spendLine(s.spend))}.` : ""}${commitNote ? ` ${markdownText(`${commitNote[0]!.toUpperCase()}${commitNote.slice(1)}`)}.` : ""}\n\n`,
   );
 
   if (failed) {

@@ -3,7 +3,9 @@
 // Markdown the action appends to the job summary. Pure.
 
 import * as BigDecimal from "effect/BigDecimal";
+import { neutralise } from "../api/neutralise.js";
 import { type Amount, amountOf, formatAmount, plus } from "../money/Money.js";
+import { markdownCode, markdownText } from "../report/markdownText.js";
 
 export interface PlanFigures {
   readonly manifest: string;
@@ -39,7 +41,7 @@ export const planVerdict = (f: PlanFigures): PlanVerdict => {
 };
 
 const money = (r: Readonly<Record<string, string>>): string => {
-  const parts = Object.entries(r).map(([c, a]) => `${a} ${c}`);
+  const parts = Object.entries(r).map(([c, a]) => markdownText(`${a} ${c}`));
   return parts.length ? parts.join(", ") : "none (no prices for these tasks)";
 };
 
@@ -53,9 +55,10 @@ export const planSummaryMarkdown = (f: PlanFigures): string => {
       : v.overBudget
         ? "**over the budget**: a run stops submitting at the budget (exit 4)"
         : "within the budget";
-  const fence = f.planText.includes("```") ? "~~~~" : "```";
+  // A fence longer than any run of backticks in the plan (its values are the manifest's): nothing in it closes the block.
+  const fence = "`".repeat(Math.max(3, ...(f.planText.match(/`+/g) ?? []).map((run) => run.length + 1)));
   return [
-    `### omnibatch plan: \`${f.manifest}\``,
+    `### omnibatch plan: ${markdownCode(f.manifest)}`,
     "",
     `${f.toCreate} task(s) to create. Merging this makes the next scheduled run create them.`,
     "",
@@ -64,14 +67,14 @@ export const planSummaryMarkdown = (f: PlanFigures): string => {
     `| estimate, tasks to create | ${money(f.estimate)} |`,
     `| estimate, downstream tasks waiting | ${money(f.waitingEstimate)} |`,
     `| estimate, total | ${money(v.total)} |`,
-    `| budget | ${f.budget ? `${f.budget.max} ${f.budget.currency}` : "none"} |`,
+    `| budget | ${f.budget ? markdownText(`${f.budget.max} ${f.budget.currency}`) : "none"} |`,
     "",
     `Estimate against budget: ${verdict}. Estimates come from the manifest's prices; the service's charges may differ.`,
     "",
     "<details><summary>The plan</summary>",
     "",
     fence,
-    f.planText.trimEnd(),
+    f.planText.trimEnd().split("\n").map(neutralise).join("\n"),
     fence,
     "",
     "</details>",

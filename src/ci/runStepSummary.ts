@@ -4,7 +4,7 @@
 // run and in all against the budget, and the failures grouped by reason, each named by
 // its job and matrix values, with the downstream work they leave unmade. Pure.
 
-import { neutralise } from "../api/neutralise.js";
+import { markdownText } from "../report/markdownText.js";
 import type { JobCounts, RunSummary } from "../engine/RunEvent.js";
 import { withCurrency } from "../money/Money.js";
 
@@ -18,12 +18,13 @@ const HEADLINE: Record<RunSummary["outcome"], string> = {
   budget: "🛑 budget stop: submission stopped at the budget; raise it or accept the rest unmade",
   failed: "❌ finished with failures",
   refused: "❌ the account refused: nothing more was submitted",
+  charge: "❌ the service answered a charge that cannot be true: refused (counted nowhere); nothing more was submitted",
   review: "👀 review needed: everything that could be made is made; outputs await a person's decision (omnibatch review), then run again",
   lost: "⚠️ results lost: recorded results are neither on disk nor at the service (deleted there); see the lost results below",
 };
 
-// Cells hold text from the service and from data files: inert, and no table breaks.
-const cell = (text: string | number): string => neutralise(String(text)).replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+// Cells and sentences hold text from the service and from data files: shown, never obeyed (markdownText).
+const cell = markdownText;
 const row = (cells: readonly (string | number)[]): string => `| ${cells.map(cell).join(" | ")} |`;
 
 const duration = (ms: number): string => {
@@ -55,7 +56,7 @@ export const formatRunStepSummary = (s: Input): string => {
 
   const spend = Object.entries(s.spend);
   const money = spend.length
-    ? spend.map(([c, a]) => (s.spendThisRun ? `${withCurrency(s.spendThisRun[c] ?? "0", c)} this run, ${withCurrency(a, c)} in all` : `${withCurrency(a, c)} in all`)).join("; ")
+    ? spend.map(([c, a]) => cell(s.spendThisRun ? `${withCurrency(s.spendThisRun[c] ?? "0", c)} this run, ${withCurrency(a, c)} in all` : `${withCurrency(a, c)} in all`)).join("; ")
     : "nothing charged";
   out.push(
     `- **Elapsed:** ${duration(s.elapsedMs)} (${s.created} created, ${s.downloaded} file(s) downloaded by this run)`,

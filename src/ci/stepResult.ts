@@ -59,6 +59,7 @@ export const stepResult = (runExitCode: number, summary: RunSummary | undefined,
     case 4:
       return { ok: false, exitCode: 4, pending: false, outcome: "budget", reason: `the budget stopped submission${why}` };
     case 5:
+      if (summary?.outcome === "charge") return { ok: false, exitCode: 5, pending: false, outcome: "refused", reason: summary.reason ?? "a charge that cannot be true was refused" };
       return { ok: false, exitCode: 5, pending: false, outcome: "refused", reason: `the account refused${why || `: ${firstErrorLine(stderr) ?? "see the log"}`}` };
     case 6: {
       // Lost results: named by job and matrix values (the run's log and billing.md list them all).

@@ -13,7 +13,11 @@ export const ExitCode = {
   Pending: 3,
   /** The budget stopped submission. */
   Budget: 4,
-  /** The account refused (authentication, balance, permission); nothing more was submitted. */
+  /**
+   * The service refused (authentication, balance, permission, no such API or model: a wrong
+   * address or service name), nothing answers at its address, or the service answered a
+   * charge that cannot be true; nothing more was submitted.
+   */
   Refused: 5,
   /** Results the lockfile records are lost: not here, not in a store, deleted at the service (issue 16). */
   ResultsLost: 6,
@@ -59,6 +63,13 @@ const exitCodeByTag: Record<string, ExitCode> = {
   LockfileWriteAfterSend: ExitCode.Pending,
   // The run lock was lost mid-run: stopped at once; the next run resumes (by lookup).
   RunLockLost: ExitCode.Pending,
+  // Nothing answers at the service's address and the run has nothing there (run/reachCheck.ts):
+  // stopped at once, nothing sent; the address (or the network) is to check, as for a refusal.
+  ServiceUnreachable: ExitCode.Refused,
+  // An answer that holds for every request (no such API, the key refused: api/refusal.ts), as `doctor` reports it.
+  ServiceRefused: ExitCode.Refused,
+  // `doctor`: the manifest names a model the service (by its configured name) does not have.
+  ModelNotOffered: ExitCode.Invalid,
 };
 
 export interface UserFacing {
@@ -85,5 +96,7 @@ export const exitCodeByOutcome = {
   review: ExitCode.Pending,
   budget: ExitCode.Budget,
   refused: ExitCode.Refused,
+  // The service answered a charge that cannot be true: refused, nothing more submitted.
+  charge: ExitCode.Refused,
   lost: ExitCode.ResultsLost,
 } as const;

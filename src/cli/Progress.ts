@@ -348,7 +348,8 @@ export const formatSummary = (s: RunSummary): string => {
     pending: "stopped with work pending: run the same command again to continue",
     review: "done all it can; outputs await review: a person is needed (omnibatch review <manifest>), then run again",
     budget: "the budget stopped submission",
-    refused: "the account refused; nothing more was submitted",
+    refused: "refused by the service; nothing more was submitted",
+    charge: "the service answered a charge that cannot be true: refused (counted nowhere); nothing more was submitted",
     lost: "results are lost (see above): their records stay in the lockfile; 'run --recreate-lost' makes them again, at a cost",
   };
   const thisRun = s.spendThisRun;

@@ -17,6 +17,10 @@ export const commandIndex = [
     summary: "Show what a run would create, compared with the lockfile, and its estimated cost.",
   },
   {
+    name: "doctor",
+    summary: "Check before the first paid run: the address, the key, the endpoints, the outputs, the models.",
+  },
+  {
     name: "run",
     summary: "Submit, follow, download and report until done, the time limit or the budget.",
   },
@@ -35,6 +39,10 @@ export const commandIndex = [
   {
     name: "report",
     summary: "Write the reports again from the lockfile (report.html, results.jsonl, billing.*).",
+  },
+  {
+    name: "verify",
+    summary: "Hash every recorded result against the lockfile; --fix fetches again what differs.",
   },
   {
     name: "prune",

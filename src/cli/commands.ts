@@ -19,11 +19,13 @@ const loaders: Record<CommandName, () => Promise<Command>> = {
   init: async () => (await import("./commands/init.js")).initCommand,
   validate: async () => (await import("./commands/validate.js")).validateCommand,
   plan: async () => (await import("./commands/plan.js")).planCommand,
+  doctor: async () => (await import("./commands/doctor.js")).doctorCommand,
   run: async () => (await import("./commands/run.js")).runCommand,
   pull: async () => (await import("./commands/pull.js")).pullCommand,
   status: async () => (await import("./commands/status.js")).statusCommand,
   review: async () => (await import("./commands/review.js")).reviewCommand,
   report: async () => (await import("./commands/report.js")).reportCommand,
+  verify: async () => (await import("./commands/verify.js")).verifyCommand,
   prune: async () => (await import("./commands/prune.js")).pruneCommand,
   emulator: async () => (await import("./commands/emulator.js")).emulatorCommand,
 };

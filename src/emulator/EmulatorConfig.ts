@@ -196,6 +196,14 @@ export interface EmulatorConfig {
   readonly maxQueryIds: number;
   /** Largest media file fetched from a loopback URL, and its time limit. */
   readonly mediaFetch: { readonly maxBytes: number; readonly timeoutMs: number };
+  /**
+   * The `task_result` of a succeeded series image task (result_type series).
+   * "vendor-example" (default), as the service's own example: the images in both `images`
+   * and `series_images`, each entry with `index`, `url` and `watermark_url` (empty when
+   * no watermarked copy was asked for). "series-images-only", the emulator's older shape:
+   * `images` empty, the images only in `series_images`, `watermark_url` only when asked for.
+   */
+  readonly seriesImagesAnswer: "vendor-example" | "series-images-only";
 }
 
 /** How a malformed task item is broken (see faults.malformedTask). */
@@ -277,6 +285,7 @@ export const defaultEmulatorConfig: EmulatorConfig = {
   maxBodyBytes: 100 * 1024 * 1024,
   maxQueryIds: 20,
   mediaFetch: { maxBytes: 210 * 1024 * 1024, timeoutMs: 10_000 },
+  seriesImagesAnswer: "vendor-example",
 };
 
 /**
@@ -449,6 +458,7 @@ export const configProblems = (c: EmulatorConfig): string[] => {
   if (typeof c.answers?.requestIdHeader !== "boolean") p.push("answers.requestIdHeader must be true or false");
   int("maxBodyBytes", c.maxBodyBytes, 1024);
   int("maxQueryIds", c.maxQueryIds, 1);
+  oneOf("seriesImagesAnswer", c.seriesImagesAnswer, ["vendor-example", "series-images-only"]);
   int("mediaFetch.maxBytes", c.mediaFetch?.maxBytes, 1);
   nonNeg("mediaFetch.timeoutMs", c.mediaFetch?.timeoutMs);
   return p;

@@ -123,20 +123,27 @@ export const imageCreatedView = (t: Task, now: number): ImageCreated => ({
   updated_at: updatedAt(t, now),
 });
 
+/**
+ * The result lists of an image task: a single one's images in `images`; a series one's as
+ * `seriesImagesAnswer` says (EmulatorConfig.ts): in both lists with `watermark_url` on
+ * every entry, as the service's example, or only in `series_images`.
+ */
+const imageResult = (ctx: ViewContext, resultType: "single" | "series", files: ImageResultItem[]): ImageTask["task_result"] => {
+  if (resultType === "single") return { result_type: resultType, images: files, series_images: [] };
+  if (ctx.config.seriesImagesAnswer === "series-images-only") return { result_type: resultType, images: [], series_images: files };
+  const entries = files.map((f) => ({ index: f.index, url: f.url, watermark_url: f.watermark_url ?? "" }));
+  return { result_type: resultType, images: entries, series_images: entries };
+};
+
 export const imageTaskView = (ctx: ViewContext, t: Task, now: number): ImageTask => {
   const phase = phaseAt(t, now);
-  const series = t.image!.resultType === "series";
   const files = phase === "succeeded" && !resultsDeleted(t, now, ctx.config) ? imageFiles(ctx, t, now) : [];
   return {
     task_id: t.id,
     task_status: imageStatus(phase),
     task_status_msg: phase === "failed" ? t.failMessage : "",
     task_info: t.externalId !== undefined ? { external_task_id: t.externalId } : {},
-    task_result: {
-      result_type: t.image!.resultType,
-      images: series ? [] : files,
-      series_images: series ? files : [],
-    },
+    task_result: imageResult(ctx, t.image!.resultType, files),
     watermark_info: { enabled: t.watermark },
     ...(phase === "succeeded" ? imageBilling(t.charge) : {}),
     created_at: t.createdAt,

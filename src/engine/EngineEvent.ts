@@ -73,6 +73,10 @@ export interface OddTask {
   readonly taskId?: string;
   readonly externalId?: string;
   readonly problems: string;
+  /** A charge that cannot be true (money/chargeCheck.ts), by path, value and why: the run refuses it. */
+  readonly charge?: string;
+  /** The answer's request id, with `charge`. */
+  readonly requestId?: string;
 }
 
 /** The "outcome unknown" tasks a poll looked up by external id, and what it found. */

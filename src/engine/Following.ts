@@ -4,6 +4,7 @@
 
 import { Clock, Effect } from "effect";
 import { classify } from "../api/classify.js";
+import { refusalLine } from "../api/refusal.js";
 import type { CallbackFeed, CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { TaskView } from "../protocol/TaskView.js";
 import type { EngineEffect, EngineEvent } from "./EngineEvent.js";
@@ -13,7 +14,7 @@ import type { KindAdapter } from "./ServiceKinds.js";
  * One poll, as the event it ends in: the kind's tasks in flight by id, and the "outcome
  * unknown" ones by external id (batched like every lookup).
  */
-export const poll = (adapter: KindAdapter, order: Extract<EngineEffect, { _tag: "Poll" }>): Effect.Effect<EngineEvent> =>
+export const poll = (adapter: KindAdapter, order: Extract<EngineEffect, { _tag: "Poll" }>, address = ""): Effect.Effect<EngineEvent> =>
   Effect.gen(function* () {
     const { kind, tasks, lookups } = order;
     const marks = new Map(lookups.map((l) => [l.id, l.watermark] as const));
@@ -28,7 +29,8 @@ export const poll = (adapter: KindAdapter, order: Extract<EngineEffect, { _tag: 
     );
     const now = yield* Clock.currentTimeMillis;
     if (result._tag === "Left") {
-      return { _tag: "PollFailed", now, kind, message: result.left.message, refused: classify(result.left) === "refused" } as const;
+      const refused = classify(result.left) === "refused";
+      return { _tag: "PollFailed", now, kind, message: refused ? refusalLine(result.left, { address }) : result.left.message, refused } as const;
     }
     const [followed, found] = result.right;
     return {

@@ -8,7 +8,7 @@ import { Effect } from "effect";
 import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
 import type { DownloaderService } from "../outputs/Downloader.js";
 import type { RemoteOutput } from "../protocol/TaskView.js";
-import type { LockTask } from "../state/LockFile.js";
+import { replacedByEarlier, type LockTask } from "../state/LockFile.js";
 import type { EngineEvent, KnownRecord } from "./EngineEvent.js";
 import type { Recorder } from "./Recorder.js";
 import type { RunEvent, StartBucket } from "./RunEvent.js";
@@ -217,7 +217,9 @@ export const makePlanning = (deps: PlanningDeps) => {
           const mayFollow = recorder.hasAttempt(task.job, task.attempt + 1);
           if (!mayFollow && deps.recreateLost !== true) break;
           const next = manifest.withAttempt(task, task.attempt + 1);
-          const decision = nextAfterDownloaded(mayFollow && recorder.get(next.id) !== undefined, deps.recreateLost === true, yield* lostCount(rec));
+          // A later attempt abandoned elsewhere and replaced by this one (taken up again at its own service) is no successor.
+          const later = mayFollow ? recorder.get(next.id) : undefined;
+          const decision = nextAfterDownloaded(later !== undefined && !replacedByEarlier(later, task.id), deps.recreateLost === true, yield* lostCount(rec));
           if (decision === "stay") break;
           if (decision === "recreate") {
             deps.emit({ type: "notice", level: "warn", message: `${task.id}: its results are lost; made again as ${next.id} (--recreate-lost)` });

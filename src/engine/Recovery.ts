@@ -9,6 +9,7 @@
 
 import { Clock, Duration, Effect } from "effect";
 import { classify } from "../api/classify.js";
+import { refusalLine } from "../api/refusal.js";
 import type { ProductKind } from "../policy/Policy.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { EngineEvent } from "./EngineEvent.js";
@@ -47,6 +48,8 @@ export interface RecoveryDeps {
   readonly emit: (event: RunEvent) => void;
   /** The lockfile may lack creates that landed until this time (LockStore.mayLackCreatesUntil). */
   readonly mayLackCreatesUntil?: number | undefined;
+  /** The service's address, named in a refusal's line (refusal.ts). */
+  readonly address?: string | undefined;
 }
 
 /**
@@ -74,7 +77,8 @@ export const recover = (deps: RecoveryDeps): Effect.Effect<void> =>
         const found = yield* Effect.either(deps.adapters[kind].byExternalId(ids, (id) => watermarkOf(table.entries.get(id)?.task)));
         const now = yield* Clock.currentTimeMillis;
         if (found._tag === "Left") {
-          yield* deps.feed({ _tag: "LookupFailed", now, kind, message: found.left.message, refused: classify(found.left) === "refused" });
+          const refused = classify(found.left) === "refused";
+          yield* deps.feed({ _tag: "LookupFailed", now, kind, message: refused ? refusalLine(found.left, { address: deps.address ?? "" }) : found.left.message, refused });
         } else {
           notFound[kind] = ids.filter((id) => !found.right.has(id));
           yield* deps.feed({ _tag: "LookedUp", now, ids: settle ? ids : ids.filter((id) => found.right.has(id)), found: found.right });

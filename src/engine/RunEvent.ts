@@ -8,7 +8,7 @@ import type { TaskState } from "../state/LockFile.js";
 import type { Failures } from "../report/failureGroups.js";
 
 /** `review`: everything that could be done is done, and outputs await a person's review (exit 3). lost: every task ended, but results the lockfile records are neither here nor at the service (exit 6). */
-export type RunOutcome = "done" | "failed" | "pending" | "review" | "budget" | "refused" | "lost";
+export type RunOutcome = "done" | "failed" | "pending" | "review" | "budget" | "refused" | "charge" | "lost";
 
 /** Where the start event's totals counted a task recorded before the run (see JobOutlook). */
 export type StartBucket = "done" | "inFlight" | "failed";
@@ -158,4 +158,9 @@ export interface RunSummary {
   readonly held?: number;
   /** Set when the run was against an in-process emulator (`--emulate`): nothing real was created or charged. */
   readonly emulated?: true;
+  /**
+   * Charges the service answered that cannot be true (negative, no number, absurdly
+   * large; money/chargeCheck.ts), refused: in no sum; the first stopped the run (outcome `charge`).
+   */
+  readonly refusedCharges?: readonly { readonly id: string; readonly job: string; readonly taskId?: string; readonly charge: string; readonly requestId?: string }[];
 }

@@ -62,6 +62,8 @@ export interface RunnerOptions {
   readonly reviews?: DecisionIndex;
   /** Make tasks whose results are lost again, as new attempts with new ids (`run --recreate-lost`). */
   readonly recreateLost?: boolean;
+  /** The service's address (no credentials), named in the line of an answer that refuses the run (api/refusal.ts). */
+  readonly address?: string;
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
@@ -207,7 +209,7 @@ export const runEngine = (
         ...(options.selection ? { selection: options.selection } : {}),
         ...(options.reviews ? { reviews: options.reviews } : {}),
       });
-      const submitting = makeSubmitting({ adapters, recorder, store, policy, manifest, table, links, planning, callbackUrl: options.callbacks?.url });
+      const submitting = makeSubmitting({ adapters, recorder, store, policy, manifest, table, links, planning, callbackUrl: options.callbacks?.url, address: options.address ?? "" });
       const fetching = makeFetching({ downloader, adapters, recorder, policy, table, fork });
 
       // Most events ask for no effect or one: those skip the loop over them.
@@ -226,7 +228,7 @@ export const runEngine = (
             return fork(submitting.create(effect));
           case "Poll":
             // Only the asking is cut short by a stop; its answer, once in, is taken in whole.
-            return Effect.flatMap(untilStopped(Effect.map(poll(adapters[effect.kind], effect), Option.some), Option.none()), (answer) =>
+            return Effect.flatMap(untilStopped(Effect.map(poll(adapters[effect.kind], effect, options.address), Option.some), Option.none()), (answer) =>
               Option.isSome(answer) ? feed(answer.value) : Effect.void,
             );
           case "Download":
@@ -266,7 +268,7 @@ export const runEngine = (
       });
       // A stop during the start-up lookup leaves the tasks not yet looked up as they were
       // (each is looked up before its create, by this run or the next).
-      yield* untilStopped(recover({ manifest, table, planning, adapters, feed, emit, mayLackCreatesUntil: store.mayLackCreatesUntil }), undefined);
+      yield* untilStopped(recover({ manifest, table, planning, adapters, feed, emit, mayLackCreatesUntil: store.mayLackCreatesUntil, address: options.address }), undefined);
       yield* store.flush;
 
       // ------------------------------------------------------------ the loop

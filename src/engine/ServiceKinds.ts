@@ -27,6 +27,7 @@ const oddOf = (anomalies: readonly TaskAnomaly[]): OddTask[] =>
     ...(a.taskId !== undefined ? { taskId: a.taskId } : {}),
     ...(a.externalId !== undefined ? { externalId: a.externalId } : {}),
     problems: a.problems,
+    ...(a.charge !== undefined ? { charge: a.charge, requestId: a.requestId } : {}),
   }));
 
 export interface KindAdapter {

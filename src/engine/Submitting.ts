@@ -10,6 +10,7 @@
 import { Clock, Duration, Effect, type Either } from "effect";
 import type { ApiError } from "../api/ApiError.js";
 import { classify, retryAfterOf } from "../api/classify.js";
+import { refusalLine } from "../api/refusal.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { Policy, ProductKind } from "../policy/Policy.js";
 import type { TaskView } from "../protocol/TaskView.js";
@@ -34,9 +35,14 @@ export interface SubmittingDeps {
   readonly links: UpstreamLinks;
   readonly planning: Planning;
   readonly callbackUrl: string | undefined;
+  /** The service's address, named in a refusal's line (refusal.ts). */
+  readonly address: string;
 }
 
 const errorCode = (e: ApiError): number | undefined => (e._tag === "ServiceError" ? e.code : undefined);
+
+/** The model a create names in its body (an image create's model_name); the video create names it in its path. */
+const modelOf = (task: PlannedTask): string | undefined => (task.kind === "image" ? task.request.model_name : undefined);
 
 export const makeSubmitting = (deps: SubmittingDeps) => {
   const { adapters, recorder, store, policy, manifest, table, links } = deps;
@@ -157,7 +163,7 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
             return asked > 0 ? ({ _tag: "NoSlot", id, retryAfterMs: asked } as const) : ({ _tag: "NoSlot", id } as const);
           }
           case "Refused":
-            return { _tag: "Refused", id, code, message: error.message, keepSubmitting: next.keepSubmitting, intentRecorded } as const;
+            return { _tag: "Refused", id, code, message: refusalLine(error, { address: deps.address, model: modelOf(task) }), keepSubmitting: next.keepSubmitting, intentRecorded } as const;
           case "RefreshLinks":
             linkRefreshes++;
             links.forget(task.upstream!.task);
@@ -188,7 +194,7 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
         }
         if (classify(error) === "refused") {
           // Refused during a lookup: whether the task exists is still unknown.
-          return Effect.succeed({ _tag: "Refused", id, code: errorCode(error), message: error.message, keepSubmitting: true, intentRecorded });
+          return Effect.succeed({ _tag: "Refused", id, code: errorCode(error), message: refusalLine(error, { address: deps.address }), keepSubmitting: true, intentRecorded });
         }
         return Effect.succeed({ _tag: "SendFailed", id, message: error.message, lookupFirst: true, intentRecorded });
       }),

@@ -88,9 +88,13 @@ export const summarize = (
   let outcome: RunOutcome;
   let reason: string | undefined;
   const stop = table.stop;
-  if (stop === "refused") {
+  if (stop === "charge") {
+    outcome = "charge";
+    reason = `a charge that cannot be true was refused: ${table.refusal}`;
+  } else if (stop === "refused") {
     outcome = "refused";
-    reason = `the account refused: ${table.refusal}`;
+    // A line naming the address, what it refused and what to check (api/refusal.ts).
+    reason = table.refusal;
   } else if (table.budgetStopped && pending > 0) {
     outcome = "budget";
     reason = `budget ${manifest.budget?.max} ${manifest.budget?.currency} reached`;
@@ -139,6 +143,7 @@ export const summarize = (
     noSlotAnswers: table.counters.noSlotAnswers,
     lost,
     held,
+    ...(table.refusedCharges.length > 0 ? { refusedCharges: [...table.refusedCharges] } : {}),
   };
 };
 

@@ -114,6 +114,15 @@ export interface TableConfig {
 /** What the loop does after a Tick: stop, end (nothing left to do) or wait until `until`. */
 export type LoopStep = { readonly _tag: "Stop" } | { readonly _tag: "Quiet" } | { readonly _tag: "Wait"; readonly until: number };
 
+/** A task's charge the run refused: the task, its id at the service, what the answer said (path, value, why) and the answer's request id. */
+export interface RefusedCharge {
+  readonly id: string;
+  readonly job: string;
+  readonly taskId?: string;
+  readonly charge: string;
+  readonly requestId?: string;
+}
+
 export class TaskTable {
   readonly entries = new Map<string, Entry>();
   // The line tasks are submitted in: downstream and retried tasks first (the newest
@@ -152,8 +161,12 @@ export class TaskTable {
   readonly lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
   /** When cued tasks of a kind were last queried (cue queries are spaced, see Policy.cueQuerySpacing). */
   readonly lastCueQuery: Record<ProductKind, number> = { video: Number.NEGATIVE_INFINITY, image: Number.NEGATIVE_INFINITY };
-  stop: StopReason | "refused" | undefined;
+  stop: StopReason | "refused" | "charge" | undefined;
   refusal: string | undefined;
+  /** Charges that cannot be true the service answered (money/chargeCheck.ts): refused, in no sum; the run stops on the first. */
+  readonly refusedCharges: RefusedCharge[] = [];
+  /** When an answer refused the run (creates in flight then get `policy.refusedDrainWait` to report). */
+  refusedAt: number | undefined;
   budgetStopped = false;
   /** The account's currency (image charges come without one), once known. */
   currency: string | undefined;

@@ -65,3 +65,35 @@ export const cueQueryAt = (queue: CueQueue, t: CueQueryTiming): number => {
   if (queue.lent >= t.batch) return spaced;
   return Math.max(spaced, queue.oldestLentAt + t.holdMs);
 };
+
+/** A task of the run as the cue rule sees it. */
+export interface CueCandidate {
+  readonly kind: "video" | "image";
+  /** The service's task id, once known. */
+  readonly taskId: string | undefined;
+}
+
+/**
+ * Which of the run's tasks a callback is a cue for. By the external id it names (our own
+ * id, the lookup `byExternalId`); without one (the service console's test callback names
+ * none) by the service's task id among the tasks in flight (`inflight`: at most the
+ * account's slots, so a flood of them costs little). A task id the run does not know, or
+ * one of another kind, is no cue: dropped. Finding a task only ever leads to a query of
+ * it; nothing in the callback is believed. Pure.
+ */
+export const cuedTask = <C>(
+  callback: { readonly kind: "video" | "image"; readonly taskId: string; readonly externalId?: string },
+  byExternalId: (id: string) => C | undefined,
+  inflight: Iterable<C>,
+  seen: (c: C) => CueCandidate,
+): C | undefined => {
+  if (callback.externalId !== undefined) {
+    const named = byExternalId(callback.externalId);
+    return named !== undefined && seen(named).kind === callback.kind ? named : undefined;
+  }
+  for (const c of inflight) {
+    const s = seen(c);
+    if (s.kind === callback.kind && s.taskId === callback.taskId) return c;
+  }
+  return undefined;
+};

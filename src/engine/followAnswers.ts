@@ -7,7 +7,7 @@ import type { CallbackObservation } from "../callbacks/CallbackListener.js";
 import type { BillingEntry } from "../api/wire.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
 import { echoesAnotherTask, settleUnknown } from "./createRules.js";
-import { lendPauseMs, mayLend, mayLendLater, type Lender } from "./cueRules.js";
+import { cuedTask, lendPauseMs, mayLend, mayLendLater, type Lender } from "./cueRules.js";
 import { durationKey } from "./DurationEvidence.js";
 import { afterSucceeded, expectedResults, listedResults } from "./resultCount.js";
 import type { Asked, LookedUpUnknown, OddTask } from "./EngineEvent.js";
@@ -170,6 +170,10 @@ export const onPolled = (
     const held = o.taskId !== undefined ? byTaskId.get(o.taskId) : undefined;
     const entry = (Array.isArray(held) ? held[0] : held) ?? (o.externalId !== undefined ? flying.find((e) => e.task.id === o.externalId) : undefined);
     if (entry?.taskId !== undefined) seen.add(entry.taskId);
+    if (o.charge !== undefined && entry !== undefined) {
+      refuseCharge(out, entry, o.charge, o.requestId);
+      continue;
+    }
     notice(out, "warn", `${entry ? entry.task.id : (o.taskId ?? o.externalId ?? "a task")}: the service's answer could not be read (${o.problems}); asking again later`);
   }
   // Deleted, another account, a restarted emulator: leave it for a later run rather
@@ -205,6 +209,24 @@ export const onPolled = (
         },
       });
     }
+  }
+};
+
+/**
+ * A charge that cannot be true (negative, no number, absurdly large): never recorded nor
+ * summed (the task's record stays as it was, in flight), and nothing more is submitted:
+ * the run stops at once (outcome `charge`, exit 5), naming the task and the answer. An
+ * answer that lies about money once cannot be trusted with the budget.
+ */
+const refuseCharge = (out: Out, entry: Entry, charge: string, requestId: string | undefined): void => {
+  const { table } = out;
+  if (table.refusedCharges.some((r) => r.id === entry.task.id)) return;
+  table.refusedCharges.push({ id: entry.task.id, job: entry.task.job, ...(entry.taskId !== undefined ? { taskId: entry.taskId } : {}), charge, ...(requestId ? { requestId } : {}) });
+  const message = `${entry.task.id}: the service's charge cannot be true (${charge}${requestId ? `; request_id ${requestId}` : ""}); refused: counted nowhere, nothing more is submitted`;
+  notice(out, "warn", message);
+  if (table.stop !== "charge" && table.stop !== "lock") {
+    table.stop = "charge";
+    table.refusal = message;
   }
 };
 
@@ -254,15 +276,17 @@ const onUnknownLookedUp = (out: Out, lookedUp: LookedUpUnknown): void => {
 
 /**
  * A callback is only a cue: the task it names (by its external id, with the task id we
- * know) is queried soon, and the service's answer decides (onPolled). Nothing in the
- * callback is recorded, downloaded or acted on, so a forged one costs at most a query.
- * A cue may come before the create's answer: kept until then. Foreign ones are dropped.
+ * know; without an external id, by a task id of ours in flight: cueRules.ts `cuedTask`)
+ * is queried soon, and the service's answer decides (onPolled). Nothing in the callback
+ * is recorded, downloaded or acted on, so a forged one costs at most a query. A cue may
+ * come before the create's answer: kept until then. Foreign ones are dropped.
  */
 export const onCallback = (out: Out, observation: CallbackObservation): void => {
   const { table } = out;
   const watch = table.watch;
-  const entry = table.entries.get(observation.externalId);
-  if (!entry || !watch || entry.task.kind !== observation.kind) return;
+  if (!watch) return;
+  const entry = cuedTask(observation, (id) => table.entries.get(id), table.inflightOf[observation.kind], (e) => ({ kind: e.task.kind, taskId: e.taskId }));
+  if (!entry) return;
   if (entry.phase === "creating") return watch.stash(entry.task.id, observation);
   if (entry.phase !== "inflight" || entry.taskId !== observation.taskId) return;
   watch.noteHeard(observation.kind, observation.taskId);

@@ -23,6 +23,13 @@ export const tick = (out: Out, charged: BigDecimal.BigDecimal | undefined, stopA
   const deadline = table.config.deadline;
   if (deadline !== undefined && now >= deadline && !table.stop) stopAtDeadline({ _tag: "Stop", reason: "time", now });
   if (table.stop) {
+    // Refused: the creates already in flight report first (bounded), so each answer is
+    // recorded; one cut off would stay "outcome unknown" and be looked up, not sent, next time.
+    const drainUntil = table.refusedAt === undefined ? undefined : table.refusedAt + Duration.toMillis(table.config.policy.refusedDrainWait);
+    if (table.stop === "refused" && table.counters.creating > 0 && drainUntil !== undefined && now < drainUntil) {
+      table.loop = { _tag: "Wait", until: drainUntil };
+      return;
+    }
     table.loop = { _tag: "Stop" };
     return;
   }

@@ -40,6 +40,9 @@ const step = (out: Out, event: EngineEvent): void => {
               ? "the run lock was lost (another run took it over): stopping at once, tasks in flight continue at the service"
               : "interrupted: stopping",
         );
+      } else if (table.stop === "refused") {
+        // Stopped while the creates in flight of a refused run report (tick.ts): no more waiting.
+        table.refusedAt = undefined;
       }
       return;
     case "Admit":
@@ -55,18 +58,13 @@ const step = (out: Out, event: EngineEvent): void => {
       return onLookedUp(out, event.ids, event.found);
     case "LookupFailed":
       notice(out, "warn", `looking up ${event.kind} tasks: ${event.message}; each is looked up again before its create`);
-      if (event.refused) {
-        table.stop = "refused";
-        table.refusal = event.message;
-      }
+      if (event.refused) refuse(out, event.message, false);
       return;
     case "Polled":
       return onPolled(out, event.asked, event.views, event.lookedUp, event.odd);
     case "PollFailed":
       if (event.refused && !table.stop) {
-        table.stop = "refused";
-        table.refusal = event.message;
-        notice(out, "warn", `the account refused: ${event.message}`);
+        refuse(out, event.message, true);
       } else {
         notice(out, "warn", `following ${event.kind} tasks: ${event.message}; asking again later`);
       }
@@ -156,11 +154,7 @@ const step = (out: Out, event: EngineEvent): void => {
       // left the outcome in doubt, the next run sends it again without a lookup.
       if (event.keepSubmitting) entry.lookupFirst = true;
       else if (entry.recorded === "submitting") record(out, entry, { state: "planned" });
-      if (!table.stop) {
-        table.stop = "refused";
-        table.refusal = event.message;
-        notice(out, "warn", `the account refused: ${event.message}. Nothing more is submitted.`);
-      }
+      if (!table.stop) refuse(out, event.message, true);
       return;
     case "SendFailed": {
       settleLoan(out, entry, "returned");
@@ -210,6 +204,15 @@ const step = (out: Out, event: EngineEvent): void => {
       table.setPhase(entry, entry.fetchRounds >= table.config.policy.downloadRounds ? "stuck" : "inflight");
       return;
   }
+};
+
+/** An answer refused the run (api/refusal.ts `line`): nothing more is submitted. */
+const refuse = (out: Out, line: string, tell: boolean): void => {
+  const { table } = out;
+  table.stop = "refused";
+  table.refusal = line;
+  table.refusedAt = out.now;
+  if (tell) notice(out, "warn", `${line}; nothing more is submitted`);
 };
 
 /** What the lockfile says about an entry's task. */

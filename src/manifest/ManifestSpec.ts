@@ -60,6 +60,8 @@ export interface JobSpec {
   readonly name?: Value;
   readonly forEach?: { readonly job: string; readonly mode: "outputs" | "tasks"; readonly path: YamlPath };
   readonly axes: readonly AxisSpec[];
+  /** Axes whose data file could not be read (reported there): their names stay known, their values are not. */
+  readonly unreadAxes?: readonly string[];
   readonly include: readonly Record<string, unknown>[];
   readonly exclude: readonly Record<string, unknown>[];
 }

@@ -277,6 +277,7 @@ export const compileManifest = (
       ...(typeof job.name === "string" ? { name: value([...path, "name"], job.name) } : {}),
       ...(forEach ? { forEach } : {}),
       axes,
+      ...(unreadAxes.length ? { unreadAxes } : {}),
       include,
       exclude,
     };

@@ -4,7 +4,7 @@
 // `…` downstream tasks waiting on their upstream job. Pure: the engine uses the same
 // answer to decide what to create.
 
-import type { LockFile, LockTask, TaskState } from "../state/LockFile.js";
+import { replacedByEarlier, type LockFile, type LockTask, type TaskState } from "../state/LockFile.js";
 import type { LoadedManifest } from "./LoadedManifest.js";
 import { type Amount, amountOf, formatAmount, plus, times } from "../money/Money.js";
 import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
@@ -257,6 +257,8 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       if (direct) ownAccounted++;
       for (const [id, t] of chain) {
         if (id !== task.id) accounted.add(id);
+        // Abandoned elsewhere and replaced by an earlier attempt taken up again at its own service: not the latest.
+        if (t.superseded_by !== undefined && chain.some(([other, o]) => o.attempt < t.attempt && replacedByEarlier(t, other))) continue;
         if (t.attempt > latest.attempt) {
           latestId = id;
           latest = t;

@@ -76,6 +76,9 @@ export const reviewPlanText = (review: NonNullable<PlanResult["review"]>): strin
     )
     .join("; ");
 
+/** One entry as the plan lists it (`+ job  vars  folder`), without its indent: `doctor` names the first task a run would create. */
+export const planEntryLine = (e: PlanEntry): string => line(e).trim();
+
 export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
   const out: string[] = [];
   out.push(

@@ -23,6 +23,7 @@ import { SourceFile } from "./SourceFile.js";
 import { render, type Scope } from "./Template.js";
 import { requestHash, taskId } from "./TaskIdentity.js";
 import { checkUrls } from "./checkUrls.js";
+import { checkInvalidJobTemplates } from "./invalidJobTemplates.js";
 import { contentStart, parseYaml } from "./YamlDocument.js";
 
 export interface LoadOptions {
@@ -146,11 +147,13 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
   };
   const tasks: PlannedTask[] = [];
   for (const job of spec.jobs) {
-    if (job.forEach || spec.invalidJobs.has(job.id)) continue;
-    for (const t of expandJob(state, job, undefined)) tasks.push(t);
+    if (job.forEach) continue;
+    // A job with mistakes found when compiling is not expanded; its other template mistakes are still reported.
+    if (spec.invalidJobs.has(job.id)) checkInvalidJobTemplates(spec, job, sink);
+    else for (const t of expandJob(state, job, undefined)) tasks.push(t);
   }
-  const downstreamEstimates = checkDownstreamTemplates(spec, tasks, sink, state);
-  if (spec.budget) warnUnpriced(spec, tasks, downstreamEstimates, sink);
+  const downstream = checkDownstreamTemplates(spec, tasks, sink, state);
+  if (spec.budget) warnUnpriced(spec, tasks, downstream, sink);
   if (options.checkUrls && !sink.hasErrors) {
     for (const d of await checkUrls(tasks, state.fieldPlaces, locator)) sink.push(d);
   }
@@ -168,7 +171,7 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
     // they are not kept (100,000 tasks: 18 MB of live heap less, 81 to 62.5 MB).
     state: { ...state, ids: new Map(), dirs: new Map() },
     locator,
-    downstreamEstimates,
+    downstreamEstimates: downstream.estimates,
     inputsRead: () => ({ manifest: manifestSha, files: reads }),
   });
 };
@@ -185,12 +188,15 @@ const outputsPerTask = (job: JobSpec): number =>
 
 /**
  * With a budget, a task whose kind and resolution have no price cannot be counted
- * against it: one warning per job, at the job, saying which prices are missing.
+ * against it: one warning per job, at the job, saying which prices are missing. A
+ * downstream job is judged only when its dry expansion ran (`downstream.judged`): one with
+ * a mistake of its own or of its upstream job has no estimate because of that mistake,
+ * and no warning follows from an error.
  */
 const warnUnpriced = (
   spec: ManifestSpec,
   tasks: readonly PlannedTask[],
-  downstreamEstimates: ReadonlyMap<string, unknown>,
+  downstream: DownstreamCheck,
   sink: DiagnosticSink,
 ): void => {
   const missing = new Map<string, { count: number; keys: Set<string> }>();
@@ -210,7 +216,7 @@ const warnUnpriced = (
         `a budget is set, but ${entry.count} task(s) of job '${job.id}' have no price (${[...entry.keys].sort().join(", ")}): their cost cannot be counted against the budget; add it under 'prices'`,
         "warning",
       );
-    } else if (job.forEach && !spec.invalidJobs.has(job.id) && !downstreamEstimates.has(job.id)) {
+    } else if (job.forEach && downstream.judged.has(job.id) && !downstream.estimates.has(job.id)) {
       sink.add(
         { path: ["jobs"], key: job.id },
         `a budget is set, but job '${job.id}' has no price for its kind and resolution: its cost cannot be counted against the budget; add it under 'prices'`,
@@ -220,26 +226,30 @@ const warnUnpriced = (
   }
 };
 
+/** What checking the downstream jobs found: one task's estimate per job, and the jobs whose dry expansion ran. */
+interface DownstreamCheck {
+  readonly estimates: Map<string, { currency: string; amount: string }>;
+  readonly judged: Set<string>;
+}
+
 /**
  * Downstream tasks are made only once upstream results exist, mid-run. Their templates
  * are filled here with an example upstream item, so a misspelt `item.urll` is found
- * before anything is paid for, not after the upstream job ran.
+ * before anything is paid for, not after the upstream job ran. Also when either job has
+ * mistakes of its own (every mistake is reported at once); then the job is not expanded.
  */
-const checkDownstreamTemplates = (
-  spec: ManifestSpec,
-  tasks: readonly PlannedTask[],
-  sink: DiagnosticSink,
-  state: ExpandState,
-): Map<string, { currency: string; amount: string }> => {
+const checkDownstreamTemplates = (spec: ManifestSpec, tasks: readonly PlannedTask[], sink: DiagnosticSink, state: ExpandState): DownstreamCheck => {
   const estimates = new Map<string, { currency: string; amount: string }>();
+  const judged = new Set<string>();
   const byId = new Map(spec.jobs.map((j) => [j.id, j]));
   for (const job of spec.jobs) {
     if (!job.forEach) continue;
-    // A job with its own mistakes (found when compiling) still has its `item` references
-    // checked, so every mistake is reported at once; it is not expanded.
-    const jobInvalid = spec.invalidJobs.has(job.id);
+    // A job with its own mistakes (found when compiling), or whose upstream job has some,
+    // still has its `item` references checked; it is not expanded.
     const up = byId.get(job.forEach.job);
-    if (!up || spec.invalidJobs.has(up.id)) continue;
+    if (!up) continue;
+    const upInvalid = spec.invalidJobs.has(up.id);
+    const jobInvalid = spec.invalidJobs.has(job.id) || upInvalid;
     const chained = up.forEach !== undefined;
     const example = tasks.find((t) => t.job === up.id);
     // When no upstream task expanded (an upstream mistake, reported on its own), the
@@ -263,8 +273,10 @@ const checkDownstreamTemplates = (
       if (r.ok) continue;
       for (const problem of r.problems) {
         const path = problem.path;
-        // Vars of a downstream upstream task are only known at run time.
+        // Vars of a downstream upstream task are only known at run time; an axis whose data
+        // file could not be read is reported there.
         if (chained && path[0] === "item" && path[1] === "vars") continue;
+        if (path[0] === "item" && path[1] === "vars" && path[2] !== undefined && up.unreadAxes?.includes(path[2])) continue;
         // Unknown names were reported when the job was compiled.
         if (jobInvalid && scope(path[0]!) === undefined) continue;
         const outOfRange = /has \d+ item\(s\); no index/.test(problem.message);
@@ -297,15 +309,18 @@ const checkDownstreamTemplates = (
       upstream: { job: up.id, task, output: 0 },
     };
     const made = expandJob(dry, { ...job, axes: [], include: [combo], exclude: [] }, [source]);
+    let found = 0;
     for (const d of dry.sink.list()) {
       // The example has no real file behind it: only problems of the job's own values count.
       if (d.severity !== "error" || d.message.includes(output.file)) continue;
       sink.push({ ...d, message: `${d.message.replace(/ \[task: .*\]$/, "")} (found with an example item of '${up.id}')` });
+      found++;
     }
+    if (found === 0) judged.add(job.id);
     const estimate = made[0]?.estimate;
     if (estimate) estimates.set(job.id, estimate);
   }
-  return estimates;
+  return { estimates, judged };
 };
 
 const makeLoaded = (args: {

@@ -67,3 +67,4 @@ const FINISHED: ReadonlySet<TaskState> = new Set(["succeeded", "downloaded", "fa
 export const newCharges = (before: TaskState | undefined, after: { readonly state: TaskState; readonly billing: readonly BillingEntry[] }): readonly BillingEntry[] =>
   (after.state === "succeeded" || after.state === "failed") && !(before !== undefined && FINISHED.has(before)) ? after.billing : [];
 
+

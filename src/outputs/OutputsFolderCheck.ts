@@ -124,7 +124,15 @@ const entryKinds = (dir: string, names: Iterable<string>, count: number): Map<st
     return kinds;
   }
   for (const name of names) {
-    const info = lstatSync(join(dir, name), { throwIfNoEntry: false });
+    let info;
+    try {
+      info = lstatSync(join(dir, name), { throwIfNoEntry: false });
+    } catch (e) {
+      // A file where a folder on the way should be: nothing here; the write probe that
+      // follows (run/startChecks.ts) reports the folder as one that cannot be written.
+      if ((e as NodeJS.ErrnoException).code === "ENOTDIR") continue;
+      throw e;
+    }
     if (info !== undefined) kinds.set(name, kindOf(info));
   }
   return kinds;

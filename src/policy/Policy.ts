@@ -102,6 +102,12 @@ export interface Policy {
   readonly sendFailuresBeforeStuck: number;
   /** How long a task waits after an unconfirmed create before it may be sent again. */
   readonly sendFailedWait: Duration.Duration;
+  /**
+   * After an answer refuses the run (exit 5), how long the creates already in flight are
+   * given to report before the run ends: each answer is recorded (a second refusal leaves
+   * its task planned, a success records the task), where one cut off stays "outcome unknown".
+   */
+  readonly refusedDrainWait: Duration.Duration;
   /** Download rounds of one task (each with fresh links) before it is left for a later run. */
   readonly downloadRounds: number;
   /** Tasks downloading at once (each fetches its files `downloadConcurrency` at a time). */
@@ -215,6 +221,7 @@ export const makePolicy = (scale = 1): Policy => ({
   linkFailuresBeforeReject: 5,
   sendFailuresBeforeStuck: 8,
   sendFailedWait: ms(5 * 2_000 * scale),
+  refusedDrainWait: ms(15_000 * scale),
   downloadRounds: 3,
   tasksDownloading: 4 * 2,
   missingPolls: 5,
@@ -222,6 +229,16 @@ export const makePolicy = (scale = 1): Policy => ({
   shortAnswerWait: ms(5 * 60_000 * scale),
   loopWakeAtLeast: Duration.seconds(60),
 });
+
+/**
+ * A run that has nothing at the service yet asks once whether its address answers at all
+ * (run/reachCheck.ts): a refused connection or an unknown host is asked again twice, half
+ * a second apart, then the run stops (exit 5) instead of retrying for minutes. The whole
+ * check is given at most `reachCheckLimit`; an address that neither answers nor refuses
+ * by then is left to the run's own patience.
+ */
+export const reachRetry: Schedule.Schedule<unknown, unknown> = Schedule.spaced(Duration.millis(500)).pipe(Schedule.intersect(Schedule.recurs(2)));
+export const reachCheckLimit: Duration.Duration = Duration.seconds(10);
 
 /** Real service speed. */
 export const livePolicy: Policy = makePolicy(1);
@@ -238,6 +255,17 @@ export const withSafetyFloors = (policy: Policy, floor: Policy = livePolicy): Po
   unknownOutcomeWindow: Duration.max(policy.unknownOutcomeWindow, floor.unknownOutcomeWindow),
   missingAfter: Duration.max(policy.missingAfter, floor.missingAfter),
 });
+
+/**
+ * The review file's lock (src/review/reviewFileLock.ts): held for one decision's read
+ * and write, milliseconds. A lock left by a decision killed midway is taken over once its
+ * heartbeat is `staleMs` old (and the run lock's margin); a decision waits for a busy lock
+ * every 15 ms, for at most 20 s (past the takeover of a stale one).
+ */
+export const reviewFileLockPolicy = {
+  staleMs: 10_000,
+  wait: Schedule.spaced(ms(15)).pipe(Schedule.upTo(ms(20_000))),
+} as const;
 
 /** For the in-process emulator (`--emulate`): everything twenty times quicker. */
 export const fastPolicy: Policy = makePolicy(0.05);

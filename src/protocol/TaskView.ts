@@ -122,7 +122,11 @@ export const fromImage = (task: ImageTask, watermark: boolean, currency?: string
   const status: RemoteStatus = task.task_status === "succeed" ? "succeeded" : task.task_status;
   const result = task.task_result;
   const series = result?.result_type === "series";
-  const items = (series ? result?.series_images : result?.images) ?? result?.images ?? result?.series_images ?? [];
+  // The list of its result type, else the other: the service's example of a series answer
+  // lists its images in both (read once), an older shape only in `series_images`, and an
+  // answer may carry only `images`. An empty list counts as absent.
+  const [first, other] = series ? [result?.series_images, result?.images] : [result?.images, result?.series_images];
+  const items = first?.length ? first : other?.length ? other : [];
   const outputs: RemoteOutput[] =
     status !== "succeeded"
       ? []

@@ -6,6 +6,7 @@ import type { TaskState } from "../state/LockFile.js";
 import type { BillingSummary, CashTotal, Charges, UnitTotal } from "./summarizeBilling.js";
 import { Decimal } from "./Decimal.js";
 import { neutralise } from "../api/neutralise.js";
+import { markdownText } from "./markdownText.js";
 import { isoTime } from "../protocol/UnixMs.js";
 
 export interface DeletionWarning {
@@ -15,10 +16,8 @@ export interface DeletionWarning {
   readonly deletesAt: number;
 }
 
-// Cells hold text from the service and from data files: escapes and control characters
-// are made inert (neutralise) so a step summary or a terminal shows them, never obeys them.
-const cell = (text: string | number | undefined): string =>
-  text === undefined ? "" : neutralise(String(text)).replace(/\|/g, "\\|");
+// Cells hold text from the service and from data files: shown, never obeyed (markdownText).
+const cell = (text: string | number | undefined): string => (text === undefined ? "" : markdownText(text));
 
 const row = (cells: readonly (string | number | undefined)[]): string => `| ${cells.map(cell).join(" | ")} |`;
 
@@ -42,7 +41,7 @@ const MAX_ROWS = 100;
 const IN_FLIGHT: readonly TaskState[] = ["submitting", "submitted", "processing", "succeeded"];
 
 export const formatBillingMarkdown = (summary: BillingSummary, deletions: readonly DeletionWarning[] = []): string => {
-  const lines: string[] = [`# omnibatch billing: ${summary.name}`, ""];
+  const lines: string[] = [`# omnibatch billing: ${markdownText(summary.name)}`, ""];
   const stateCounts = Object.entries(summary.states)
     .filter(([, n]) => n > 0)
     // A task not started yet is queued (the lockfile's state name `planned` is not for people).

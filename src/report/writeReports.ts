@@ -27,7 +27,8 @@ import { formatReportHtml, reportHtmlParts } from "./reportHtml.js";
 import { earlierRecords, provenanceOf, resultLine, resultsJsonlLines } from "./resultsJsonl.js";
 import { retryAttempts } from "./retryAttempts.js";
 import { type Standings, standingsFor } from "./standing.js";
-import { lostMarkdown } from "./lostMarkdown.js";
+import { lostMarkdown, refusedChargesMarkdown, type RefusedChargeLine } from "./lostMarkdown.js";
+import { markdownCode, markdownText } from "./markdownText.js";
 import { lostResults, resultKey, scanResults, statesOf, type ResultsAt, type SeenFile } from "../outputs/scanResults.js";
 import { type BillingSummary, summarizeBilling } from "./summarizeBilling.js";
 import { isoTime } from "../protocol/UnixMs.js";
@@ -90,6 +91,8 @@ export interface ReportInput {
   readonly seen?: SeenFile;
   /** A line the step summary adds (outputs awaiting review: `stills: 12 awaiting review; ...`). */
   readonly stepSummaryNote?: string;
+  /** Charges the run refused (cannot be true): listed apart in billing.md, in no sum. */
+  readonly refusedCharges?: readonly RefusedChargeLine[];
   /** Markdown put first in $GITHUB_STEP_SUMMARY, before the billing tables (a run's outcome). */
   readonly stepHead?: string;
   /**
@@ -183,7 +186,7 @@ const SIDECARS_PER_TURN = 256;
 /** The step summary's line about the report: a CI summary cannot link a file, so it says where it is. */
 export const reportLink = (reportPath: string, cwd = process.cwd()): string => {
   const shown = relative(cwd, reportPath).split(sep).join("/");
-  return `**Report:** \`${shown.startsWith("..") ? reportPath : shown}\`: the contact sheets of every job; open it from the outputs folder (or the uploaded artifact) in a browser.\n`;
+  return `**Report:** ${markdownCode(shown.startsWith("..") ? reportPath : shown)}: the contact sheets of every job; open it from the outputs folder (or the uploaded artifact) in a browser.\n`;
 };
 
 export const writeReports = async (input: ReportInput): Promise<ReportOutput> => {
@@ -198,7 +201,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   // For a store, in its listing (the staging folder the reports are written to holds no results).
   const scanned = input.scanResults === false ? [] : scanResults(lock.tasks, input.resultsAt ?? input.outputsDir, now, undefined, input.resultsAt ? undefined : input.seen);
   const lost = lostResults(scanned);
-  const markdownOf = (): string => `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summaryOf(), deletionsOf())}${lostMarkdown(lost)}`;
+  const markdownOf = (): string => `${input.emulated ? EMULATED_BANNER : ""}${formatBillingMarkdown(summaryOf(), deletionsOf())}${lostMarkdown(lost)}${refusedChargesMarkdown(input.refusedCharges ?? [])}`;
   await mkdir(input.outputsDir, { recursive: true });
   const files = REPORT_FILES.map((name) => join(input.outputsDir, name));
   const sourcePath = join(input.outputsDir, REPORT_SOURCE_FILE);
@@ -219,7 +222,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const absent = createHash("sha256")
     .update(scanned.filter((r) => r.verdict.state !== "present").map((r) => `${resultKey(r.id, r.index, r.variant)}\u0000${r.verdict.state}`).join("\n"))
     .digest("hex");
-  const source = reportSource(lock, now, `${standingDigest}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n6\n${absent}`, planned);
+  const source = reportSource(lock, now, `${standingDigest}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n6\n${absent}${input.refusedCharges?.length ? `\nrefused ${JSON.stringify(input.refusedCharges)}` : ""}`, planned);
   const current =
     input.force !== true &&
     files.every((file) => existsSync(file)) &&
@@ -269,7 +272,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
     const markdown = markdownOf();
     // A head (the run's outcome) already says whether the run was emulated.
     const billingPart = input.stepHead !== undefined && input.emulated && markdown.startsWith(EMULATED_BANNER) ? markdown.slice(EMULATED_BANNER.length) : markdown;
-    const note = input.stepSummaryNote ? `\n**${input.stepSummaryNote}**\n` : "";
+    const note = input.stepSummaryNote ? `\n**${markdownText(input.stepSummaryNote)}**\n` : "";
     await appendFile(stepSummary, `${input.stepHead ?? ""}${billingPart}\n${reportLink(files[REPORT_FILES.indexOf("report.html")]!)}\n${note}`);
   }
   return {

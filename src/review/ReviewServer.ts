@@ -5,7 +5,9 @@
 // records, streamed from the outputs folder or store through this server, in ranges for
 // a seeking video) and the decision endpoint; any other request gets 404. Loopback only
 // unless --host asks; a Host header that is not ours is refused (DNS rebinding). Each
-// decision is written to the review file at once. Ctrl-C stops it.
+// decision is written to the review file at once, one at a time and under the review
+// file's lock (reviewSession.ts), so decisions posted together are all kept. Values go
+// into the page by slicing, never as a replacement string. Ctrl-C stops it.
 
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { stat } from "node:fs/promises";
@@ -72,15 +74,23 @@ const send = (res: ServerResponse, status: number, type: string, body: string) =
   res.end(body);
 };
 
+/**
+ * `page` with `text` put in before the first `marker`. By slicing, never with a replacement
+ * string: in `String.replace` a `$` pattern of a value (`` $` ``, `$'`, `$&`) would copy
+ * parts of the page into it (a result path with `` $` `` broke the review data).
+ */
+const insertBefore = (page: string, marker: string, text: string): string => {
+  const at = page.indexOf(marker);
+  if (at < 0) throw new Error(`the report page has no '${marker}'`);
+  return page.slice(0, at) + text + page.slice(at);
+};
+
 /** The report page with the review controls: fetch to our own origin allowed, the review data and script added. */
-const reviewPageHtml = (report: string, data: unknown): string =>
-  report
-    .replace("default-src 'none';", "default-src 'none'; connect-src 'self';")
-    .replace("</style>", `${REVIEW_CSS}</style>`)
-    .replace(
-      "</body>",
-      `<script type="application/json" id="review-data">${scriptSafeJson(data)}</script>\n<script>${REVIEW_JS}</script>\n</body>`,
-    );
+const reviewPageHtml = (report: string, data: unknown): string => {
+  const withFetch = insertBefore(report, "default-src 'none';", "connect-src 'self'; ");
+  const withStyle = insertBefore(withFetch, "</style>", REVIEW_CSS);
+  return insertBefore(withStyle, "</body>", `<script type="application/json" id="review-data">${scriptSafeJson(data)}</script>\n<script>${REVIEW_JS}</script>\n`);
+};
 
 /** The media files the lockfile records (path -> recorded size): the only ones served. */
 export const recordedMedia = (lock: LockFile | undefined): Map<string, number> => {

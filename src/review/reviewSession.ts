@@ -1,7 +1,9 @@
 // One review session's state on disk, shared by `omnibatch review`'s flags and its page:
 // the manifest's reviewed jobs, the lockfile's outputs of them and the review file. Each
 // decision is read-modify-written at once (atomic rename), so a run starting meanwhile
-// reads the old decisions or the new ones, never a mix.
+// reads the old decisions or the new ones, never a mix; one at a time, in this process (a
+// queue: the page's decisions arrive together) and across processes (the review file's
+// lock, reviewFileLock.ts), so no decision made meanwhile is written over.
 
 import { LockfileMissing } from "../state/LockfileError.js";
 import { readLockFile } from "../state/readLockFile.js";
@@ -11,6 +13,7 @@ import { readReviewFile } from "./readReviewFile.js";
 import { type Decision, type ReviewEntry, reviewFileFor } from "./ReviewFile.js";
 import { indexDecisions, withDecisions } from "./reviewDecision.js";
 import { type ReviewFilter, type ReviewItem, matchesFilter, reviewItems } from "./reviewItems.js";
+import { withReviewFileLock } from "./reviewFileLock.js";
 import { writeReviewFile } from "./writeReviewFile.js";
 
 export interface ReviewSession {
@@ -38,7 +41,8 @@ export const openReviewSession = async (loaded: LoadedManifest, emulated: boolea
       message: `no lockfile at ${m.lockfilePath}: nothing has run${emulated ? " on the emulator" : ""} for this manifest yet, so there is nothing to review. Run 'omnibatch run ${loaded.file}${emulated ? " --emulate" : ""}' first.`,
     });
   }
-  const decide = async (targets: readonly Pick<ReviewItem, "task" | "output">[], decision: Decision): Promise<number> => {
+  // The file as it is once the lock is held: read again there, never from before.
+  const decideNow = async (targets: readonly Pick<ReviewItem, "task" | "output">[], decision: Decision): Promise<number> => {
     const current = await items();
     const byKey = new Map(current.map((i) => [`${i.task}#${i.output}`, i] as const));
     const at = now().toISOString();
@@ -50,6 +54,12 @@ export const openReviewSession = async (loaded: LoadedManifest, emulated: boolea
     }
     if (made.length > 0) await writeReviewFile(reviewFile, withDecisions(readReviewFile(reviewFile), made));
     return made.length;
+  };
+  let queue: Promise<unknown> = Promise.resolve();
+  const decide = (targets: readonly Pick<ReviewItem, "task" | "output">[], decision: Decision): Promise<number> => {
+    const mine = queue.then(() => withReviewFileLock(reviewFile, () => decideNow(targets, decision)));
+    queue = mine.catch(() => undefined);
+    return mine;
   };
   return { manifest: loaded, emulated, reviewFile, outputsDir: m.outputsDir, lockfilePath: m.lockfilePath, jobs, items, decide };
 };

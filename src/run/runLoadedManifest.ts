@@ -5,6 +5,7 @@
 
 import { Cause, Clock, Effect, Either, Exit, Layer, Redacted } from "effect";
 import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
+import { reachCheck } from "./reachCheck.js";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
 import { Downloader } from "../outputs/Downloader.js";
 import { openStoreSink, type OpenStoreOptions } from "../store/openStore.js";
@@ -19,6 +20,7 @@ import type { CallbackListener } from "../callbacks/CallbackListener.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
 import { startChecks } from "./startChecks.js";
+import { applyServiceRule } from "./applyServiceRule.js";
 import { reviewFileFor } from "../review/ReviewFile.js";
 import { readReviewFile } from "../review/readReviewFile.js";
 import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js";
@@ -34,7 +36,7 @@ import { lockDigest, PlanStale } from "../manifest/savedPlan.js";
 import type { LockTask } from "../state/LockFile.js";
 import type { KnownStringsOf } from "../state/LockfileText.js";
 import type { KnownStrings } from "../state/TaskLine.js";
-import { abandonedSuccessors, abandonRecord, checkService, EMULATOR_SERVICE, serviceIdentity, ServiceChanged } from "./serviceCheck.js";
+import { abandonedSuccessors, EMULATOR_SERVICE, serviceIdentity } from "./serviceCheck.js";
 import type { JobCounts, JobOutlook, RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import { diffPlan, supersessions, type PlanResult } from "../manifest/diffPlan.js";
@@ -339,33 +341,17 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       }
       // The region rule (serviceCheck.ts): before anything is sent.
       current = emulated ? EMULATOR_SERVICE : serviceIdentity(serviceUrl);
-      const decision = checkService({
-        recorded: store.recordedService,
-        current,
-        records: yield* store.view,
-        switchAllowed: options.switchService === true,
-        lockfile: manifest.lockfilePath,
-      });
-      switch (decision._tag) {
-        case "Refuse":
-          return yield* Effect.fail(
-            new ServiceChanged({ lockfile: manifest.lockfilePath, recorded: store.recordedService ?? "", current, message: decision.message }),
-          );
-        case "Switch": {
-          // Marked, never erased: the engine follows each to its next attempt (a new id) here.
-          const now = Date.now();
-          for (const id of decision.abandon) {
-            const rec = yield* store.get(id);
-            if (rec) yield* store.put(id, abandonRecord(rec, decision.from, now));
-          }
-          onEvent?.({ type: "notice", level: "warn", message: decision.message });
-          break;
-        }
-        case "Record":
-          if (decision.note) onEvent?.({ type: "notice", level: "warn", message: decision.note });
-          break;
-      }
-      yield* store.setService(current);
+      // Nothing at the service yet: an address where nothing answers stops the run before
+      // the lockfile records this service or anything changes (reachCheck.ts).
+      const reach = emulated
+        ? Effect.void
+        : Effect.gen(function* () {
+            yield* reachCheck(yield* OmniClient, current, yield* store.view, manifest.tasks.map((t) => t.id), {
+              signal: options.signal,
+              withinMs: options.maxWaitMs === undefined ? undefined : options.maxWaitMs - (Date.now() - maxWaitSince),
+            });
+          });
+      yield* applyServiceRule(current, manifest.lockfilePath, options.switchService === true, onEvent, reach);
       // Read before the engine starts (no put in between): the store's map, not a copy.
       const recorded = yield* store.view;
       // A changed task must not download over the files of the task it replaces.
@@ -404,6 +390,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(options.selection ? { selection: options.selection } : {}),
         ...(reviews ? { reviews } : {}),
         ...(options.recreateLost ? { recreateLost: true } : {}),
+        address: serviceIdentity(emulator?.url ?? serviceUrl),
       });
       // Tasks replaced (`~`) by a task this or an earlier run created say so in the lockfile;
       // so do tasks abandoned at another service, once their next attempt here was created.
@@ -462,6 +449,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
                   manifest,
                   stepHead,
                   seen: downloader.seen,
+                  ...(result.refusedCharges ? { refusedCharges: result.refusedCharges } : {}),
                   ...reviewNote(result.jobs),
                   // The lockfile is the one the run started with: so are the standings.
                   ...(after === beforeRun && standingsAtStart ? { standings: standingsAtStart } : standingsAtEnd ? { standings: standingsAtEnd } : {}),

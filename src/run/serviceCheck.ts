@@ -77,6 +77,61 @@ export const abandonedSuccessors = (tasks: Readonly<Record<string, LockTask>>): 
   return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 };
 
+/**
+ * What a run at `current` does with tasks abandoned there by an earlier switch (a run
+ * that moved from `current` to another service and now came back):
+ * - `takeUp`: a slot (job, folder, take) with no current attempt (every later one was
+ *   abandoned elsewhere, or only planned or refused) whose latest attempt abandoned here
+ *   still has something to give here (in flight: its outcome; `succeeded`: paid, its
+ *   files) is followed and downloaded here, not made again: `resume` loses its
+ *   `abandoned` mark (and the `superseded_by` naming the attempt made elsewhere), and
+ *   each later attempt of the slot (`replaces`) names it as `superseded_by`.
+ * - `learn`: the other tasks abandoned here and still in flight when abandoned (their
+ *   charges unknown): asked about once, so what they were charged here enters spend to
+ *   date and the budget; their records stay history otherwise.
+ * Only a service that keeps its tasks between runs (never the in-process emulator). Pure.
+ */
+export interface AbandonedHere {
+  readonly takeUp: readonly { readonly resume: string; readonly replaces: readonly string[] }[];
+  readonly learn: readonly string[];
+}
+
+/** A record a slot's later attempts are measured against: created, and not abandoned. */
+const isCurrentAttempt = (t: LockTask): boolean => t.abandoned === undefined && t.state !== "planned" && t.state !== "rejected";
+
+export const abandonedHere = (records: Iterable<readonly [string, LockTask]>, current: string): AbandonedHere => {
+  if (current === EMULATOR_SERVICE) return { takeUp: [], learn: [] };
+  const slotOf = (t: LockTask) => `${t.job}\u0000${t.dir}\u0000${t.take}`;
+  const slots = new Map<string, [string, LockTask][]>();
+  for (const [id, t] of records) if (t.abandoned?.service === current) slots.set(slotOf(t), []);
+  if (slots.size === 0) return { takeUp: [], learn: [] };
+  for (const [id, t] of records) slots.get(slotOf(t))?.push([id, t]);
+  const takeUp: { resume: string; replaces: string[] }[] = [];
+  const learn: string[] = [];
+  for (const members of slots.values()) {
+    members.sort((a, b) => b[1].attempt - a[1].attempt || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const hasCurrent = members.some(([, t]) => isCurrentAttempt(t));
+    const resume = hasCurrent ? undefined : members.find(([, t]) => t.abandoned?.service === current && AT_THE_SERVICE.has(t.state));
+    if (resume) {
+      const replaces = members.filter(([, t]) => t.attempt > resume[1].attempt).map(([id]) => id).reverse();
+      takeUp.push({ resume: resume[0], replaces });
+    }
+    for (const [id, t] of members) {
+      if (id === resume?.[0] || t.abandoned?.service !== current) continue;
+      if ((t.state === "submitted" || t.state === "processing") && t.task_id !== undefined) learn.push(id);
+    }
+  }
+  takeUp.sort((a, b) => (a.resume < b.resume ? -1 : 1));
+  learn.sort();
+  return { takeUp, learn };
+};
+
+/** The record of an abandoned task taken up again at its own service: current again, nothing else changed. */
+export const takeUpRecord = (rec: LockTask, at: number): LockTask => {
+  const { abandoned: _abandoned, superseded_by: _supersededBy, ...rest } = rec;
+  return { ...rest, updated_at: Math.max(rec.updated_at, at) };
+};
+
 export type ServiceDecision =
   /** The lockfile names this service. */
   | { readonly _tag: "Same" }
@@ -116,12 +171,28 @@ export const checkService = (c: ServiceCheck): ServiceDecision => {
   const what =
     `${unfinished.length} task(s) created at ${c.recorded} are not finished here (${sample(unfinished)})` +
     (waiting > 0 ? `; ${waiting} of them finished there (paid) with results not downloaded yet` : "");
+  // As the switch would leave them (the tasks unfinished at the recorded service abandoned
+  // there): the tasks made here before and abandoned by an earlier switch, taken up again.
+  const from = c.recorded;
+  const leaving = new Set(unfinished);
+  const switched = {
+    *[Symbol.iterator]() {
+      for (const [id, t] of c.records) yield [id, leaving.has(id) ? abandonRecord(t, from, 0) : t] as const;
+    },
+  };
+  const here = abandonedHere(switched, c.current).takeUp.map((t) => t.resume);
   if (!c.switchAllowed) {
+    // Tasks abandoned here by an earlier switch: paid (or to be paid) here; a switch back follows them, not makes them again.
+    const paidHere =
+      here.length > 0
+        ? ` ${here.length} task(s) were created at ${c.current} before and abandoned by a switch (${sample(here)}): they are paid, or will be when they finish, ` +
+          `at ${c.current}; with ${SWITCH_FLAG} they are followed and downloaded here, not created again.`
+        : "";
     return {
       _tag: "Refuse",
       message:
         `${moved}. ${what}. Task ids of one service (region) cannot be seen from another, so this run would ` +
-        `create them again at ${c.current} and pay for them twice. Nothing was sent.\n` +
+        `create them again at ${c.current} and pay for them twice. Nothing was sent.${paidHere}\n` +
         `Run against ${c.recorded} (--base-url or OMNIBATCH_BASE_URL) to finish them and download their results, or pass ${SWITCH_FLAG} to ` +
         `abandon them at ${c.recorded} and create them again at ${c.current} as new attempts (paid again; what was already ` +
         `charged for them there is not refunded and stays in the lockfile's spend).`,
@@ -132,7 +203,11 @@ export const checkService = (c: ServiceCheck): ServiceDecision => {
     from: c.recorded,
     abandon: unfinished,
     message:
-      `${SWITCH_FLAG}: ${moved}; ${what}: abandoned there and created again here as new attempts (paid again; ` +
+      `${SWITCH_FLAG}: ${moved}; ${what}: abandoned there and ` +
+      (here.length > 0
+        ? `${here.length} task(s) made here before (${sample(here)}) are followed and downloaded here, not created again; the others are `
+        : "") +
+      `created again here as new attempts (paid again; ` +
       `their records, results and charges at ${c.recorded} stay in the lockfile); ${c.current} is recorded from now on`,
   };
 };

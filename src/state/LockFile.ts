@@ -96,7 +96,9 @@ export interface LockTask {
    * `run --switch-service`: the task was unfinished at `service` (the lockfile's service
    * until then) when a run moved to another one, at `at` (Unix ms). Nothing else of the
    * record changes (its outputs, billing and ids are history; its billing counts in spend
-   * to date); the task is made again there as its next attempt, a new external id.
+   * to date); the task is made again there as its next attempt, a new external id. A
+   * later run at `service` learns its end and charge, or takes it up again when the task
+   * has no current attempt (src/run/serviceCheck.ts `abandonedHere`).
    */
   readonly abandoned?: { readonly service: string; readonly at: number };
   /**
@@ -106,6 +108,15 @@ export interface LockTask {
    */
   readonly pruned_at?: number;
 }
+
+/**
+ * Whether `later` (a later attempt of the same task) was replaced by the attempt `id`, an
+ * earlier one taken up again at the service it was made at (`run --switch-service` back
+ * there, src/run/serviceCheck.ts `abandonedHere`): `later` was abandoned elsewhere and
+ * names `id` as `superseded_by`. The engine's walk from `id` stops there, and a plan never
+ * takes `later` for the task's latest attempt.
+ */
+export const replacedByEarlier = (later: LockTask, id: string): boolean => later.abandoned !== undefined && later.superseded_by === id;
 
 export interface LockFile {
   /** Data read from a version-1 or 2 file is the same model: read, and written as the current version. */

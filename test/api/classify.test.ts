@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DecodeError, RequestTimeout, ServiceError, TransportError, type Operation } from "../../src/api/ApiError.js";
-import { classify, isOutcomeUnknown } from "../../src/api/classify.js";
+import { classify, isMissingModel, isOutcomeUnknown } from "../../src/api/classify.js";
 
 const service = (code: number | undefined, httpStatus: number, operation: Operation = "queryVideos") =>
   new ServiceError({ operation, code, httpStatus, message: "m", requestId: "r" });
@@ -21,7 +21,7 @@ const table: Array<[number, number, string]> = [
   [403, 1103, "refused"],
   [400, 1200, "task-rejected"],
   [400, 1201, "task-rejected"],
-  [404, 1202, "task-rejected"],
+  [404, 1202, "refused"],
   [404, 1203, "task-rejected"],
   [400, 1300, "task-rejected"],
   [400, 1301, "task-rejected"],
@@ -93,6 +93,26 @@ test("a DecodeError is retry for a query and unknown-outcome for a create answer
   const decode = (operation: Operation, httpStatus: number) => new DecodeError({ operation, httpStatus, requestId: "r", problems: "p" });
   assert.is(classify(decode("listImages", 200)), "retry");
   assert.is(classify(decode("createVideo", 200)), "unknown-outcome");
+});
+
+test("a 1203 on a create naming the model stops the run (refused); one naming an element, or a query's 1203, is about that task", () => {
+  const create1203 = (message: string, operation: Operation = "createImage") => new ServiceError({ operation, code: 1203, httpStatus: 404, message, requestId: "r" });
+  assert.is(classify(create1203("model_name: model 'svc-image-o1' does not exist")), "refused");
+  assert.is(classify(create1203("The model kling-o1 has been discontinued", "createVideo")), "refused");
+  assert.is(isMissingModel(create1203("Model not found")), true);
+  // The words quoted are ours (a prompt, an id): they cannot make it a model's answer.
+  assert.is(classify(create1203("element_list[0].element_id: no element '829836802793406551'")), "task-rejected");
+  assert.is(classify(create1203("resource 'model-of-a-ship' does not exist")), "task-rejected");
+  assert.is(classify(create1203("resource does not exist")), "task-rejected");
+  assert.is(classify(new ServiceError({ operation: "getImage", code: 1203, httpStatus: 404, message: "no model task", requestId: "r" })), "task-rejected");
+  assert.is(classify(new ServiceError({ operation: "download", code: 1203, httpStatus: 404, message: "model", requestId: "r" })), "task-rejected");
+});
+
+test("a 1202 (no such API) stops the run whatever asked, except a result link (an unusable link)", () => {
+  for (const op of ["createVideo", "createImage", "queryVideos", "cursorVideos", "getImage", "listImages"] as const) {
+    assert.is(classify(service(1202, 404, op)), "refused", op);
+  }
+  assert.is(classify(service(1202, 404, "download")), "task-rejected");
 });
 
 test("error messages say what happened", () => {

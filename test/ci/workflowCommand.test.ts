@@ -149,7 +149,7 @@ t("planSummaryMarkdown: the table, the verdict, and the plan fenced so its own b
   assert.match(md, "| estimate, total | 1 USD |");
   assert.match(md, "| estimate, downstream tasks waiting | none (no prices for these tasks) |");
   assert.match(md, "**over the budget**");
-  assert.match(md, "~~~~\na ``` b\n~~~~");
+  assert.match(md, "````\na ``` b\n````");
 });
 
 t.run();

@@ -2,6 +2,7 @@
 // which effects it asks for (a create, a lookup first, a record, a download). No I/O,
 // no clock: every event carries its time.
 
+import { Duration } from "effect";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { makePolicy } from "../../src/policy/Policy.js";
@@ -189,6 +190,47 @@ test("a refusal of the first send records the task planned again (nothing was cr
   m.feed({ _tag: "Tick", now: 0 });
   const effects = m.feed({ _tag: "Refused", now: 1, id: "a", message: "balance", keepSubmitting: false, intentRecorded: true });
   assert.equal(ofTag(effects, "Record").map((r) => r.patch.state), ["planned"]);
+});
+
+test("a refusal lets the creates already in flight report (each recorded), at most policy.refusedDrainWait, then the loop stops; nothing more is created", () => {
+  const m = new Machine(makeTable());
+  for (const id of ["a", "b", "c"]) m.feed({ _tag: "Admit", now: 0, task: task(id), firstAttempt: 1, front: false });
+  assert.is(ofTag(m.feed({ _tag: "Tick", now: 1 }), "Create").length, 3);
+  m.feed({ _tag: "Refused", now: 2, id: "a", code: 1202, message: "the service at x has no POST /omni-video/svc-o1", keepSubmitting: false, intentRecorded: true });
+  const drain = Duration.toMillis(m.table.config.policy.refusedDrainWait);
+  const waiting = m.feed({ _tag: "Tick", now: 3 });
+  assert.equal(m.table.loop, { _tag: "Wait", until: 2 + drain }, "b and c are still in flight: their answers are awaited");
+  assert.is(ofTag(waiting, "Create").length, 0);
+  // b's answer is the same refusal: planned again (nothing was created).
+  const b = m.feed({ _tag: "Refused", now: 4, id: "b", code: 1202, message: "again", keepSubmitting: false, intentRecorded: true });
+  assert.equal(ofTag(b, "Record").map((r) => r.patch.state), ["planned"]);
+  assert.is(m.table.refusal, "the service at x has no POST /omni-video/svc-o1", "the first refusal is the one told");
+  m.feed({ _tag: "Tick", now: 5 });
+  assert.is(m.table.loop._tag, "Wait", "c is still in flight");
+  // c never answers: the run stops once the drain time is over.
+  m.feed({ _tag: "Tick", now: 2 + drain });
+  assert.equal(m.table.loop, { _tag: "Stop" });
+});
+
+test("an interrupt while a refused run's creates in flight report stops the loop at once", () => {
+  const m = new Machine(makeTable());
+  for (const id of ["a", "b"]) m.feed({ _tag: "Admit", now: 0, task: task(id), firstAttempt: 1, front: false });
+  m.feed({ _tag: "Tick", now: 1 });
+  m.feed({ _tag: "Refused", now: 2, id: "a", code: 1202, message: "no such API", keepSubmitting: false, intentRecorded: true });
+  m.feed({ _tag: "Tick", now: 3 });
+  assert.is(m.table.loop._tag, "Wait");
+  m.feed({ _tag: "Stop", reason: "signal", now: 4 });
+  m.feed({ _tag: "Tick", now: 5 });
+  assert.equal(m.table.loop, { _tag: "Stop" });
+  assert.is(m.table.stop, "refused", "the run's outcome stays the refusal");
+});
+
+test("a refusal with no create in flight stops the loop at the next tick", () => {
+  const { m } = admitted();
+  m.feed({ _tag: "Tick", now: 0 });
+  m.feed({ _tag: "Refused", now: 1, id: "a", message: "balance", keepSubmitting: false, intentRecorded: true });
+  m.feed({ _tag: "Tick", now: 2 });
+  assert.equal(m.table.loop, { _tag: "Stop" });
 });
 
 test("a failed task with retries left is recorded failed and its next attempt is admitted", () => {

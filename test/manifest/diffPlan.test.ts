@@ -162,6 +162,20 @@ test("a task abandoned at another service (--switch-service) is + as its next at
   assert.is(done.entries[0]!.id, second.id);
 });
 
+test("switched back: an attempt taken up again at its own service stays the task's latest (=), the later one abandoned elsewhere names it and is no +", async () => {
+  const m = await load(manifest());
+  const [a] = m.tasks;
+  const second = m.withAttempt(a!, 2);
+  const west = { service: "https://api-west.example.com", at: 6 };
+  for (const state of ["processing", "succeeded", "downloaded"] as const) {
+    const plan = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, state, { task_id: "t1" }), [second.id]: lockTask(second, "processing", { task_id: "t2", abandoned: west, superseded_by: a!.id }) }));
+    const e = plan.entries.find((x) => x.job === "pics" && x.vars.c === a!.vars.c && x.mark !== "-")!;
+    assert.is(e.mark, "=", state);
+    assert.is(e.id, a!.id, state);
+    assert.not.ok(plan.entries.some((x) => x.mark === "+" && (x.id === second.id || x.id === m.withAttempt(a!, 3).id)), `${state}: nothing to create for it`);
+  }
+});
+
 test("downstream tasks recorded for current upstream tasks are =; the rest still wait", async () => {
   const m = await load(manifest());
   const up = m.tasks[0]!;

@@ -92,7 +92,8 @@ export const runCommand = defineCommand({
     "tasks that plan lists, and exits 2 without sending anything if the manifest or lockfile changed.\n\n" +
     "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
     "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
-    "4 the budget stopped submission; 5 the account refused (authentication, balance, permission);\n" +
+    "4 the budget stopped submission; 5 the account refused (authentication, balance, permission),\n" +
+    "or the address or the service's name is wrong, or nothing answers there (see 'omnibatch doctor');\n" +
     "6 results are lost: recorded in the lockfile, not in the outputs folder, deleted at the service\n" +
     "(their records stay; --recreate-lost makes them again, at a cost).\n\n" +
     "The lockfile records the service (base URL) its tasks were created at. A run against another one\n" +

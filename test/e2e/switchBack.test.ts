@@ -1,0 +1,135 @@
+// Switching back (issue 27, item 2), through the built CLI with two emulators on loopback
+// standing for two regional hosts. Two image tasks in flight at A; a run at B with
+// --switch-service abandons them at A and makes new attempts at B (stopped while those
+// are in flight); the first ones finish at A (charged, results held there); then a run
+// back at A. Before: it abandoned the attempts at B and created the tasks a second time
+// at A (4 creates at A for 2 tasks), the results held at A were never fetched and spend
+// to date saw a third of what was charged. Now: a run at the service an abandoned attempt
+// was made at follows that attempt and downloads it (no create at A but the first two);
+// the refusal without the flag names the tasks paid at A; and the charges of the
+// attempts abandoned at B are learnt by the next run at B, so spend to date equals what
+// both emulators charged.
+
+import { readFileSync } from "node:fs";
+import { execa } from "execa";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
+import { readLockFile } from "../../src/state/readLockFile.js";
+import type { LockFile } from "../../src/state/LockFile.js";
+import { bin, manifestHead, runCli, stillsJob, workspace, type Workspace } from "./runFixture.js";
+
+let a: RunningEmulator;
+let b: RunningEmulator;
+const t = suite("--switch-service back to the first service");
+
+// Slow at first (tasks stay in flight while the runs are stopped); each finishes when its clock is moved on.
+const SLOW = { timing: { scale: 1000 }, slots: { video: 20, image: 40 } } as const;
+// Past the longest slow task (1,600 s), well inside the 30 days results are kept.
+const HOUR = 2_000_000;
+
+t.before(async () => {
+  a = await startEmulator(SLOW, { port: 0 });
+  b = await startEmulator(SLOW, { port: 0 });
+});
+t.after(async () => {
+  await a.close();
+  await b.close();
+});
+
+const sum = (o: Record<string, number>) => Object.values(o).reduce((x, y) => x + y, 0);
+const origin = (e: RunningEmulator) => e.url.replace(/\/+$/, "");
+
+/** Runs the CLI and stops it (SIGINT: a clean stop, exit 3) once `ready` holds; bounded at 60 s. */
+const runUntil = async (ws: Workspace, args: readonly string[], env: Record<string, string>, ready: () => boolean) => {
+  const run = runCli(ws, args, env);
+  const until = Date.now() + 60_000;
+  let exited = false;
+  void run.finally(() => (exited = true));
+  while (!ready() && !exited && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  run.kill("SIGINT");
+  return run;
+};
+
+/** Cash over every record, in micro-units. */
+const cashOf = (lock: LockFile) =>
+  Object.values(lock.tasks)
+    .flatMap((task) => task.billing)
+    .filter((e) => e.charge_type === "cash")
+    .reduce((n, e) => n + Math.round(Number(e.amount) * 1e6), 0);
+
+t("a run back at the service where abandoned attempts were made follows and downloads them, never creates them again; their charges and those abandoned at the other service are all counted", async () => {
+  const ws = workspace(`${manifestHead("back")}${stillsJob(["apple", "boat"])}`);
+  const atA = ["--base-url", a.url, "--no-callbacks"];
+  const atB = ["--base-url", b.url, "--no-callbacks"];
+  const keyA = { OMNIBATCH_API_KEY: a.apiKey };
+  const keyB = { OMNIBATCH_API_KEY: b.apiKey };
+  try {
+    // 1. Two image tasks created at A, stopped in flight.
+    const first = await runUntil(ws, atA, keyA, () => sum(a.stats().creates) >= 2);
+    assert.is(first.exitCode, 3, first.all);
+    const firstIds = Object.keys((await readLockFile(ws.lockfile))!.tasks).sort();
+    assert.is(firstIds.length, 2);
+    for (const id of firstIds) assert.is(a.stats().creates[id], 1, id);
+
+    // 2. Switched to B: abandoned at A, new attempts at B, stopped in flight there.
+    const second = await runUntil(ws, [...atB, "--switch-service"], keyB, () => sum(b.stats().creates) >= 2);
+    assert.is(second.exitCode, 3, second.all);
+    const atBIds = Object.keys(b.stats().creates).sort();
+    assert.is(atBIds.length, 2);
+
+    // 3. The first attempts finish at A: charged there, results held there. From now on A is quick.
+    a.configure({ timing: { scale: 0.05 } });
+    a.advanceClock(HOUR);
+    assert.is(a.stats().tasks.byStatus.succeeded, 2);
+
+    // Without the flag: refused, and the refusal says which tasks are paid at A.
+    const refused = await runCli(ws, atA, keyA);
+    assert.is(refused.exitCode, 2, refused.all);
+    for (const id of firstIds) assert.ok(refused.all!.includes(id), `the refusal names ${id}, paid at A: ${refused.all}`);
+    assert.match(refused.all!, /followed and downloaded here, not created again/);
+
+    // 4. Back at A with the flag: the first attempts are followed and downloaded, nothing created.
+    const back = await runCli(ws, [...atA, "--switch-service"], keyA);
+    assert.is(back.exitCode, 0, back.all);
+    assert.match(back.all!, /followed and downloaded here, not created again/);
+    assert.is(sum(a.stats().creates), 2, `no create at A but the first two: ${JSON.stringify(a.stats().creates)}`);
+    let lock = (await readLockFile(ws.lockfile))!;
+    for (const id of firstIds) {
+      const rec = lock.tasks[id]!;
+      assert.is(rec.state, "downloaded", id);
+      assert.is(rec.abandoned, undefined, `${id} is current again`);
+      assert.is(rec.superseded_by, undefined, id);
+      assert.ok(rec.billing.length > 0, `${id}'s charge at A is recorded`);
+    }
+    for (const id of atBIds) {
+      const rec = lock.tasks[id]!;
+      assert.is(rec.abandoned?.service, origin(b), `${id} is abandoned at B`);
+      assert.ok(firstIds.includes(rec.superseded_by!), `${id} names the attempt taken up at A`);
+    }
+    // A rerun at A has nothing to do: no create, no switch needed.
+    const again = await runCli(ws, atA, keyA);
+    assert.is(again.exitCode, 0, again.all);
+    assert.is(sum(a.stats().creates), 2, "a rerun creates nothing");
+
+    // 5. The attempts abandoned at B finish there; the next run at B learns their charges.
+    b.configure({ timing: { scale: 0.05 } });
+    b.advanceClock(HOUR);
+    const learn = await runCli(ws, atB, keyB);
+    assert.is(learn.exitCode, 0, learn.all);
+    assert.is(sum(b.stats().creates), 2, "nothing created at B either");
+    lock = (await readLockFile(ws.lockfile))!;
+    for (const id of atBIds) assert.ok(lock.tasks[id]!.billing.length > 0, `${id}'s charge at B is learnt`);
+    // Spend to date: every task either emulator created, each charged once.
+    const perTask = cashOf({ ...lock, tasks: { [firstIds[0]!]: lock.tasks[firstIds[0]!]! } });
+    assert.ok(perTask > 0);
+    assert.is(cashOf(lock), perTask * (sum(a.stats().creates) + sum(b.stats().creates)), "spend to date is what both emulators charged");
+    const status = await execa("node", [bin, "status", ws.manifest, "--json"], { cwd: ws.dir, reject: false, all: true });
+    assert.is(status.exitCode, 0, status.all);
+    assert.ok(readFileSync(ws.lockfile, "utf8").length > 0);
+  } finally {
+    ws.remove();
+  }
+});
+
+t.run();
