@@ -28,7 +28,7 @@ import { serviceTextCleaner } from "./neutralise.js";
 import { withRetry } from "./retry.js";
 import { AddressRefused, decodeText, destroyAgents, flatHeaders, headerValue, hostAddressClasses, makeAgents, readBody, RequestWithheld, sendRequest } from "./httpTransport.js";
 import { resultAddressRefusal, type AddressClass } from "../protocol/AddressClass.js";
-import { DEFAULT_SERVICE, chooseServiceName, defaultVideoModel } from "../rules/serviceNames.js";
+import { DEFAULT_SERVICE, defaultVideoModel, resolveServiceName } from "../rules/serviceNames.js";
 import {
   paths,
   type CursorPage,
@@ -797,8 +797,8 @@ export const BEIJING_BASE_URL = "https://api-beijing.klingai.com";
  * an error message when the name cannot be one (it becomes part of paths and model names).
  */
 export const serviceNameFrom = (env: Readonly<Record<string, string | undefined>>, flag?: string): Either.Either<string, ClientConfigInvalid> => {
-  const chosen = chooseServiceName(env, flag);
-  return chosen.problem === undefined ? Either.right(chosen.name) : Either.left(new ClientConfigInvalid({ message: chosen.problem }));
+  const resolved = resolveServiceName(env, flag);
+  return "name" in resolved ? Either.right(resolved.name) : Either.left(new ClientConfigInvalid({ message: resolved.problem }));
 };
 
 /** The configuration from the environment (OMNIBATCH_API_KEY, OMNIBATCH_BASE_URL, OMNIBATCH_SERVICE), overrides first. */

@@ -37,6 +37,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 const exitCodeByTag: Record<string, ExitCode> = {
   UsageError: ExitCode.Invalid,
   ManifestInvalid: ExitCode.Invalid,
+  ServiceNameInvalid: ExitCode.Invalid,
   LockfileInvalid: ExitCode.Invalid,
   LockfileBusy: ExitCode.Invalid,
   LockfileWriteError: ExitCode.Invalid,

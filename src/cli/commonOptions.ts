@@ -2,7 +2,7 @@
 // uses, so help shows only what applies.
 
 import type { OptionSpec, ParsedArgs } from "./Command.js";
-import { chooseServiceName } from "../rules/serviceNames.js";
+import { resolveServiceName } from "../rules/serviceNames.js";
 
 export const commonOptions = {
   "base-url": {
@@ -35,11 +35,18 @@ export const commonOptions = {
   quiet: { type: "boolean", description: "Print only the final summary and errors." },
 } as const satisfies Record<string, OptionSpec>;
 
-/** The service's name from --service, else OMNIBATCH_SERVICE, else kling; a bad name is ClientConfigInvalid (exit 2). */
+/**
+ * --service or OMNIBATCH_SERVICE that cannot be a name (exit 2). A plain Error with a tag,
+ * not a Data.TaggedError: `validate` loads no part of Effect (ManifestInvalid's reason too).
+ */
+export class ServiceNameInvalid extends Error {
+  readonly _tag = "ServiceNameInvalid" as const;
+}
+
+/** The service's name from --service, else OMNIBATCH_SERVICE, else kling; a bad name is ServiceNameInvalid (exit 2). */
 export const serviceNameOf = (values: ParsedArgs["values"], env: Readonly<Record<string, string | undefined>>): string => {
   const flag = values["service"];
-  const chosen = chooseServiceName(env, typeof flag === "string" ? flag : undefined);
-  // A tagged plain object (ExitCode.ts isUserFacing): validate loads no Effect for it.
-  if (chosen.problem !== undefined) throw { _tag: "ClientConfigInvalid", message: chosen.problem };
-  return chosen.name;
+  const resolved = resolveServiceName(env, typeof flag === "string" ? flag : undefined);
+  if ("problem" in resolved) throw new ServiceNameInvalid(resolved.problem);
+  return resolved.name;
 };

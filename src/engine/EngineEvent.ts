@@ -34,7 +34,8 @@ export type CreateOutcome =
       readonly sentAt?: number;
     }
   | { readonly _tag: "Adopted"; readonly id: string; readonly view: TaskView; readonly intentRecorded: boolean }
-  | { readonly _tag: "NoSlot"; readonly id: string }
+  /** `retryAfterMs`: the service's Retry-After on the 1303, when it sent one. */
+  | { readonly _tag: "NoSlot"; readonly id: string; readonly retryAfterMs?: number }
   | { readonly _tag: "Rejected"; readonly id: string; readonly code?: number; readonly message: string; readonly intentRecorded: boolean }
   | {
       readonly _tag: "Refused";

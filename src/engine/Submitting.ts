@@ -9,7 +9,7 @@
 
 import { Clock, Duration, Effect, type Either } from "effect";
 import type { ApiError } from "../api/ApiError.js";
-import { classify } from "../api/classify.js";
+import { classify, retryAfterOf } from "../api/classify.js";
 import { refusalLine } from "../api/refusal.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { Policy, ProductKind } from "../policy/Policy.js";
@@ -158,8 +158,10 @@ export const makeSubmitting = (deps: SubmittingDeps) => {
           next = next.then;
         }
         switch (next._tag) {
-          case "NoSlot":
-            return { _tag: "NoSlot", id } as const;
+          case "NoSlot": {
+            const asked = retryAfterOf(error);
+            return asked > 0 ? ({ _tag: "NoSlot", id, retryAfterMs: asked } as const) : ({ _tag: "NoSlot", id } as const);
+          }
           case "Refused":
             return { _tag: "Refused", id, code, message: refusalLine(error, { address: deps.address, model: modelOf(task) }), keepSubmitting: next.keepSubmitting, intentRecorded } as const;
           case "RefreshLinks":

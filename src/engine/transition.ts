@@ -128,7 +128,10 @@ const step = (out: Out, event: EngineEvent): void => {
       if (!settleLoan(out, entry, "refused")) limiter.onNoSlot(limiter.used);
       table.setPhase(entry, "waiting");
       entry.lookupFirst = false; // 1303: nothing was created
-      entry.notBefore = now + Duration.toMillis(table.config.policy.noSlotWait);
+      // The policy's wait, or the service's Retry-After when longer (up to the policy's cap).
+      const policy = table.config.policy;
+      const asked = Math.min(event.retryAfterMs ?? 0, Duration.toMillis(policy.retryAfterCap));
+      entry.notBefore = now + Math.max(Duration.toMillis(policy.noSlotWait), asked);
       record(out, entry, { state: "planned" });
       if (limiter.limit < before) {
         notice(out, "info", `${task.kind} slots: the service is full at ${limiter.used + task.slots}; using ${limiter.limit}`);

@@ -16,22 +16,6 @@ export const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** What a video model name (the create path's last segment) may hold. */
 export const VIDEO_MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-/**
- * The service's name from --service (`flag`), else OMNIBATCH_SERVICE, else `kling`; a
- * problem when the name cannot be one (it becomes part of paths and model names). Pure and
- * free of Effect, so commands that only read manifests can take it cheaply.
- */
-export const chooseServiceName = (
-  env: Readonly<Record<string, string | undefined>>,
-  flag?: string,
-): { readonly name: string; readonly problem?: undefined } | { readonly name?: undefined; readonly problem: string } => {
-  const fromEnv = env["OMNIBATCH_SERVICE"]?.trim();
-  const name = flag ?? (fromEnv ? fromEnv : DEFAULT_SERVICE);
-  if (SERVICE_NAME.test(name)) return { name };
-  const where = flag !== undefined ? "--service" : "OMNIBATCH_SERVICE";
-  return { problem: `${where} '${name.slice(0, 80)}' is not a service name: letters, digits, '-', '_' or '.', at most 64 (the real service is 'kling')` };
-};
-
 /** The video model a create goes to when a job names none: `<service>-o1`. */
 export const defaultVideoModel = (service = DEFAULT_SERVICE): string => `${service}-o1`;
 
@@ -95,4 +79,19 @@ const editDistance = (a: string, b: string): number => {
 export const serviceInEnv = (env: Readonly<Record<string, string | undefined>>): string => {
   const name = env["OMNIBATCH_SERVICE"]?.trim();
   return name && SERVICE_NAME.test(name) ? name : DEFAULT_SERVICE;
+};
+
+/**
+ * The service's name from a flag (--service), else OMNIBATCH_SERVICE, else `kling`; a
+ * problem naming where it came from when it cannot be a name.
+ */
+export const resolveServiceName = (
+  env: Readonly<Record<string, string | undefined>>,
+  flag?: string,
+): { readonly name: string } | { readonly problem: string } => {
+  const fromEnv = env["OMNIBATCH_SERVICE"]?.trim();
+  const name = flag ?? (fromEnv ? fromEnv : DEFAULT_SERVICE);
+  if (SERVICE_NAME.test(name)) return { name };
+  const where = flag !== undefined ? "--service" : "OMNIBATCH_SERVICE";
+  return { problem: `${where} '${name.slice(0, 80)}' is not a service name: letters, digits, '-', '_' or '.', at most 64 (the real service is 'kling')` };
 };

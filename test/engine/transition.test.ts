@@ -162,6 +162,18 @@ test("a 1303 puts the task back in line without a lookup (nothing was created) a
   assert.is(m.table.counters.noSlotAnswers, 1);
 });
 
+test("a 1303 with Retry-After waits what the service asked when longer than the policy's wait, never past the cap", () => {
+  const waitAfter = (retryAfterMs: number) => {
+    const { m } = admitted();
+    m.feed({ _tag: "Tick", now: 0 });
+    m.feed({ _tag: "NoSlot", now: 1, id: "a", retryAfterMs });
+    return m.table.entries.get("a")!.notBefore! - 1;
+  };
+  assert.is(waitAfter(500), 2_000, "shorter: the policy's wait");
+  assert.is(waitAfter(7_000), 7_000);
+  assert.is(waitAfter(3_600_000), 20_000, "an hour asked: the cap");
+});
+
 test("a refusal after an earlier send keeps the task submitting (looked up next time) and stops submitting", () => {
   const { m } = admitted();
   m.feed({ _tag: "Tick", now: 0 });
