@@ -165,12 +165,12 @@ t("a quota below concurrency is found: the run completes and 1303 answers stay f
   }
 });
 
-t("task items served with negative charges (40% of items) and answers carrying unrequested tasks: no crash, odd items reported with what was wrong and asked again, every task completes, the spend stays whole", async () => {
+t("task items served with a status the spec does not name (40% of items) and answers carrying unrequested tasks: no crash, odd items reported with what was wrong and asked again, every task completes, the spend stays whole", async () => {
   const tmp = tempDir();
   emu.reset();
   try {
     const m = testManifest(tmp.dir, { tasks: batch(6, 0) });
-    emu.configure({ faults: { seed: 3, malformedTask: { rate: 0.4, externalIds: [], kind: "negative-charge" }, unrequestedTaskRate: 1 } });
+    emu.configure({ faults: { seed: 3, malformedTask: { rate: 0.4, externalIds: [], kind: "bad-status" }, unrequestedTaskRate: 1 } });
     const events: RunEvent[] = [];
     const summary = await run(m, { onEvent: (e) => events.push(e) });
     assert.is(summary.exitCode, 0, JSON.stringify(summary));
@@ -180,8 +180,25 @@ t("task items served with negative charges (40% of items) and answers carrying u
     const notices = events.flatMap((e) => (e.type === "notice" ? [e.message] : [])).join("\n");
     assert.match(notices, "the service's answer could not be read (");
     assert.match(notices, "not asked for");
-    // 6 videos at the emulator's price: a negative charge subtracted would show here.
     for (const amount of Object.values(summary.spend)) assert.ok(Number(amount) > 0, `spend ${amount}`);
+  } finally {
+    emu.configure({ faults: { malformedTask: { rate: 0, externalIds: [], kind: "bad-status" }, unrequestedTaskRate: 0 } });
+    tmp.remove();
+  }
+});
+
+t("task items served with negative charges (40% of items): a charge that cannot be true stops the run (outcome charge, exit 5) naming the task; no negative charge is recorded or summed", async () => {
+  const tmp = tempDir();
+  emu.reset();
+  try {
+    const m = testManifest(tmp.dir, { tasks: batch(6, 0) });
+    emu.configure({ faults: { seed: 3, malformedTask: { rate: 0.4, externalIds: [], kind: "negative-charge" }, unrequestedTaskRate: 1 } });
+    const summary = await run(m);
+    assert.is(summary.exitCode, 5, JSON.stringify(summary));
+    assert.is(summary.outcome, "charge");
+    assert.ok(summary.refusedCharges && summary.refusedCharges.length > 0, JSON.stringify(summary.refusedCharges));
+    assert.match(summary.refusedCharges![0]!.charge, "(negative)");
+    for (const amount of Object.values(summary.spend)) assert.ok(Number(amount) >= 0, `spend ${amount}`);
     const lock = (await readLockFile(m.lockfilePath))!;
     for (const t of Object.values(lock.tasks)) for (const b of t.billing) assert.not.match(String(b.amount), "-", "no negative charge recorded");
   } finally {
