@@ -18,7 +18,7 @@ await import("uvu");
 const EVENTS = ["exit", "beforeExit", "SIGINT", "SIGTERM", "SIGHUP", "uncaughtException", "unhandledRejection", "warning"];
 const processState = () => ({
   cwd: process.cwd(),
-  env: JSON.stringify(Object.entries(process.env).sort(([a], [b]) => (a < b ? -1 : 1))),
+  env: { ...process.env },
   exitCode: process.exitCode,
   listeners: EVENTS.map((e) => `${e}:${process.listenerCount(e)}`).join(" "),
   // Libraries keep registries under names such as "effect/GlobalValue", made on first import.
@@ -27,10 +27,20 @@ const processState = () => ({
     .sort()
     .join(" "),
 });
-const changes = (before, after) =>
-  Object.keys(before)
-    .filter((k) => before[k] !== after[k])
-    .map((k) => (k === "env" ? "environment variables" : k === "globals" ? `globals (${after[k].split(" ").filter((g) => !before[k].split(" ").includes(g)).join(", ") || "removed"})` : `${k} (${before[k]} -> ${after[k]})`));
+const changes = (before, after) => {
+  const found = [];
+  if (before.cwd !== after.cwd) found.push(`the working folder (${before.cwd} -> ${after.cwd})`);
+  const names = [...new Set([...Object.keys(before.env), ...Object.keys(after.env)])].filter((k) => before.env[k] !== after.env[k]);
+  if (names.length > 0) found.push(`environment variables (${names.sort().join(", ")})`);
+  if (before.exitCode !== after.exitCode) found.push(`the exit code (${before.exitCode} -> ${after.exitCode})`);
+  if (before.listeners !== after.listeners) found.push(`process event handlers (${before.listeners} -> ${after.listeners})`);
+  if (before.globals !== after.globals) {
+    const was = new Set(before.globals.split(" "));
+    const now = new Set(after.globals.split(" "));
+    found.push(`globals (${[...[...now].filter((g) => !was.has(g)), ...[...was].filter((g) => !now.has(g)).map((g) => `-${g}`)].join(", ")})`);
+  }
+  return found;
+};
 
 const write = (text) => new Promise((resolve) => process.stdout.write(text, () => resolve()));
 

@@ -24,6 +24,7 @@ const NEEDS_OWN_PROCESS = [
   ],
   [/process\.(?:on|once|off|addListener|prependListener|prependOnceListener|removeListener|removeAllListeners|emit|kill|exit|abort|setUncaughtExceptionCaptureCallback)\(/, "handles or sends process events, or exits"],
   [/process\.exitCode|process\.std(?:in|out|err)\.[\w$]+\s*=(?!=)|process\.stdin\b/, "uses the process's exit code or standard streams"],
+  [/src\/store\/(?:S3Store|openStoreReader)\.js/, "uses the AWS SDK (which sets an environment variable and a global on its first request)"],
   [/globalThis\.[\w$]+\s*=(?!=)|\bglobal\.[\w$]+\s*=(?!=)|setGlobalDispatcher|http\.globalAgent|Date\.now\s*=(?!=)|Math\.random\s*=(?!=)/, "sets globals"],
 ];
 
