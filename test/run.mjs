@@ -66,9 +66,10 @@ const browserSkips = [];
 /** Per file: seconds, and whether it ran in a shared process. */
 const timings = [];
 
-// How long each file took last time (kept under node_modules/.cache), so the longest start first.
+// How long each file took last time (kept in test/.tmp, which git ignores and `npm ci` keeps),
+// so the longest start first.
 const cacheFolder = join(root, "node_modules", ".cache", "omnibatch-test");
-const timesPath = join(cacheFolder, "times.json");
+const timesPath = join(testRoot, ".tmp", "times.json");
 const lastTimes = (() => {
   try {
     return JSON.parse(readFileSync(timesPath, "utf8"));
@@ -216,7 +217,7 @@ const { shared, alone } = isolate ? { shared: [], alone: files.map((file) => ({ 
 // Shared files go in a few groups of about equal time (by last run), so the groups and the
 // files alone keep both places busy; the longest work starts first.
 const guess = (file) => lastTimes[relative(root, file)] ?? 2000;
-const groupCount = shared.length === 0 ? 0 : Math.min(shared.length, Math.max(parallel, Math.ceil(shared.length / 40)));
+const groupCount = Math.min(Math.ceil(shared.length / 10), Math.max(parallel, Math.ceil(shared.length / 40)));
 const groups = Array.from({ length: groupCount }, () => ({ files: [], ms: 0 }));
 for (const file of [...shared].sort((a, b) => guess(b) - guess(a))) {
   const lightest = groups.reduce((a, b) => (b.ms < a.ms ? b : a));
@@ -236,7 +237,7 @@ rmSync(cacheDir, { recursive: true, force: true });
 try {
   const times = { ...lastTimes };
   for (const t of timings) times[t.name] = t.ms;
-  mkdirSync(cacheFolder, { recursive: true });
+  mkdirSync(join(testRoot, ".tmp"), { recursive: true });
   writeFileSync(timesPath, `${JSON.stringify(times, null, 1)}\n`);
 } catch {
   // Only the order of the next run depends on it.
