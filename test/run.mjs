@@ -1,22 +1,34 @@
-// The test command (`npm test`): builds, type-checks, then runs every uvu test file
-// (test/**/*.test.ts) in its own Node process, two at a time, each with a time limit,
-// and ends with the line `N passed, N failed`. Browser tests (test/browser) need a
-// Chromium; without one they are counted as skipped and a loud notice says how to run them.
+// The test command (`npm test`): builds (unless dist/ is newer than its sources), type-checks,
+// then runs every uvu test file (test/**/*.test.ts), two processes at a time, each file with a
+// time limit, and ends with the total time, the ten slowest files and the line
+// `N passed, N failed`. Files that only run code in the test's own process share a few Node
+// processes (test/batch.mjs; test/classify.mjs decides which, from the source, so a new file
+// needs no list); files that start child processes or touch process-wide state each run in
+// their own. Browser tests (test/browser) need a Chromium; without one they are counted as
+// skipped and a loud notice says how to run them.
 //
 //   npm test                 all tests
 //   npm test -- emulator     only files whose path contains "emulator"
+//
+// OMNIBATCH_TEST_JOBS (default 2) processes at a time; OMNIBATCH_TEST_TIMEOUT_MS (default
+// 300000) per file; OMNIBATCH_TEST_ISOLATE=1 runs every file in its own process.
 
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import pLimit from "p-limit";
+import { classify } from "./classify.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+const testRoot = join(root, "test");
 const filters = process.argv.slice(2);
 const fileTimeoutMs = Number(process.env.OMNIBATCH_TEST_TIMEOUT_MS ?? 300_000);
 const parallel = Number(process.env.OMNIBATCH_TEST_JOBS ?? 2);
+const isolate = process.env.OMNIBATCH_TEST_ISOLATE === "1";
+const runStarted = Date.now();
+const seconds = (ms) => (ms / 1000).toFixed(1);
 
 const findTests = (dir) =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -32,7 +44,7 @@ const step = async (label, file, args) => {
     process.stdout.write(`${label} failed:\n${result.all}\n`);
     return false;
   }
-  process.stdout.write(`${label}: ok (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+  process.stdout.write(`${label}: ok (${seconds(Date.now() - started)} s)\n`);
   return true;
 };
 
@@ -51,55 +63,194 @@ let failed = 0;
 let skipped = 0;
 /** Test files that said their browser tests were skipped (test/browser/browser.ts prints the marker). */
 const browserSkips = [];
+/** Per file: seconds, and whether it ran in a shared process. */
+const timings = [];
 
-// `npm run build`: tsc, then the CLI bundle (scripts/bundleCli.mjs) that the CLI tests run.
-const built = (await step("build", "npm", ["run", "--silent", "build"])) && (await step("typecheck", "tsc", ["-p", "tsconfig.json", "--noEmit"]));
+// How long each file took last time (kept in test/.tmp, which git ignores and `npm ci` keeps),
+// so the longest start first.
+const cacheFolder = join(root, "node_modules", ".cache", "omnibatch-test");
+const timesPath = join(testRoot, ".tmp", "times.json");
+const lastTimes = (() => {
+  try {
+    return JSON.parse(readFileSync(timesPath, "utf8"));
+  } catch {
+    return {};
+  }
+})();
+
+/** One file's result, counted and printed. `output` is what the file printed. */
+const record = (name, c, output, ms, { broken = false, why = "", shared = false } = {}) => {
+  // uvu's Total counts the tests that ran: skipped ones are not in it.
+  const fileFailed = c.total - c.passed;
+  if (output.includes("BROWSER TESTS SKIPPED")) browserSkips.push(name);
+  passed += c.passed;
+  skipped += c.skipped;
+  failed += fileFailed + (broken && fileFailed === 0 ? 1 : 0);
+  timings.push({ name, ms, shared });
+  const secs = seconds(ms);
+  if (fileFailed > 0 || broken) {
+    process.stdout.write(`\nFAIL ${name}${why} [${secs} s]\n${output}\n`);
+  } else {
+    process.stdout.write(`ok   ${name}: ${c.passed} passed${c.skipped ? `, ${c.skipped} skipped` : ""} [${secs} s]${shared ? " (shared)" : ""}\n`);
+  }
+};
+
+// Tests read no state a user's commands left: the user's own OMNIBATCH_ settings (a key, an
+// address printed by `omnibatch emulator`, a cache folder) are not passed on, and the settled
+// stamps (src/state/settledCache.ts) of the runs the tests make go to a folder of this test
+// run, removed at the end, never to the user's cache folder (unless a test names its own).
+// Kept: the tests' own settings (OMNIBATCH_TEST_*, OMNIBATCH_CHROMIUM, OMNIBATCH_SCREENSHOT).
+for (const name of Object.keys(process.env)) {
+  if (name.startsWith("OMNIBATCH_") && !/^OMNIBATCH_(TEST_|CHROMIUM$|SCREENSHOT$)/.test(name)) delete process.env[name];
+}
+const cacheDir = mkdtempSync(join(tmpdir(), "omnibatch-test-cache-"));
+process.env.OMNIBATCH_CACHE_DIR = cacheDir;
+const childEnv = { FORCE_COLOR: "0", NO_COLOR: "1", OMNIBATCH_CACHE_DIR: cacheDir };
+
+/** A file in its own process, as uvu runs it. */
+const runAlone = async (file) => {
+  const name = relative(root, file);
+  const t0 = Date.now();
+  const result = await execa("node", ["--import", "tsx", file], { cwd: root, reject: false, all: true, timeout: fileTimeoutMs, env: childEnv });
+  const output = result.all ?? "";
+  const why = result.timedOut ? ` (timed out after ${fileTimeoutMs / 1000} s)` : "";
+  record(name, counts(output), output, Date.now() - t0, { broken: result.exitCode !== 0, why });
+};
+
+/**
+ * Several files in one process (test/batch.mjs), each counted and timed as its own. A file
+ * that runs past the time limit or takes the process down fails; the files after it start
+ * again in a new process.
+ */
+const runShared = async (files) => {
+  let rest = files;
+  while (rest.length > 0) {
+    const child = execa("node", ["--import", "tsx", join(testRoot, "batch.mjs"), ...rest], { cwd: root, reject: false, all: true, env: childEnv, buffer: false });
+    let text = ""; // what the process printed and this has not read yet
+    let current; // the file it is running: { file, started, timedOut }
+    let timer;
+    const done = new Set();
+    const line = (marker) => {
+      const at = text.indexOf(marker);
+      const eol = at < 0 ? -1 : text.indexOf("\n", at);
+      return eol < 0 ? undefined : { at, rest: text.slice(at + marker.length, eol), next: eol + 1 };
+    };
+    const scan = () => {
+      for (;;) {
+        if (!current) {
+          const start = line("@@batch start ");
+          if (!start) return;
+          current = { file: start.rest, started: Date.now(), timedOut: false };
+          text = text.slice(start.next);
+          clearTimeout(timer);
+          timer = setTimeout(() => {
+            current.timedOut = true;
+            child.kill("SIGKILL");
+          }, fileTimeoutMs);
+          continue;
+        }
+        const end = line(`@@batch end ${current.file} `);
+        if (!end) return;
+        const [total, ok, skip, ms, broken] = end.rest.split(" ");
+        const output = text.slice(0, end.at).trim();
+        record(relative(root, current.file), { total: Number(total), passed: Number(ok), skipped: Number(skip) }, output, Number(ms), { broken: broken === "broken", shared: true });
+        done.add(current.file);
+        text = text.slice(end.next);
+        current = undefined;
+        clearTimeout(timer);
+      }
+    };
+    child.all.on("data", (chunk) => {
+      text += chunk.toString("utf8");
+      scan();
+    });
+    const result = await child;
+    clearTimeout(timer);
+    scan();
+    if (current) {
+      const why = current.timedOut ? ` (timed out after ${fileTimeoutMs / 1000} s, in a shared process)` : ` (its process ended with ${result.signal ?? `exit code ${result.exitCode}`})`;
+      const output = text;
+      record(relative(root, current.file), counts(output), output, Date.now() - current.started, { broken: true, why, shared: true });
+      done.add(current.file);
+    } else if (done.size === 0) {
+      // The process could not even start its first file.
+      process.stdout.write(`\nFAIL test/batch.mjs (exit ${result.exitCode})\n${text}\n`);
+      failed += 1;
+      return;
+    }
+    rest = rest.filter((f) => !done.has(f));
+  }
+};
+
+// `npm run build` (tsc, then the CLI bundle that the CLI tests run, scripts/bundleCli.mjs) and
+// the type check of src and test run side by side: each is one tsc, on one core. The tests wait
+// for the build only; the type check keeps one of the two places until it ends. The build is
+// skipped when dist/ is newer than everything it is made from (as after `npm ci`, which
+// builds); the type check remembers what it checked (its build info under node_modules/.cache).
+const mtimeOf = (path) => {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
+};
+const newestIn = (path) => {
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  return readdirSync(path).reduce((m, name) => Math.max(m, newestIn(join(path, name))), st.mtimeMs);
+};
+const BUILD_INPUTS = ["src", "scripts", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"];
+const BUILD_OUTPUTS = ["dist/index.js", "dist/cli/bin.js", "dist/cli/omnibatch.cjs"];
+const builtAt = Math.min(...BUILD_OUTPUTS.map((p) => mtimeOf(join(root, p)) ?? -Infinity));
+const newestInput = Math.max(...BUILD_INPUTS.map((p) => (mtimeOf(join(root, p)) === undefined ? -Infinity : newestIn(join(root, p)))));
+const typecheck = step("typecheck", "tsc", ["-p", "tsconfig.json", "--noEmit", "--incremental", "--tsBuildInfoFile", join(cacheFolder, "typecheck.tsbuildinfo")]);
+let built = true;
+if (builtAt > newestInput) process.stdout.write("build: dist/ is newer than src/ and the build's settings: not built again\n");
+else built = await step("build", "npm", ["run", "--silent", "build"]);
 if (!built) failed += 1;
 
-const files = findTests(join(root, "test"))
+const files = findTests(testRoot)
   .filter((file) => filters.length === 0 || filters.some((f) => relative(root, file).includes(f)))
   .sort();
+const { shared, alone } = isolate ? { shared: [], alone: files.map((file) => ({ file })) } : classify(files, testRoot);
 
-// Settled stamps (src/state/settledCache.ts) of the runs the tests make go to a folder of this
-// test run, removed at the end, not to the user's ~/.cache (unless a test names its own).
-const cacheDir = process.env.OMNIBATCH_CACHE_DIR ? undefined : mkdtempSync(join(tmpdir(), "omnibatch-test-cache-"));
-if (cacheDir) process.env.OMNIBATCH_CACHE_DIR = cacheDir;
+// Shared files go in a few groups of about equal time (by last run), so the groups and the
+// files alone keep both places busy; the longest work starts first.
+const guess = (file) => lastTimes[relative(root, file)] ?? 2000;
+const groupCount = Math.min(Math.ceil(shared.length / 10), Math.max(parallel, Math.ceil(shared.length / 40)));
+const groups = Array.from({ length: groupCount }, () => ({ files: [], ms: 0 }));
+for (const file of [...shared].sort((a, b) => guess(b) - guess(a))) {
+  const lightest = groups.reduce((a, b) => (b.ms < a.ms ? b : a));
+  lightest.files.push(file);
+  lightest.ms += guess(file);
+}
+const jobs = [
+  ...groups.map((g) => ({ ms: g.ms + 1000, run: () => runShared(g.files.sort()) })),
+  ...alone.map(({ file }) => ({ ms: guess(file) + 1000, run: () => runAlone(file) })),
+].sort((a, b) => b.ms - a.ms);
 
 const limit = pLimit(parallel);
 const started = Date.now();
-await Promise.all(
-  files.map((file) =>
-    limit(async () => {
-      const name = relative(root, file);
-      const t0 = Date.now();
-      const result = await execa("node", ["--import", "tsx", file], {
-        cwd: root,
-        reject: false,
-        all: true,
-        timeout: fileTimeoutMs,
-        env: { FORCE_COLOR: "0", NO_COLOR: "1", ...(cacheDir ? { OMNIBATCH_CACHE_DIR: cacheDir } : {}) },
-      });
-      const c = counts(result.all ?? "");
-      // uvu's Total counts the tests that ran: skipped ones are not in it.
-      const fileFailed = c.total - c.passed;
-      if ((result.all ?? "").includes("BROWSER TESTS SKIPPED")) browserSkips.push(name);
-      const broken = result.exitCode !== 0 && fileFailed === 0;
-      passed += c.passed;
-      skipped += c.skipped;
-      failed += fileFailed + (broken ? 1 : 0);
-      const secs = ((Date.now() - t0) / 1000).toFixed(1);
-      if (fileFailed > 0 || broken) {
-        const why = result.timedOut ? ` (timed out after ${fileTimeoutMs / 1000} s)` : "";
-        process.stdout.write(`\nFAIL ${name}${why} [${secs} s]\n${result.all}\n`);
-      } else {
-        process.stdout.write(`ok   ${name}: ${c.passed} passed${c.skipped ? `, ${c.skipped} skipped` : ""} [${secs} s]\n`);
-      }
-    }),
-  ),
-);
+await Promise.all([limit(() => typecheck.then((ok) => void (ok || (failed += 1)))), ...jobs.map((job) => limit(job.run))]);
 
-if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
-process.stdout.write(`\n${files.length} test files in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+rmSync(cacheDir, { recursive: true, force: true });
+try {
+  const times = { ...lastTimes };
+  for (const t of timings) times[t.name] = t.ms;
+  mkdirSync(join(testRoot, ".tmp"), { recursive: true });
+  writeFileSync(timesPath, `${JSON.stringify(times, null, 1)}\n`);
+} catch {
+  // Only the order of the next run depends on it.
+}
+
+const slowest = [...timings].sort((a, b) => b.ms - a.ms).slice(0, 10);
+process.stdout.write(
+  `\n${files.length} test files (${shared.length} in ${groupCount} shared process${groupCount === 1 ? "" : "es"}, ${alone.length} alone) in ${seconds(Date.now() - started)} s; ` +
+    `${seconds(Date.now() - runStarted)} s with the build and type check\n`,
+);
+if (slowest.length > 0) {
+  process.stdout.write(`slowest files:\n${slowest.map((t) => `  ${seconds(t.ms).padStart(6)} s  ${t.name}${t.shared ? " (shared)" : ""}`).join("\n")}\n`);
+}
 if (browserSkips.length > 0) {
   process.stdout.write(
     `\n${"!".repeat(78)}\n!! BROWSER TESTS SKIPPED in ${browserSkips.join(", ")}: no Chromium on this machine.\n` +

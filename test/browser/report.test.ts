@@ -6,7 +6,7 @@
 // bounded time (figures printed). Set OMNIBATCH_SCREENSHOT=docs/report.png to write the
 // screenshot of the demo's report that README.md and docs/results.md show.
 
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +17,7 @@ import { imageOutput } from "../../src/emulator/OutputMedia.js";
 import type { LockFile, LockTask } from "../../src/state/LockFile.js";
 import { writeReports } from "../../src/report/writeReports.js";
 import { browserSuite, fileUrl, watchPage } from "./browser.js";
+import { copyManifests } from "../checkoutFiles.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 
 // Page functions run in the browser; the project's types are Node's.
@@ -48,7 +49,7 @@ let demo: Demo | undefined;
 const runDemo = async (): Promise<Demo> => {
   if (demo) return demo;
   const dir = temp();
-  cpSync(join(root, "manifests"), join(dir, "manifests"), { recursive: true });
+  copyManifests(dir);
   const run = await execa("node", [bin, "run", "manifests/demo.yaml", "--emulate", "--yes"], { cwd: dir, reject: false, all: true, timeout: 120_000 });
   assert.is(run.exitCode, 0, run.all);
   const rep = await execa("node", [bin, "report", "manifests/demo.yaml", "--emulate"], { cwd: dir, reject: false, all: true, timeout: 60_000 });

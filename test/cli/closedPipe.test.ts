@@ -3,8 +3,7 @@
 // Ctrl-C, the lockfile valid and usable by the next run. The reader is this test: it
 // closes its end of the child's stdout (and stderr) after the first output.
 
-import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
@@ -12,13 +11,12 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLOSED_PIPE_EXIT } from "../../src/cli/closedOutput.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
+import { demoCopy } from "../checkoutFiles.js";
 
 const bin = fileURLToPath(new URL("../../dist/cli/bin.js", import.meta.url));
-const manifests = fileURLToPath(new URL("../../manifests", import.meta.url));
 
 const copyDemo = () => {
-  const dir = mkdtempSync(join(tmpdir(), "omnibatch-pipe-"));
-  cpSync(manifests, join(dir, "manifests"), { recursive: true });
+  const dir = demoCopy("omnibatch-pipe-");
   return { dir, manifest: join(dir, "manifests", "demo.yaml"), lockfile: join(dir, "manifests", "demo.emulate.lock.json") };
 };
 

@@ -2,17 +2,16 @@
 // output, a second run that does nothing, exit 2 for a missing key or a bad flag,
 // and an API key that never appears in any output.
 
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { assertAllResults, bin, manifestYaml, runCli, workspace } from "./runFixture.js";
+import { copyManifests } from "../checkoutFiles.js";
 
-const manifestsDir = fileURLToPath(new URL("../../manifests", import.meta.url));
 let emu: RunningEmulator;
 const t = suite("omnibatch run");
 
@@ -32,7 +31,7 @@ const filesUnder = (dir: string): string[] =>
 t("the demo completes on --emulate (exit 0, files match the lockfile, reports written); a second run creates and downloads nothing", async () => {
   const root = mkdtempSync(join(tmpdir(), "omnibatch-demo-"));
   try {
-    cpSync(manifestsDir, join(root, "manifests"), { recursive: true });
+    copyManifests(root);
     const manifest = join(root, "manifests", "demo.yaml");
     const first = await execa("node", [bin, "run", manifest, "--emulate", "--json"], { cwd: root, reject: false });
     assert.is(first.exitCode, 0, first.stderr);

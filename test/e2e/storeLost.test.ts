@@ -12,7 +12,6 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -23,9 +22,9 @@ import { openS3Store } from "../../src/store/S3Store.js";
 import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
 import { listRequests, startS3rver, type S3rverHandle } from "../store/s3rverServer.js";
 import { bin } from "./runFixture.js";
+import { copyManifests } from "../checkoutFiles.js";
 
 const DAY = 86_400_000;
-const manifestsDir = fileURLToPath(new URL("../../manifests", import.meta.url));
 const t = suite<{ emu: RunningEmulator; s3: S3rverHandle }>("lost results in a store", {} as never);
 
 t.before(async (ctx) => {
@@ -96,7 +95,7 @@ t("before the deletion, a deleted object and one replaced by other bytes of the 
   const root = mkdtempSync(join(tmpdir(), "omnibatch-store-lost-"));
   const runner = mkdtempSync(join(tmpdir(), "omnibatch-store-lost-runner-"));
   try {
-    cpSync(manifestsDir, join(root, "manifests"), { recursive: true });
+    copyManifests(root);
     const manifest = join(root, "manifests", "demo.yaml");
     const url = `s3://${s3.bucket}/lost/demo`;
     const location = parseStoreUrl(url) as StoreLocation;

@@ -9,7 +9,6 @@ import { createHash } from "node:crypto";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -19,8 +18,8 @@ import { openS3Store } from "../../src/store/S3Store.js";
 import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
 import { listRequests, startS3rver, type S3rverHandle } from "../store/s3rverServer.js";
 import { bin } from "./runFixture.js";
+import { copyManifests } from "../checkoutFiles.js";
 
-const manifestsDir = fileURLToPath(new URL("../../manifests", import.meta.url));
 const t = suite<{ emu: RunningEmulator; s3: S3rverHandle }>("outputs in a store", {} as never);
 
 t.before(async (ctx) => {
@@ -62,7 +61,7 @@ const sha256Of = async (s3: S3rverHandle, location: StoreLocation, rel: string):
 t("the demo's results and reports go to the store with their sha256; a new runner past the 30-day deletion downloads nothing and exits 0", async ({ emu, s3 }) => {
   const root = mkdtempSync(join(tmpdir(), "omnibatch-store-e2e-"));
   try {
-    cpSync(manifestsDir, join(root, "manifests"), { recursive: true });
+    copyManifests(root);
     const manifest = join(root, "manifests", "demo.yaml");
     const url = `s3://${s3.bucket}/ci/demo`;
     const location = parseStoreUrl(url) as StoreLocation;
@@ -166,7 +165,7 @@ t("the demo's results and reports go to the store with their sha256; a new runne
 t("a store that cannot be reached stops the run before anything is created (exit 2, a clear message, no stack)", async ({ emu, s3 }) => {
   const root = mkdtempSync(join(tmpdir(), "omnibatch-store-e2e-"));
   try {
-    cpSync(manifestsDir, join(root, "manifests"), { recursive: true });
+    copyManifests(root);
     const createsBefore = emu.stats().requests?.["POST /v1/images/omni-image"] ?? 0;
     const r = await run(emu, s3, join(root, "manifests", "demo.yaml"), root, `s3://${s3.bucket}/x`, { AWS_ENDPOINT_URL_S3: "http://127.0.0.1:9" });
     assert.is(r.exitCode, 2, r.stderr);

@@ -12,13 +12,16 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { runCli, workspace } from "./runFixture.js";
 
-const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const t = suite("a task first seen succeeded without outputs");
 let emu: RunningEmulator;
 t.before(async () => {
-  // Videos take 5 to 6 s: the first run stops (--max-wait 3s) before any ends, however
-  // fast the machine (the default 1 to 3 s let a quiet machine finish them within the wait).
-  emu = await startEmulator({ timing: { scale: 1, video: { queuedMs: [200, 400], processingMs: [5_000, 5_500] } }, slots: { video: 10, image: 10 } }, { port: 0 });
+  // Videos take an hour of the emulator's clock: no run sees one end until the test moves
+  // that clock, however fast or slow the machine. (A first run stopped by --max-wait 3s
+  // and videos of 5 s raced the machine: under load the run reached its deadline before it
+  // had created anything.)
+  emu = await startEmulator({ timing: { scale: 1, video: { queuedMs: [200, 400], processingMs: [HOUR, HOUR] } }, slots: { video: 10, image: 10 } }, { port: 0 });
 });
 t.after(async () => {
   await emu.close();
@@ -41,15 +44,19 @@ jobs:
   try {
     const env = { OMNIBATCH_API_KEY: emu.apiKey };
     const args = ["--base-url", emu.url, "--no-callbacks", "--json"];
-    const first = await runCli(ws, [...args, "--max-wait", "3s"], env);
+    const created = () => Object.values(emu.stats().creates as Record<string, number>).reduce((a, b) => a + b, 0);
+    // The first run is stopped as on Ctrl-C once both tasks are created (bounded wait).
+    const running = runCli(ws, args, env);
+    for (const until = Date.now() + 60_000; created() < 2 && running.exitCode === null && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    running.kill("SIGINT");
+    const first = await running;
     assert.is(first.exitCode, 3, `the first run stops with the tasks in flight: ${first.all}`);
-    const created = Object.values(emu.stats().creates as Record<string, number>).reduce((a, b) => a + b, 0);
-    assert.is(created, 2, "both tasks were created (paid)");
-    // Both end at the service while no run asks (bounded wait), then 31 days pass: they
-    // finished long ago, and their results are deleted at the service.
-    const until = Date.now() + 20_000;
-    while (emu.stats().tasks.byStatus.succeeded < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-    assert.is(emu.stats().tasks.byStatus.succeeded, 2, "both tasks ended at the service before the clock moved");
+    assert.is(created(), 2, "both tasks were created (paid)");
+    assert.is(emu.stats().tasks.byStatus.succeeded, 0, "none ended while the first run was there");
+    // Both end at the service while no run asks, then 31 days pass: they finished long ago,
+    // and their results are deleted at the service.
+    emu.advanceClock(2 * HOUR);
+    assert.is(emu.stats().tasks.byStatus.succeeded, 2, "both tasks ended at the service before the 31 days");
     emu.advanceClock(31 * DAY);
     const second = await runCli(ws, args, env);
     const lock = await readLockFile(ws.lockfile);

@@ -3,11 +3,12 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execa } from "execa";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tempManifest } from "./tempManifest.js";
+import { copyManifests } from "../checkoutFiles.js";
 
 const bin = fileURLToPath(new URL("../../dist/cli/bin.js", import.meta.url));
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -149,7 +150,7 @@ test("plan: an invalid manifest exits 2 like validate", async () => {
 test("after the demo ran on the emulator, plan --emulate shows every task done, and a changed clip prompt as ~", async () => {
   const dir = mkdtempSync(join(tmpdir(), "omnibatch-demo-plan-"));
   try {
-    cpSync(join(root, "manifests"), join(dir, "manifests"), { recursive: true });
+    copyManifests(dir);
     const ran = await execa("node", [bin, "run", "manifests/demo.yaml", "--emulate", "--quiet"], { cwd: dir, reject: false, timeout: 120_000 });
     assert.is(ran.exitCode, 0, ran.stderr);
     const real = JSON.parse((await run(["plan", "manifests/demo.yaml", "--json"], dir)).stdout) as { total: Record<string, number> };
@@ -181,7 +182,7 @@ test("plan against a small budget says how many tasks would not be made; validat
   const demo = readFileSync(join(root, "manifests/demo.yaml"), "utf8");
   const dir = mkdtempSync(join(tmpdir(), "omnibatch-budget-plan-"));
   try {
-    cpSync(join(root, "manifests"), join(dir, "manifests"), { recursive: true });
+    copyManifests(dir);
     const file = join(dir, "manifests/demo.yaml");
     writeFileSync(file, demo.replace("budget: { max: 5,", "budget: { max: 0.5,"));
     const r = await run(["plan", "manifests/demo.yaml"], dir);

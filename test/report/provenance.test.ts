@@ -7,7 +7,7 @@
 // the page's JSON cannot end its script element, and a request view never shows base64.
 
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,6 +22,7 @@ import { requestView } from "../../src/report/provenance.js";
 import { scriptSafeJson } from "../../src/report/reportHtml.js";
 import { taskLabels, valueLabel } from "../../src/report/reportData.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
+import { copyManifests } from "../checkoutFiles.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const bin = join(root, "dist", "cli", "bin.js");
@@ -35,7 +36,7 @@ const sha = (file: string): string => createHash("sha256").update(readFileSync(f
 test("the demo's results.jsonl, task.json and metadata.jsonl say what made every file", async () => {
   const dir = mkdtempSync(join(tmpdir(), "omnibatch-prov-"));
   temps.push(dir);
-  cpSync(join(root, "manifests"), join(dir, "manifests"), { recursive: true });
+  copyManifests(dir);
   const run = await execa("node", [bin, "run", "manifests/demo.yaml", "--emulate", "--yes"], { cwd: dir, reject: false, all: true, timeout: 120_000 });
   assert.is(run.exitCode, 0, run.all);
   const rep = await execa("node", [bin, "report", "manifests/demo.yaml", "--emulate"], { cwd: dir, reject: false, all: true, timeout: 60_000 });

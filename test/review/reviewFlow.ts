@@ -3,19 +3,18 @@
 // that keeps its tasks between runs as the real service does, so a run after a review
 // can make clips from the stills an earlier run made; and the built CLI.
 
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
+import { demoCopy } from "../checkoutFiles.js";
 
 export const root = fileURLToPath(new URL("../..", import.meta.url));
 export const bin = join(root, "dist", "cli", "bin.js");
 
-/** A temp copy of manifests/ whose demo.yaml reviews its keyframes; returns the folder. */
+/** A temp copy of the demo (test/checkoutFiles.ts) whose demo.yaml reviews its keyframes; returns the folder. */
 export const reviewedDemo = (extra = ""): string => {
-  const dir = mkdtempSync(join(tmpdir(), "omnibatch-review-"));
-  cpSync(join(root, "manifests"), join(dir, "manifests"), { recursive: true });
+  const dir = demoCopy("omnibatch-review-");
   const path = join(dir, "manifests", "demo.yaml");
   const text = readFileSync(path, "utf8");
   const marked = text.replace(/(\n  keyframes:\n    kind: image\n)/, `$1    review: ${extra || "true"}\n`);

@@ -2,6 +2,10 @@
 // on 127.0.0.1, port 0, in a temp folder, with one bucket and a key pair made for this
 // test (s3rver does not check version-4 signatures: the hostile store tests refusals; a
 // test can still look for this secret in its outputs).
+//
+// test-runner: own process. The AWS SDK, on its first request, sets an environment variable
+// (AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED) and a global (awslambda): a test file
+// that uses this server runs in a process of its own (test/classify.mjs).
 
 import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";

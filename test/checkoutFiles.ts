@@ -1,0 +1,34 @@
+// The checkout's committed example files, for tests, copied by name into a folder of the
+// test's own. No test copies or lists manifests/, examples/ or outputs/ as a whole: a user's
+// commands in the checkout leave files there (README's set-up runs the demo in the checkout,
+// which writes manifests/demo.emulate.lock.json and outputs/demo-emulated/; review writes a
+// review file beside the manifest), and a copied folder would carry them into the test.
+
+import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The checkout (the repository's root folder). */
+export const checkoutRoot = fileURLToPath(new URL("..", import.meta.url));
+
+/** The demo manifest and every file it reads (its CSV and the photos the CSV names), relative to manifests/. */
+export const DEMO_FILES = ["demo.yaml", "data/products.csv", "assets/mug.png", "assets/lamp.png", "assets/chair.png"] as const;
+
+/** Copies the named files of the checkout's manifests/ (paths inside it) to `dir`/manifests; returns that folder. */
+export const copyManifests = (dir: string, names: readonly string[] = DEMO_FILES): string => {
+  const to = join(dir, "manifests");
+  for (const name of names) {
+    mkdirSync(dirname(join(to, name)), { recursive: true });
+    cpSync(join(checkoutRoot, "manifests", name), join(to, name));
+  }
+  return to;
+};
+
+/** A new temp folder (named with `prefix`) holding manifests/ with the demo and its files; returns the folder. */
+export const demoCopy = (prefix = "omnibatch-demo-"): string => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  copyManifests(dir);
+  return dir;
+};
+
