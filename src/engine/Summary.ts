@@ -88,7 +88,7 @@ export const summarize = (
   let outcome: RunOutcome;
   let reason: string | undefined;
   const stop = table.stop;
-  if (stop === "charge") {
+  if (table.refusedCharges.length > 0) {
     outcome = "charge";
     reason = `a charge that cannot be true was refused: ${table.refusal}`;
   } else if (stop === "refused") {

@@ -161,7 +161,7 @@ export class TaskTable {
   readonly lastPoll: Record<ProductKind, number> = { video: 0, image: 0 };
   /** When cued tasks of a kind were last queried (cue queries are spaced, see Policy.cueQuerySpacing). */
   readonly lastCueQuery: Record<ProductKind, number> = { video: Number.NEGATIVE_INFINITY, image: Number.NEGATIVE_INFINITY };
-  stop: StopReason | "refused" | "charge" | undefined;
+  stop: StopReason | "refused" | undefined;
   refusal: string | undefined;
   /** Charges that cannot be true the service answered (money/chargeCheck.ts): refused, in no sum; the run stops on the first. */
   readonly refusedCharges: RefusedCharge[] = [];

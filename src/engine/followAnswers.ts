@@ -214,9 +214,10 @@ export const onPolled = (
 
 /**
  * A charge that cannot be true (negative, no number, absurdly large): never recorded nor
- * summed (the task's record stays as it was, in flight), and nothing more is submitted:
- * the run stops at once (outcome `charge`, exit 5), naming the task and the answer. An
- * answer that lies about money once cannot be trusted with the budget.
+ * summed (the task's record stays as it was, in flight, and the task is followed no more
+ * in this run), and nothing more is submitted: an answer that lies about money once cannot
+ * be trusted with the budget. The other tasks are still followed and their paid results
+ * downloaded; the run then ends with outcome `charge` (exit 5), naming the task and the answer.
  */
 const refuseCharge = (out: Out, entry: Entry, charge: string, requestId: string | undefined): void => {
   const { table } = out;
@@ -224,10 +225,12 @@ const refuseCharge = (out: Out, entry: Entry, charge: string, requestId: string 
   table.refusedCharges.push({ id: entry.task.id, job: entry.task.job, ...(entry.taskId !== undefined ? { taskId: entry.taskId } : {}), charge, ...(requestId ? { requestId } : {}) });
   const message = `${entry.task.id}: the service's charge cannot be true (${charge}${requestId ? `; request_id ${requestId}` : ""}); refused: counted nowhere, nothing more is submitted`;
   notice(out, "warn", message);
-  if (table.stop !== "charge" && table.stop !== "lock") {
-    table.stop = "charge";
-    table.refusal = message;
-  }
+  table.refusal ??= message;
+  // Submission stops as at the budget; what is in flight is followed and downloaded.
+  table.budgetStopped = true;
+  entry.lent = false;
+  entry.cued = false;
+  table.setPhase(entry, "stuck");
 };
 
 /** The "outcome unknown" tasks a poll looked up by external id: adopt, keep looking, or send again. */
