@@ -1,7 +1,7 @@
 // CI (.ci/run) does what README's set-up tells a newcomer to do: the same command lines, as
 // written, in the same order, in the checkout, and nothing else that installs, runs the
-// CLI or tests. Both files are read as text: README's first `sh` block under its set-up
-// heading, and the `readme '...'` lines of .ci/run.
+// CLI or tests. Both files are read as text: README's `sh` blocks of its set-up section
+// (up to the next heading), and the `readme '...'` lines of .ci/run.
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,14 +9,17 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { checkoutRoot } from "../checkoutFiles.js";
 
-/** The command lines of README's set-up block, trailing comments removed. */
+/** The command lines of README's set-up section's `sh` blocks, in order, trailing comments removed. */
 const readmeSetup = (readme: string): string[] => {
   const heading = /^##+ Set-up\b.*$/m.exec(readme);
   if (!heading) throw new Error("README has no set-up section (a heading starting 'Set-up')");
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(heading.index));
-  if (!block) throw new Error("README's set-up section has no ```sh block");
-  return block[1]!
-    .split("\n")
+  const rest = readme.slice(heading.index + heading[0].length);
+  const next = /^##+ /m.exec(rest);
+  const section = next ? rest.slice(0, next.index) : rest;
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)];
+  if (blocks.length === 0) throw new Error("README's set-up section has no ```sh block");
+  return blocks
+    .flatMap((b) => b[1]!.split("\n"))
     .map((line) => line.replace(/\s+#.*$/, "").trim())
     .filter((line) => line.length > 0 && !line.startsWith("#"));
 };
