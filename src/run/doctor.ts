@@ -135,6 +135,7 @@ const createPathLine = (config: OmniClientConfig, address: string): Effect.Effec
       } catch {
         message = undefined;
       }
+      // Only read, never printed: a header is the service's text, and may echo the key.
       answer = { status: response.status, code, message, allow: response.headers.get("allow") ?? undefined };
     } catch (error) {
       return { check: "service name", ok: "unsure", text: `POST ${path}: not confirmed (${(error as Error).name}); a run stops at its first refused create` };
@@ -142,7 +143,7 @@ const createPathLine = (config: OmniClientConfig, address: string): Effect.Effec
     const said = `HTTP ${answer.status}${answer.code !== undefined ? `, code ${answer.code}` : ""}`;
     switch (createPathVerdict(answer)) {
       case "exists":
-        return { check: "service name", ok: true, text: `POST ${path} exists here (a GET of it answered ${said}${answer.allow ? `, Allow: ${answer.allow}` : ""})` };
+        return { check: "service name", ok: true, text: `POST ${path} exists here (a GET of it answered ${said}${answer.allow ? ", its Allow header naming POST" : ""})` };
       case "unsure":
         return { check: "service name", ok: "unsure", text: `POST ${path} could not be confirmed without a create (a GET of it answered ${said}); a run stops at its first refused create` };
       case "missing": {

@@ -159,4 +159,30 @@ t("no key: ✗ configuration, exit 2, nothing sent; an invalid manifest: ✗ man
   }
 });
 
+t("a service whose Allow header echoes the key: doctor prints no header text, the key never appears", async () => {
+  const key = "sk-doctor-echo-0123456789";
+  const { createServer: createHttpServer } = await import("node:http");
+  const server = createHttpServer((req, res) => {
+    if (req.method === "GET" && /omni-video\//.test(req.url ?? "")) {
+      res.writeHead(405, { "content-type": "application/json", allow: `POST; seen ${req.headers.authorization ?? ""}` });
+      res.end(JSON.stringify({ code: 1202, message: "method not allowed", request_id: "r" }));
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ code: 0, message: "SUCCEED", request_id: "r", data: [] }));
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const port = (server.address() as { port: number }).port;
+  const ws = workspace(manifestHead("doctor-echo") + stillsJob(["apple"]));
+  try {
+    const r = await doctor(ws, ["--base-url", `http://127.0.0.1:${port}`, "--outputs", join(ws.dir, "out")], key);
+    assert.match(r.stdout ?? "", /✓ service name: .*its Allow header naming POST/);
+    assert.not.match(r.all ?? "", key);
+    assert.not.match(r.all ?? "", "seen Bearer");
+  } finally {
+    server.close();
+    ws.remove();
+  }
+});
+
 t.run();
