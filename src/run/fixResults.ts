@@ -32,6 +32,21 @@ const forgetting = (outputs: readonly LockOutput[], bad: ReadonlySet<string>): L
     return rest;
   });
 
+/**
+ * A store's differing object is kept aside (`<key>.differs-<ms>`) before it is removed, so
+ * a fetch that then fails loses nothing: the record may have been the wrong one (a hand
+ * edit, a bad merge) and the object the paid result. Undefined when set aside (or absent).
+ */
+const setAside = (sink: StoreSink, path: string, at: number): Promise<string | undefined> =>
+  (async () => {
+    const got = await sink.store.get(path);
+    if (got === undefined) return undefined;
+    const aside = `${path}.differs-${at}`;
+    await sink.store.put(aside, got.body);
+    await sink.store.remove(path);
+    return undefined;
+  })().catch((e: unknown) => `its object could not be set aside before fetching again (${e instanceof Error ? e.message : String(e)}); left as it is`);
+
 const fixTask = (id: string, rec: LockTask, bad: ReadonlySet<string>, sink: StoreSink | undefined, policy: Policy, currency: string | undefined) =>
   Effect.gen(function* () {
     if (rec.task_id === undefined) return `no task id is recorded`;
@@ -42,8 +57,15 @@ const fixTask = (id: string, rec: LockTask, bad: ReadonlySet<string>, sink: Stor
     const view = yield* Effect.either(viewOne(adapter, rec.task_id, watermark));
     if (view._tag === "Left") return `the service could not be asked (${view.left.message})`;
     if (view.right === undefined || view.right.status !== "succeeded") return `the service no longer shows its results (task ${rec.task_id})`;
-    // A store's differing object goes first: the store never replaces an object with content other than the recorded one.
-    if (sink) for (const path of bad) yield* Effect.promise(() => sink.store.remove(path).catch(() => undefined));
+    // A store's differing object goes first (the store never replaces an object with content
+    // other than the recorded one), kept aside under another key until the new one is in.
+    const at = Date.now();
+    if (sink) {
+      for (const path of bad) {
+        const failed = yield* Effect.promise(() => setAside(sink, path, at));
+        if (failed !== undefined) return failed;
+      }
+    }
     const named = rec.outputs.find((o) => o.path !== undefined && bad.has(o.path));
     const name = named ? nameFromRecorded(named) : undefined;
     const got = yield* Effect.either(
@@ -56,7 +78,8 @@ const fixTask = (id: string, rec: LockTask, bad: ReadonlySet<string>, sink: Stor
         ...(rec.finished_at !== undefined ? { endedAt: rec.finished_at } : {}),
       }),
     );
-    if (got._tag === "Left") return got.left.message;
+    if (got._tag === "Left") return sink ? `${got.left.message} (the differing object is kept as <key>.differs-${at})` : got.left.message;
+    if (sink) for (const path of bad) yield* Effect.promise(() => sink.store.remove(`${path}.differs-${at}`).catch(() => undefined));
     const store = yield* LockStore;
     yield* store.put(id, { ...rec, outputs: got.right.outputs, updated_at: Math.max(rec.updated_at, Date.now()) });
     return undefined;
@@ -94,6 +117,15 @@ export const fixResults = (options: {
       for (const [id, bad] of byTask) {
         const rec = yield* store.get(id);
         if (rec === undefined) continue;
+        // Read again under the run lock: a record that changed since verify read it (a run
+        // finished in between) is not acted on from a stale difference.
+        const stale = options.differences.some(
+          (d) => d.id === id && rec.outputs.find((o) => o.path === d.path)?.sha256 !== d.expected.sha256,
+        );
+        if (stale) {
+          notFixed.push({ id, why: "its record changed since verify read it: run verify again" });
+          continue;
+        }
         const why = yield* fixTask(id, rec, bad, sink, policy, currency).pipe(Effect.provideService(LockStore, store));
         if (why === undefined) fetched.push(id);
         else notFixed.push({ id, why });
