@@ -2,9 +2,10 @@
 // or abandoned at another service by `run --switch-service` (made again there), is superseded, one whose matrix position the manifest no longer has (`-`) is orphaned,
 // one `omnibatch prune` removed is pruned. Reports, results.jsonl and status count the
 // current ones and show the others apart; prune removes superseded and orphaned ones.
-// Pure: the lockfile and, when the manifest is at hand, the plan against it.
+// Pure: the lockfile and, when the manifest is at hand, the plan against it (with the
+// review decisions the plan is made with: a downstream task of an approved output is current).
 
-import { diffPlan, type PlanResult } from "../manifest/diffPlan.js";
+import { type DiffOptions, diffPlan, type PlanResult } from "../manifest/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
 
@@ -65,8 +66,13 @@ export const standings = (lock: LockFile, plan?: Pick<PlanResult, "entries">): S
   return { of, supersededBy, manifestKnown: plan !== undefined };
 };
 
-/** Standings of a lockfile, planning against the manifest when it is a complete one. */
-export const standingsFor = (lock: LockFile, manifest?: unknown): Standings =>
-  standings(lock, plannable(manifest) ? diffPlan(manifest, lock) : undefined);
+/**
+ * Standings of a lockfile, planning against the manifest when it is a complete one, with
+ * its review decisions (src/review/manifestDecisions.ts) as `plan` and `run` plan with them:
+ * without them every reviewed output awaits review, so the tasks made of approved ones
+ * would read as orphaned.
+ */
+export const standingsFor = (lock: LockFile, manifest?: unknown, reviews?: DiffOptions["reviews"]): Standings =>
+  standings(lock, plannable(manifest) ? diffPlan(manifest, lock, reviews ? { reviews } : {}) : undefined);
 
 export const standingOf = (s: Standings, id: string): Standing => s.of.get(id) ?? "current";

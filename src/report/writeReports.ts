@@ -12,6 +12,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "nod
 import { appendFile, mkdir, readFile, rm } from "node:fs/promises";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { outsideProblem } from "../fs/insidePath.js";
+import type { DiffOptions } from "../manifest/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile } from "../state/LockFile.js";
@@ -102,6 +103,11 @@ export interface ReportInput {
    * spares planning 100,000 tasks a second time. Default: worked out here.
    */
   readonly standings?: Standings;
+  /**
+   * The manifest's review decisions (src/review/manifestDecisions.ts), for the standings
+   * worked out here: a task made of an approved output is current, not orphaned.
+   */
+  readonly reviews?: DiffOptions["reviews"];
 }
 
 export interface ReportOutput {
@@ -214,7 +220,7 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   // Retry attempts have ids of their own: each is the manifest's task sent again.
   const retries = base && m?.withAttempt ? retryAttempts(lock, base, m.withAttempt) : [];
   const planned = base && retries.length > 0 ? plannedById([...base.values()], retries) : base;
-  const standing = input.standings ?? standingsFor(lock, input.manifest);
+  const standing = input.standings ?? standingsFor(lock, input.manifest, input.reviews);
   const standingDigest = createHash("sha256")
     .update([...standing.of].map(([id, s]) => `${id}=${s}`).sort().join("\n"))
     .digest("hex");

@@ -70,6 +70,7 @@ const startOutlook = (
   spentBefore: Record<string, string>,
   plan?: PlanResult,
   selection?: RunSelection,
+  reviews?: DecisionIndex,
 ): StartOutlook => {
   const base: StartOutlook = { spentBefore, ...(manifest.budget ? { budget: manifest.budget } : {}) };
   if (!isLoaded(manifest)) return base;
@@ -77,10 +78,10 @@ const startOutlook = (
   // A run of a chosen part counts what it will do: --failed's new attempts are to create
   // (the engine makes them), work it leaves out is not counted; a saved plan creates only its ids.
   const totals = selection
-    ? runTotals(diffPlan(manifest, recorded, renewFailedOf(selection, selection.selects)), freshService, (e) =>
+    ? runTotals(diffPlan(manifest, recorded, { ...renewFailedOf(selection, selection.selects), ...(reviews ? { reviews } : {}) }), freshService, (e) =>
         selection.keeps(e) && ((e.mark !== "+" && e.mark !== "~") || selection.mayCreate?.(e.id) !== false),
       )
-    : runTotals(plan ?? diffPlan(manifest, recorded), freshService);
+    : runTotals(plan ?? diffPlan(manifest, recorded, reviews ? { reviews } : {}), freshService);
   return {
     ...base,
     total: totals.total,
@@ -116,10 +117,12 @@ const startPlan = (
   freshService: boolean,
   spentBefore: Record<string, string>,
   selection: RunSelection | undefined,
+  /** The decisions the run plans with: the standings are those plan and status tell. */
+  reviews: DecisionIndex | undefined,
 ): { outlook: StartOutlook; replaced: [string, string][] | undefined; standings: Standings | undefined } => {
-  const plan = isLoaded(manifest) && Object.keys(lock.tasks).length ? diffPlan(manifest, lock) : undefined;
+  const plan = isLoaded(manifest) && Object.keys(lock.tasks).length ? diffPlan(manifest, lock, reviews ? { reviews } : {}) : undefined;
   return {
-    outlook: startOutlook(manifest, lock, freshService, spentBefore, plan, selection),
+    outlook: startOutlook(manifest, lock, freshService, spentBefore, plan, selection, reviews),
     replaced: plan ? supersessions(plan, lock) : undefined,
     // As writeReports would work them out (standingsFor) for this lockfile; an empty one has none to tell.
     standings: !plannable(manifest) ? undefined : plan ? standings(lock, plan) : Object.keys(lock.tasks).length === 0 ? standings(lock, NO_PLAN) : undefined,
@@ -386,7 +389,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       // The plan and failure groups of the lockfile as the run starts; reused at the end when
       // the run changed no record (a rerun with nothing to do: 100,000 tasks diffed once, not twice).
       const changesAtStart = yield* store.changes;
-      const start = startPlan(manifest, before, fresh, spentBefore, options.selection);
+      const start = startPlan(manifest, before, fresh, spentBefore, options.selection, reviews);
       outlook = start.outlook;
       const replacedAtStart = start.replaced;
       const standingsAtStart = start.standings;
@@ -418,7 +421,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const unchanged = (yield* store.changes) === changesAtStart;
       {
         const before: LockFile = unchanged ? beforeRun : yield* store.frozenSnapshot;
-        const plan = isLoaded(manifest) && !(unchanged && replacedAtStart) ? diffPlan(manifest, before) : undefined;
+        const plan = isLoaded(manifest) && !(unchanged && replacedAtStart) ? diffPlan(manifest, before, reviews ? { reviews } : {}) : undefined;
         const replacedHere = plan ? supersessions(plan, before) : isLoaded(manifest) && replacedAtStart ? replacedAtStart : [];
         const replaced = [...replacedHere, ...abandonedSuccessors(before.tasks)];
         const now = Date.now();
@@ -455,7 +458,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         const written = yield* Effect.either(
           Effect.tryPromise(() =>
             outputStore
-              ? writeReportsToStore({ lock: after, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, ...reviewNote(result.jobs) }, outputStore)
+              ? writeReportsToStore({ lock: after, manifestName: manifest.name, env: { ...env }, emulated, manifest, stepHead, ...reviewNote(result.jobs), ...(reviews ? { reviews } : {}) }, outputStore)
               : writeReports({
                   lock: after,
                   outputsDir: manifest.outputsDir,
@@ -467,6 +470,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
                   seen: downloader.seen,
                   ...(result.refusedCharges ? { refusedCharges: result.refusedCharges } : {}),
                   ...reviewNote(result.jobs),
+                  ...(reviews ? { reviews } : {}),
                   // The lockfile is the one the run started with: so are the standings.
                   ...(after === beforeRun && standingsAtStart ? { standings: standingsAtStart } : standingsAtEnd ? { standings: standingsAtEnd } : {}),
                 }),

@@ -18,9 +18,7 @@ import { readLockFile } from "../../state/readLockFile.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
 import { savePlan } from "../../manifest/savedPlan.js";
 import { digestOfManifest, lockDigest, selectedPlan, selectionFromArgs, selectionLines, selectionOptions, writeSavedPlan } from "../selectionFlags.js";
-import { readReviewFile } from "../../review/readReviewFile.js";
-import { reviewFileFor } from "../../review/ReviewFile.js";
-import { indexDecisions } from "../../review/reviewDecision.js";
+import { manifestDecisions } from "../../review/manifestDecisions.js";
 import { scanOrReason } from "../scanOrReason.js";
 import { neutralise } from "../../api/neutralise.js";
 import { formatResults, resultsPart } from "../../report/statusView.js";
@@ -70,7 +68,7 @@ export const planCommand = defineCommand({
       const m = args.values.emulate === true ? emulatedManifest(loaded) : loaded;
       const lock = await readLockFile(m.lockfilePath);
       if (lock !== undefined) warnForeignLines(lock, m.lockfilePath, io.cwd, io.stderr);
-      const reviews = m.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(m.file, args.values.emulate === true))) : undefined;
+      const reviews = manifestDecisions(m, args.values.emulate === true);
       const plan = selection ? selectedPlan("plan", m, lock, selection, reviews) : diffPlan(m, lock, reviews ? { reviews } : {});
       if (typeof args.values.out === "string") {
         const out = resolve(io.cwd, args.values.out);

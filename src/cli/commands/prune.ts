@@ -9,6 +9,7 @@ import { prunePlan, type PrunePlan } from "../../prune/prunePlan.js";
 import { pruneTasks } from "../../prune/pruneTasks.js";
 import { chargesLabel } from "../../report/billingMarkdown.js";
 import { standingsFor } from "../../report/standing.js";
+import { manifestDecisions } from "../../review/manifestDecisions.js";
 import { summarizeBilling } from "../../report/summarizeBilling.js";
 import { TASK_SIDECAR, writeReports } from "../../report/writeReports.js";
 import { LockStore } from "../../state/LockStore.js";
@@ -62,9 +63,11 @@ export const pruneCommand = defineCommand({
     const m = emulated ? emulatedManifest(loaded) : loaded;
     const before = await requireLockFile(m.lockfilePath, manifest, io.cwd, emulated, io.stderr);
     const spentBefore = chargesLabel(summarizeBilling(before));
+    // As plan reads them: a task made of an approved output is current, never pruned as orphaned.
+    const reviews = manifestDecisions(loaded, emulated);
 
     if (!yes) {
-      const plan = prunePlan(before, standingsFor(before, m), TASK_SIDECAR);
+      const plan = prunePlan(before, standingsFor(before, m, reviews), TASK_SIDECAR);
       if (json) {
         io.stdout.write(`${JSON.stringify({ removed: false, ...plan, ...(emulated ? { emulated: true } : {}) })}\n`);
         return ExitCode.Ok;
@@ -86,12 +89,12 @@ export const pruneCommand = defineCommand({
     const program = LockStore.use(m.lockfilePath, m.name, (store) =>
       Effect.gen(function* () {
         const lock = yield* store.snapshot;
-        const plan = prunePlan(lock, standingsFor(lock, m), TASK_SIDECAR);
+        const plan = prunePlan(lock, standingsFor(lock, m, reviews), TASK_SIDECAR);
         const outcome = yield* pruneTasks(store, m.outputsDir, plan.tasks, Date.now());
         const after = yield* store.snapshot;
         // The reports drop the pruned tasks' records (billing.* keeps their spend).
         yield* Effect.promise(() =>
-          writeReports({ lock: after, outputsDir: m.outputsDir, manifestName: m.name, force: true, emulated, manifest: m }),
+          writeReports({ lock: after, outputsDir: m.outputsDir, manifestName: m.name, force: true, emulated, manifest: m, ...(reviews ? { reviews } : {}) }),
         );
         return { plan, outcome, spent: chargesLabel(summarizeBilling(after)) };
       }),

@@ -3,6 +3,7 @@
 
 import { chargesLabel } from "../../report/billingMarkdown.js";
 import { writeReports } from "../../report/writeReports.js";
+import { manifestDecisions } from "../../review/manifestDecisions.js";
 import { isStoreUrl } from "../../store/StoreUrl.js";
 import { defineCommand } from "../Command.js";
 import { outputsOption } from "../outputsOption.js";
@@ -34,7 +35,9 @@ export const reportCommand = defineCommand({
       io.stderr.write(`omnibatch: note: ${manifest} has errors (see 'omnibatch validate ${manifest}'); reporting from its lockfile anyway.\n`);
     }
     const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated, io.stderr);
-    const input = { lock, manifestName: where.name, env: io.env, force: true, emulated, ...(where.manifest ? { manifest: where.manifest } : {}) };
+    // As plan reads them: a task made of an approved output is current in the reports, not orphaned.
+    const reviews = where.manifest ? manifestDecisions(where.manifest, emulated) : undefined;
+    const input = { lock, manifestName: where.name, env: io.env, force: true, emulated, ...(where.manifest ? { manifest: where.manifest } : {}), ...(reviews ? { reviews } : {}) };
     let result: Awaited<ReturnType<typeof writeReports>>;
     if (isStoreUrl(where.outputsDir)) {
       // Outputs in a store: the reports are written beside the media there.

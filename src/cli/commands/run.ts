@@ -12,9 +12,7 @@ import { loadManifest } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
 import { readLockFile } from "../../state/readLockFile.js";
-import { readReviewFile } from "../../review/readReviewFile.js";
-import { reviewFileFor } from "../../review/ReviewFile.js";
-import { indexDecisions } from "../../review/reviewDecision.js";
+import { manifestDecisions } from "../../review/manifestDecisions.js";
 import { askYesNo, recreateQuestion, spendQuestion } from "../confirmSpend.js";
 import { recreatePlan } from "../../run/recreatePlan.js";
 import { resultsAt } from "../../store/resultsAt.js";
@@ -238,7 +236,7 @@ export const runCommand = defineCommand({
     if (saved) selection = await checkPlanApplies(saved, loaded, v.emulate === true, v.plan as string);
     if (selection) {
       const m = v.emulate ? emulatedManifest(loaded) : loaded;
-      const reviews = m.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, v.emulate === true))) : undefined;
+      const reviews = manifestDecisions(loaded, v.emulate === true);
       chosen = selectedPlan("run", m, await readLockFile(m.lockfilePath), selection, reviews);
       runSelection = runSelectionOf(selection, loaded, saved ? new Set(saved.create.map((t) => t.id)) : undefined);
       // What this part will create and cost, before anything is sent.
@@ -255,7 +253,7 @@ export const runCommand = defineCommand({
     const configured = !!io.env["OMNIBATCH_API_KEY"];
     if (!v.emulate && !v.yes && !v.json && configured && io.stdout.isTTY && io.stdin?.isTTY) {
       const lock = await readLockFile(loaded.lockfilePath);
-      const reviews = loaded.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, false))) : undefined;
+      const reviews = manifestDecisions(loaded, false);
       const plan = chosen ?? diffPlan(loaded, lock, reviews ? { reviews } : {});
       const question = spendQuestion(plan, loaded.budget ? budgetOutlook(plan, lock, loaded.budget) : undefined);
       if (question !== undefined && !(await askYesNo(question, io.stdin, io.stdout))) {

@@ -10,9 +10,8 @@ import { standingsFor } from "../../report/standing.js";
 import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
 import { diffPlan, type PlanResult } from "../../manifest/diffPlan.js";
 import { reviewPlanText } from "../../manifest/formatPlan.js";
-import { readReviewFile } from "../../review/readReviewFile.js";
-import { reviewFileFor } from "../../review/ReviewFile.js";
-import { indexDecisions } from "../../review/reviewDecision.js";
+import { manifestDecisions } from "../../review/manifestDecisions.js";
+import type { DecisionIndex } from "../../review/reviewDecision.js";
 import type { LockFile } from "../../state/LockFile.js";
 import { statusView, formatStatus } from "../../report/statusView.js";
 import { manifestLocations, type ManifestLocations } from "../../report/manifestLocations.js";
@@ -82,12 +81,9 @@ export const locationsFor = async (
     : where;
 };
 
-/** Outputs awaiting review and what waits on them, for a manifest with `review` jobs. */
-const reviewStatus = (loaded: LoadedManifest | undefined, lock: LockFile, emulated: boolean): PlanResult["review"] => {
-  if (!loaded || !loaded.jobs.some((j) => j.review)) return undefined;
-  const m = emulated ? emulatedManifest(loaded) : loaded;
-  return diffPlan(m, lock, { reviews: indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated))) }).review;
-};
+/** Outputs awaiting review and what waits on them, for a manifest with `review` jobs (its decisions read once by the caller). */
+const reviewStatus = (m: LoadedManifest | undefined, lock: LockFile, reviews: DecisionIndex | undefined): PlanResult["review"] =>
+  m && reviews ? diffPlan(m, lock, { reviews }).review : undefined;
 
 export const statusCommand = defineCommand({
   name: "status",
@@ -118,6 +114,8 @@ export const statusCommand = defineCommand({
       io.stderr.write(`omnibatch: note: ${manifest} has errors (see 'omnibatch validate ${manifest}'); showing its lockfile anyway.\n`);
     }
     const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, emulated, io.stderr);
+    // As plan reads them: the standings (orphaned or current) and the review line agree with it.
+    const reviews = where.manifest ? manifestDecisions(where.manifest, emulated) : undefined;
     const now = Date.now();
     // The results' states: the folder, or one listing of the store (a store that cannot be
     // listed: the rest is shown from the lockfile alone, and the command exits 2).
@@ -128,11 +126,11 @@ export const statusCommand = defineCommand({
       await inspectRunLock(where.lockfilePath, {}, now),
       now,
       where.shape,
-      standingsFor(lock, where.manifest),
+      standingsFor(lock, where.manifest, reviews),
       args.values.all === true,
       "results" in scanned ? scanned.results : undefined,
     );
-    const review = reviewStatus(where.manifest, lock, emulated);
+    const review = reviewStatus(where.manifest, lock, reviews);
     const unknown = "unknown" in scanned ? { results_unknown: scanned.unknown } : {};
     if (args.values.json) io.stdout.write(`${JSON.stringify({ ...view, ...unknown, ...(emulated ? { emulated: true } : {}), ...(review ? { review } : {}) })}\n`);
     else {
