@@ -240,7 +240,6 @@ export const formatStatus = (view: StatusView, manifest: string, now: number): s
     const lines = formatResults(view.results, LIST_LIMIT);
     if (lines.length > 0) out.push("", ...lines);
   }
-  out.push("", `Spent: ${chargesLabel(view.spent)}`, `Outputs: ${view.outputs}`);
   // Names, reasons and ids come from manifests, data files and the service: inert on a terminal.
   return `${out.map(neutralise).join("\n")}\n`;
 };
