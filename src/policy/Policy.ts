@@ -2,6 +2,7 @@
 // reader finds them and a test can swap them (RunPolicy.layer(makePolicy(0.01))).
 // Durations are given at the real service's speed and multiplied by `scale`.
 
+import { RETRY_AFTER_CAP_MS } from "../api/retry.js";
 import { Context, Duration, Layer, Schedule } from "effect";
 
 export type ProductKind = "video" | "image";
@@ -126,8 +127,8 @@ export interface Policy {
 
 const ms = (n: number): Duration.Duration => Duration.millis(Math.max(1, Math.round(n)));
 
-/** The request retry's longest wait, and so the most a `Retry-After` may ask for (real speed). */
-export const RETRY_AFTER_CAP_MS = 20_000;
+// RETRY_AFTER_CAP_MS (api/retry.ts): the request retry's longest wait, and so the most a
+// `Retry-After` may ask for (real speed); it lives with the retry so the client imports no policy.
 
 /** Exponential from `base`, jittered, each wait capped at `cap`, at most `times` retries. */
 const backoff = (base: number, cap: number, times: number): Schedule.Schedule<unknown, unknown> =>
