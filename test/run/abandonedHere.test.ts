@@ -101,7 +101,7 @@ test("the refusal to switch names the tasks paid at the run's service (abandoned
 test("a later attempt that failed (or was refused) at another service does not stand for the task: the one paid here is taken up, never made again", () => {
   // The review's repro: x1 finished (paid) at A and abandoned there, x2 made at B failed there.
   for (const state of ["submitting", "submitted", "processing", "succeeded"] as const) {
-    const recs = new Map([attempt(1, state, A, { superseded_by: "x2" }), attempt(2, "failed", undefined, { error: { code: 1500, message: "boom" } })]);
+    const recs = new Map([attempt(1, state, A, { superseded_by: "x2" }), attempt(2, "failed", undefined, { error: { code: 1500, message: "boom", at: 4 } })]);
     assert.equal(abandonedHere(recs, A), { takeUp: [{ resume: "x1", replaces: ["x2"] }], learn: [] }, state);
     // Back at A with B's record as the lockfile's: nothing unfinished at B, so no switch is needed; the run still takes x1 up.
     assert.equal(checkService({ recorded: B, current: A, records: recs, switchAllowed: false, lockfile: "/p/m.lock.json" })._tag, "Record", state);
