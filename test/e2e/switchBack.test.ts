@@ -132,4 +132,53 @@ t("a run back at the service where abandoned attempts were made follows and down
   }
 });
 
+t("back at the service where an attempt was made, after the attempt made elsewhere failed: that attempt is followed and downloaded, never created again (not even with --failed)", async () => {
+  // Own emulators: A slow (the attempts stay in flight), B failing every task.
+  const a2 = await startEmulator(SLOW, { port: 0 });
+  const b2 = await startEmulator({ timing: { scale: 0.05 }, failure: { rate: 1 } }, { port: 0 });
+  const ws = workspace(`${manifestHead("backfailed")}${stillsJob(["apple", "boat"])}`);
+  const atA = ["--base-url", a2.url, "--no-callbacks"];
+  const keyA = { OMNIBATCH_API_KEY: a2.apiKey };
+  try {
+    // 1. Two image tasks created at A, stopped in flight.
+    const first = await runUntil(ws, atA, keyA, () => sum(a2.stats().creates) >= 2);
+    assert.is(first.exitCode, 3, first.all);
+    const firstIds = Object.keys((await readLockFile(ws.lockfile))!.tasks).sort();
+    assert.is(firstIds.length, 2);
+
+    // 2. Switched to B: abandoned at A; the new attempts at B fail there (content risk: not retried).
+    const second = await runCli(ws, ["--base-url", b2.url, "--no-callbacks", "--switch-service"], { OMNIBATCH_API_KEY: b2.apiKey });
+    assert.not.equal(second.exitCode, 0, second.all);
+    assert.is(sum(b2.stats().creates), 2, JSON.stringify(b2.stats().creates));
+    let lock = (await readLockFile(ws.lockfile))!;
+    const atBIds = Object.keys(b2.stats().creates).sort();
+    for (const id of atBIds) assert.is(lock.tasks[id]!.state, "failed", id);
+
+    // 3. The first attempts finish at A (paid there); back at A: nothing unfinished at B, so no flag is needed.
+    a2.configure({ timing: { scale: 0.05 } });
+    a2.advanceClock(HOUR);
+    const back = await runCli(ws, atA, keyA);
+    assert.is(back.exitCode, 0, back.all);
+    assert.match(back.all!, /followed here and their results downloaded, not created again/);
+    assert.is(sum(a2.stats().creates), 2, `no create at A but the first two: ${JSON.stringify(a2.stats().creates)}`);
+    lock = (await readLockFile(ws.lockfile))!;
+    for (const id of firstIds) {
+      const rec = lock.tasks[id]!;
+      assert.is(rec.state, "downloaded", id);
+      assert.is(rec.abandoned, undefined, `${id} is current again`);
+      assert.ok(rec.billing.length > 0, `${id}'s charge at A is recorded`);
+    }
+    for (const id of atBIds) assert.ok(firstIds.includes(lock.tasks[id]!.superseded_by!), `${id} names the attempt taken up at A`);
+
+    // 4. --failed finds nothing failed to make again: the tasks' attempts at A stand.
+    const renew = await runCli(ws, [...atA, "--failed"], keyA);
+    assert.is(renew.exitCode, 0, renew.all);
+    assert.is(sum(a2.stats().creates), 2, `--failed creates nothing at A: ${JSON.stringify(a2.stats().creates)}`);
+  } finally {
+    ws.remove();
+    await a2.close();
+    await b2.close();
+  }
+});
+
 t.run();
