@@ -170,6 +170,20 @@ t("back at the service where an attempt was made, after the attempt made elsewhe
     }
     for (const id of atBIds) assert.ok(firstIds.includes(lock.tasks[id]!.superseded_by!), `${id} names the attempt taken up at A`);
 
+    // plan and status agree with the run: nothing to create or failed (plain and --failed); the attempts at B are superseded history.
+    for (const args of [[], ["--failed"]]) {
+      const plan = await execa("node", [bin, "plan", ws.manifest, ...args, "--json"], { cwd: ws.dir, reject: false, all: true });
+      assert.is(plan.exitCode, 0, plan.all);
+      const total = (JSON.parse(plan.stdout) as { total: Record<string, number> }).total;
+      assert.is(total["+"], 0, `plan ${args.join(" ")} creates nothing: ${plan.stdout}`);
+    }
+    const status = await execa("node", [bin, "status", ws.manifest, "--json"], { cwd: ws.dir, reject: false, all: true });
+    assert.is(status.exitCode, 0, status.all);
+    const view = JSON.parse(status.stdout) as { failures: { groups: unknown[] }; superseded: { id: string }[]; states: Record<string, number> };
+    assert.equal(view.failures.groups, [], status.stdout);
+    assert.equal(view.superseded.map((x) => x.id).sort(), atBIds);
+    assert.is(view.states.downloaded, 2, status.stdout);
+
     // 4. --failed finds nothing failed to make again: the tasks' attempts at A stand.
     const renew = await runCli(ws, [...atA, "--failed"], keyA);
     assert.is(renew.exitCode, 0, renew.all);
