@@ -87,9 +87,10 @@ export const abandonedSuccessors = (tasks: Readonly<Record<string, LockTask>>): 
  *   files) is followed and downloaded here, not made again: `resume` loses its
  *   `abandoned` mark (and the `superseded_by` naming the attempt made elsewhere), and
  *   each later attempt of the slot (`replaces`) names it as `superseded_by`.
- * - `learn`: the other tasks abandoned here and still in flight when abandoned (their
- *   charges unknown): asked about once, so what they were charged here enters spend to
- *   date and the budget; their records stay history otherwise.
+ * - `learn`: the other tasks abandoned here and still in flight when abandoned, or
+ *   `submitting` (a create whose outcome was unknown: the task may exist here), their
+ *   charges unknown: asked about once (by task id, or by external id), so what they were
+ *   charged here enters spend to date and the budget; their records stay history otherwise.
  * Only a service that keeps its tasks between runs (never the in-process emulator). Pure.
  */
 export interface AbandonedHere {
@@ -117,7 +118,8 @@ export const abandonedHere = (records: Iterable<readonly [string, LockTask]>, cu
     }
     for (const [id, t] of members) {
       if (id === resume?.[0] || t.abandoned?.service !== current) continue;
-      if ((t.state === "submitted" || t.state === "processing") && t.task_id !== undefined) learn.push(id);
+      // `submitting`: a create whose outcome is unknown may have made the task here (looked up by its external id).
+      if (t.state === "submitting" || ((t.state === "submitted" || t.state === "processing") && t.task_id !== undefined)) learn.push(id);
     }
   }
   takeUp.sort((a, b) => (a.resume < b.resume ? -1 : 1));

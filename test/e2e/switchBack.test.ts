@@ -10,7 +10,7 @@
 // attempts abandoned at B are learnt by the next run at B, so spend to date equals what
 // both emulators charged.
 
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -192,6 +192,50 @@ t("back at the service where an attempt was made, after the attempt made elsewhe
     ws.remove();
     await a2.close();
     await b2.close();
+  }
+});
+
+t("a task abandoned at A while its create's outcome was unknown (submitting, no task id) and made at B: the next run at A finds it by its external id and learns its charge", async () => {
+  const a3 = await startEmulator(SLOW, { port: 0 });
+  const b3 = await startEmulator({ timing: { scale: 0.05 } }, { port: 0 });
+  const ws = workspace(`${manifestHead("backsubmitting")}${stillsJob(["apple"])}`);
+  const atA = ["--base-url", a3.url, "--no-callbacks"];
+  const keyA = { OMNIBATCH_API_KEY: a3.apiKey };
+  try {
+    const first = await runUntil(ws, atA, keyA, () => sum(a3.stats().creates) >= 1);
+    assert.is(first.exitCode, 3, first.all);
+    const [id] = Object.keys((await readLockFile(ws.lockfile))!.tasks);
+    // As if the create's answer had been lost: the record says `submitting`, with no task id.
+    const lines = readFileSync(ws.lockfile, "utf8").split("\n").map((line) => {
+      if (!line.includes(`"${id}"`)) return line;
+      const rec = JSON.parse(line) as Record<string, unknown>;
+      rec["state"] = "submitting";
+      delete rec["task_id"];
+      return JSON.stringify(rec);
+    });
+    writeFileSync(ws.lockfile, lines.join("\n"));
+    assert.is((await readLockFile(ws.lockfile))!.tasks[id!]!.state, "submitting");
+
+    // At B with the flag: abandoned at A, made and downloaded at B.
+    const second = await runCli(ws, ["--base-url", b3.url, "--no-callbacks", "--switch-service"], { OMNIBATCH_API_KEY: b3.apiKey });
+    assert.is(second.exitCode, 0, second.all);
+    assert.is(sum(b3.stats().creates), 1);
+
+    // The task at A ends there (charged); the next run at A finds it by its external id and learns that charge; nothing is created.
+    a3.configure({ timing: { scale: 0.05 } });
+    a3.advanceClock(HOUR);
+    const back = await runCli(ws, atA, keyA);
+    assert.is(back.exitCode, 0, back.all);
+    assert.is(sum(a3.stats().creates), 1, "nothing created at A again");
+    const rec = (await readLockFile(ws.lockfile))!.tasks[id!]!;
+    assert.is(rec.state, "succeeded", JSON.stringify(rec));
+    assert.ok(rec.task_id !== undefined, "its task id at A is recorded");
+    assert.ok(rec.billing.length > 0, `its charge at A is learnt: ${JSON.stringify(rec)}`);
+    assert.is(rec.abandoned?.service, origin(a3), "it stays history (another attempt stands)");
+  } finally {
+    ws.remove();
+    await a3.close();
+    await b3.close();
   }
 });
 

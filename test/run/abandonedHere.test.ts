@@ -32,8 +32,8 @@ test("a task with a current attempt is never taken up again: its attempts abando
     const recs = new Map([attempt(1, "processing", A, { superseded_by: "x2" }), attempt(2, current)]);
     assert.equal(abandonedHere(recs, A), { takeUp: [], learn: ["x1"] }, current);
   }
-  // Finished, or never created (no task id): nothing to learn.
-  const done = new Map([attempt(1, "succeeded", A), attempt(2, "downloaded"), attempt(3, "submitting", A)]);
+  // Finished, or never created (only planned or refused): nothing to learn.
+  const done = new Map([attempt(1, "succeeded", A), attempt(2, "downloaded"), attempt(3, "planned", A), attempt(4, "rejected", A)]);
   assert.equal(abandonedHere(done, A), { takeUp: [], learn: [] });
 });
 
@@ -123,6 +123,14 @@ test("a failed attempt naming the earlier one taken up is replaced by it (engine
     assert.not.ok(replacedByEarlier({ ...failed, state }, "x1"), state);
     assert.ok(replacedByEarlier({ ...failed, state, abandoned: { service: B, at: 5 } }, "x1"), state);
   }
+});
+
+test("an attempt abandoned here while its create's outcome was unknown (`submitting`) may exist here: its charge is learnt (by its external id) when another attempt stands", () => {
+  const recs = new Map([attempt(1, "submitting", A, { task_id: undefined }), attempt(2, "downloaded")]);
+  assert.equal(abandonedHere(recs, A), { takeUp: [], learn: ["x1"] });
+  // With no attempt standing, it is taken up instead (the run looks it up before any create).
+  const alone = new Map([attempt(1, "submitting", A, { task_id: undefined }), attempt(2, "failed")]);
+  assert.equal(abandonedHere(alone, A), { takeUp: [{ resume: "x1", replaces: ["x2"] }], learn: [] });
 });
 
 test.run();
