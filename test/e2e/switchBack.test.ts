@@ -239,4 +239,40 @@ t("a task abandoned at A while its create's outcome was unknown (submitting, no 
   }
 });
 
+t("an attempt taken up at A that then fails there is retried at A as the attempt after every recorded one, as the plan said; each attempt made once", async () => {
+  // A: slow, and this first attempt fails there; B fails every task.
+  const a4 = await startEmulator({ ...SLOW, failure: { rate: 1 } }, { port: 0 });
+  const b4 = await startEmulator({ timing: { scale: 0.05 }, failure: { rate: 1 } }, { port: 0 });
+  const ws = workspace(`${manifestHead("backretry")}${stillsJob(["apple"], "    retry_failed: 1\n    retry_content_risk: true\n")}`);
+  const atA = ["--base-url", a4.url, "--no-callbacks"];
+  const keyA = { OMNIBATCH_API_KEY: a4.apiKey };
+  try {
+    const first = await runUntil(ws, atA, keyA, () => sum(a4.stats().creates) >= 1);
+    assert.is(first.exitCode, 3, first.all);
+    const [firstId] = Object.keys((await readLockFile(ws.lockfile))!.tasks);
+    // At B: attempts 2 and 3 fail there (the abandoned one uses up no retry).
+    const second = await runCli(ws, ["--base-url", b4.url, "--no-callbacks", "--switch-service"], { OMNIBATCH_API_KEY: b4.apiKey });
+    assert.not.equal(second.exitCode, 0, second.all);
+    assert.is(sum(b4.stats().creates), 2, JSON.stringify(b4.stats().creates));
+    // Back at A: attempt 1 is taken up and ends failed there; its retry (attempt 4, past B's two) succeeds at A.
+    a4.configure({ timing: { scale: 0.05 }, failure: { rate: 0 } });
+    a4.advanceClock(HOUR);
+    const back = await runCli(ws, atA, keyA);
+    assert.is(back.exitCode, 0, back.all);
+    const lock = (await readLockFile(ws.lockfile))!;
+    assert.is(lock.tasks[firstId!]!.state, "failed", "attempt 1's end at A is recorded");
+    const created = Object.keys(a4.stats().creates);
+    assert.is(created.length, 2, JSON.stringify(a4.stats().creates));
+    for (const id of created) assert.is(a4.stats().creates[id], 1, `${id} created once`);
+    const retry = created.find((id) => id !== firstId)!;
+    assert.is(lock.tasks[retry]!.attempt, 4, JSON.stringify(lock.tasks[retry]));
+    assert.is(lock.tasks[retry]!.state, "downloaded");
+    for (const id of Object.keys(b4.stats().creates)) assert.not.ok(created.includes(id), `B's attempt ${id} is not made at A`);
+  } finally {
+    ws.remove();
+    await a4.close();
+    await b4.close();
+  }
+});
+
 t.run();
