@@ -202,11 +202,15 @@ export const makePlanning = (deps: PlanningDeps) => {
       let before: StartBucket | undefined;
       // Walk the attempts already made: a failed attempt with retries left leads to the
       // next; so does a downloaded one that was made again (its results lost), or is to be.
+      // The attempts walked past: a later one naming one of them as `superseded_by` was replaced by it (replacedByEarlier).
+      const walked: string[] = [];
       for (;;) {
         const rec = recorder.get(task.id);
         // Abandoned at the service the lockfile named before (--switch-service): its record
-        // is history; the task is made here as its next attempt (a new id).
-        if (rec?.abandoned !== undefined) {
+        // is history; the task is made here as its next attempt (a new id). So is an
+        // attempt replaced by an earlier one taken up again at its own service, once that
+        // one failed: the next attempt takes the number after it.
+        if (rec?.abandoned !== undefined || (rec?.superseded_by !== undefined && walked.some((id) => replacedByEarlier(rec, id)))) {
           task = manifest.withAttempt(task, task.attempt + 1);
           firstAttempt++;
           before = undefined;
@@ -224,11 +228,13 @@ export const makePlanning = (deps: PlanningDeps) => {
           if (decision === "recreate") {
             deps.emit({ type: "notice", level: "warn", message: `${task.id}: its results are lost; made again as ${next.id} (--recreate-lost)` });
           }
+          walked.push(task.id);
           task = next;
           before = "done";
           continue;
         }
         if (rec?.state !== "failed") break;
+        walked.push(task.id);
         if (!retryAllowed(table, task, firstAttempt, rec.error?.code, rec.error?.message ?? "")) {
           const next = manifest.withAttempt(task, task.attempt + 1);
           if (recorder.get(next.id) === undefined && !renew) break;
@@ -271,19 +277,39 @@ export const makePlanning = (deps: PlanningDeps) => {
       });
     });
 
+  /**
+   * The attempt after `failed`'s own number, past any recorded one that is history: one
+   * abandoned at another service, or replaced by an attempt taken up again at its own
+   * service (as the walk passes them by: they use up no retry).
+   */
+  const pastHistory = (task: PlannedTask, firstAttempt: number): [PlannedTask, number] => {
+    const walked = [manifest.withAttempt(task, task.attempt - 1).id];
+    let next = task;
+    let first = firstAttempt;
+    // Bounded: each step passes a recorded attempt.
+    for (let rec = recorder.get(next.id); rec !== undefined && (rec.abandoned !== undefined || walked.some((id) => replacedByEarlier(rec!, id))); rec = recorder.get(next.id)) {
+      walked.push(next.id);
+      next = manifest.withAttempt(next, next.attempt + 1);
+      first++;
+    }
+    return [next, first];
+  };
+
   /** The next attempt of a failed task, at the front of the line. */
-  const retry = (task: PlannedTask, firstAttempt: number, parentCreatedHere: boolean): Effect.Effect<void> =>
-    !mayCreate(task)
+  const retry = (failedNext: PlannedTask, failedFirst: number, parentCreatedHere: boolean): Effect.Effect<void> => {
+    const [task, firstAttempt] = pastHistory(failedNext, failedFirst);
+    return !mayCreate(task)
       ? // Not in the saved plan: the failed attempt stays the task's last word (and is counted as failed).
         Effect.flatMap(deps.now, (now) => {
-          const failed = manifest.withAttempt(task, task.attempt - 1);
+          const failed = manifest.withAttempt(failedNext, failedNext.attempt - 1);
           const rec = recorder.get(failed.id);
-          return rec ? deps.feed({ _tag: "Admit", now, task: failed, firstAttempt, front: true, known: knownOf(rec) }) : Effect.void;
+          return rec ? deps.feed({ _tag: "Admit", now, task: failed, firstAttempt: failedFirst, front: true, known: knownOf(rec) }) : Effect.void;
         })
       : Effect.flatMap(deps.now, (now) => {
           const rec = recorder.get(task.id);
           return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, parentCreatedHere, ...(rec ? { known: knownOf(rec) } : {}) });
         });
+  };
 
   const upstreamItems = (entry: Entry): UpstreamItem[] => {
     const rec = recorder.get(entry.task.id);

@@ -200,8 +200,9 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task };
 
   /** `+` for the next attempt of a recorded task (a new id): a retry, a --failed renewal, or a task abandoned at another service. */
-  const pushNextAttempt = (task: PlannedTask, folder: string, latest: LockTask, note: (attempt: number) => string): void => {
-    const next = manifest.withAttempt(task, latest.attempt + 1);
+  /** `after`: the highest attempt number recorded for the task (a later attempt replaced by the latest one keeps its number). */
+  const pushNextAttempt = (task: PlannedTask, folder: string, latest: LockTask, note: (attempt: number) => string, after = latest.attempt): void => {
+    const next = manifest.withAttempt(task, after + 1);
     entries.push({
       mark: "+",
       id: next.id,
@@ -229,6 +230,8 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     const later = retries.size ? retries.get(slotKey(task.job, folder)) : undefined;
     let latestId = task.id;
     let latest: LockTask;
+    // Attempts replaced by an earlier one taken up again (the engine's walk passes them by, as abandoned ones): their numbers are used.
+    let replacedUpTo = -Infinity;
     // Attempts abandoned at another service (--switch-service) failed nothing: they use up no retry.
     let abandoned = 0;
     if (later === undefined) {
@@ -258,7 +261,10 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       for (const [id, t] of chain) {
         if (id !== task.id) accounted.add(id);
         // Abandoned elsewhere and replaced by an earlier attempt taken up again at its own service: not the latest.
-        if (t.superseded_by !== undefined && chain.some(([other, o]) => o.attempt < t.attempt && replacedByEarlier(t, other))) continue;
+        if (t.superseded_by !== undefined && chain.some(([other, o]) => o.attempt < t.attempt && replacedByEarlier(t, other))) {
+          replacedUpTo = Math.max(replacedUpTo, t.attempt);
+          continue;
+        }
         if (t.attempt > latest.attempt) {
           latestId = id;
           latest = t;
@@ -271,7 +277,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     if (latest.abandoned !== undefined) {
       // Abandoned there: made again here as its next attempt (a new id); its record stays as history.
       const service = latest.abandoned.service;
-      pushNextAttempt(task, folder, latest, (n) => `abandoned at ${service}: new attempt ${n} here`);
+      pushNextAttempt(task, folder, latest, (n) => `abandoned at ${service}: new attempt ${n} here`, Math.max(latest.attempt, replacedUpTo));
     } else if (DONE.has(state)) {
       // Succeeded but not downloaded yet: its outputs are not recorded, it still makes what it asked for.
       if (keep) {
@@ -287,7 +293,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       const retry = mayRetry(task, latest.attempt - task.attempt - abandoned, latest.error);
       const renew = !retry && options.renewFailed?.(task) === true;
       if (retry || renew) {
-        pushNextAttempt(task, folder, latest, (n) => (renew ? `new attempt ${n} (--failed)` : `retry: attempt ${n} of ${attempts}`));
+        pushNextAttempt(task, folder, latest, (n) => (renew ? `new attempt ${n} (--failed)` : `retry: attempt ${n} of ${attempts}`), Math.max(latest.attempt, replacedUpTo));
       } else {
         const note =
           latest.attempt < attempts ? "content risk: not retried without retry_content_risk: true" : attempts > 1 ? "failed, no retries left" : "failed";

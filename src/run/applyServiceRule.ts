@@ -19,11 +19,15 @@ const sample = (ids: readonly string[]): string => `${ids.slice(0, 3).join(", ")
 /** Video ids per query (the service's limit). */
 const VIDEO_IDS_PER_QUERY = 50;
 
-/** What a learnt answer changes in an abandoned record: its end and charge only (history otherwise). */
+/** Abandoned while `submitting`: the lookup by external id pages the image list at most this far back before the record's last change. */
+const SUBMITTING_LOOKBACK_MS = 10 * 60_000;
+
+/** What a learnt answer changes in an abandoned record: its end and charge only (history otherwise), and the task id found by its external id. */
 const learnt = (rec: LockTask, view: TaskView, now: number): LockTask | undefined => {
   if (view.status !== "succeeded" && view.status !== "failed") return undefined;
   return {
     ...rec,
+    ...(rec.task_id === undefined ? { task_id: view.taskId } : {}),
     state: view.status,
     billing: view.billing,
     ...(rec.finished_at === undefined ? { finished_at: view.updatedAt } : {}),
@@ -102,23 +106,38 @@ export const takeUpAbandoned = (current: string, onEvent: ((e: RunEvent) => void
     const records = new Map<string, LockTask>();
     for (const id of here.learn) {
       const rec = yield* store.get(id);
-      if (rec?.task_id !== undefined) records.set(id, rec);
+      if (rec) records.set(id, rec);
     }
     const currency = accountCurrency([...(yield* store.view).values()].map((t) => t.billing));
+    // By task id; a record abandoned while `submitting` (no task id) by its external id, the record's key.
     const views = new Map<string, TaskView>();
-    const videos = [...records.values()].filter((r) => r.kind === "video").map((r) => r.task_id!);
+    const byExternal = new Map<string, TaskView>();
+    const known = [...records].filter(([, r]) => r.task_id !== undefined);
+    const unknown = [...records].filter(([, r]) => r.task_id === undefined);
+    const videos = known.filter(([, r]) => r.kind === "video").map(([, r]) => r.task_id!);
     for (let i = 0; i < videos.length; i += VIDEO_IDS_PER_QUERY) {
       const found = yield* Effect.either(client.queryVideosChecked({ taskIds: videos.slice(i, i + VIDEO_IDS_PER_QUERY) }));
       if (found._tag === "Right") for (const t of found.right.tasks) views.set(t.id, fromVideo(t, false));
     }
-    for (const rec of records.values()) {
+    const videoExternal = unknown.filter(([, r]) => r.kind === "video").map(([id]) => id);
+    for (let i = 0; i < videoExternal.length; i += VIDEO_IDS_PER_QUERY) {
+      const found = yield* Effect.either(client.queryVideosChecked({ externalTaskIds: videoExternal.slice(i, i + VIDEO_IDS_PER_QUERY) }));
+      if (found._tag === "Right") for (const t of found.right.tasks) if (t.external_id !== undefined) byExternal.set(t.external_id, fromVideo(t, false));
+    }
+    for (const [, rec] of known) {
       if (rec.kind !== "image") continue;
       const found = yield* Effect.either(client.getImageChecked(rec.task_id!));
       if (found._tag === "Right") for (const t of found.right.tasks) views.set(t.task_id, fromImage(t, false, currency));
     }
+    const imageExternal = unknown.filter(([, r]) => r.kind === "image");
+    if (imageExternal.length > 0) {
+      const since = Math.min(...imageExternal.map(([, r]) => r.planned_at ?? r.updated_at)) - SUBMITTING_LOOKBACK_MS;
+      const found = yield* Effect.either(client.findImagesByExternalIds(imageExternal.map(([id]) => id), { createdAfterMs: since }));
+      if (found._tag === "Right") for (const [ext, t] of found.right) byExternal.set(ext, fromImage(t, false, currency));
+    }
     const learned: string[] = [];
     for (const [id, rec] of records) {
-      const view = views.get(rec.task_id!);
+      const view = rec.task_id !== undefined ? views.get(rec.task_id) : byExternal.get(id);
       const next = view ? learnt(rec, view, now) : undefined;
       if (!next) continue;
       yield* store.put(id, next);

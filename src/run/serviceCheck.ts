@@ -10,7 +10,7 @@
 // reads the lockfile, asks `checkService`, and acts on the answer.
 
 import * as Data from "effect/Data";
-import type { LockTask, TaskState } from "../state/LockFile.js";
+import { isCurrentAttempt, type LockTask, type TaskState } from "../state/LockFile.js";
 
 /** What an in-process emulator (`--emulate`) is recorded as: its port changes every run. */
 export const EMULATOR_SERVICE = "emulator";
@@ -80,15 +80,17 @@ export const abandonedSuccessors = (tasks: Readonly<Record<string, LockTask>>): 
 /**
  * What a run at `current` does with tasks abandoned there by an earlier switch (a run
  * that moved from `current` to another service and now came back):
- * - `takeUp`: a slot (job, folder, take) with no current attempt (every later one was
- *   abandoned elsewhere, or only planned or refused) whose latest attempt abandoned here
+ * - `takeUp`: a slot (job, folder, take) with no current attempt (`isCurrentAttempt`:
+ *   every later one was abandoned elsewhere, ended failed there, or was only planned or
+ *   refused) whose latest attempt abandoned here
  *   still has something to give here (in flight: its outcome; `succeeded`: paid, its
  *   files) is followed and downloaded here, not made again: `resume` loses its
  *   `abandoned` mark (and the `superseded_by` naming the attempt made elsewhere), and
  *   each later attempt of the slot (`replaces`) names it as `superseded_by`.
- * - `learn`: the other tasks abandoned here and still in flight when abandoned (their
- *   charges unknown): asked about once, so what they were charged here enters spend to
- *   date and the budget; their records stay history otherwise.
+ * - `learn`: the other tasks abandoned here and still in flight when abandoned, or
+ *   `submitting` (a create whose outcome was unknown: the task may exist here), their
+ *   charges unknown: asked about once (by task id, or by external id), so what they were
+ *   charged here enters spend to date and the budget; their records stay history otherwise.
  * Only a service that keeps its tasks between runs (never the in-process emulator). Pure.
  */
 export interface AbandonedHere {
@@ -96,8 +98,6 @@ export interface AbandonedHere {
   readonly learn: readonly string[];
 }
 
-/** A record a slot's later attempts are measured against: created, and not abandoned. */
-const isCurrentAttempt = (t: LockTask): boolean => t.abandoned === undefined && t.state !== "planned" && t.state !== "rejected";
 
 export const abandonedHere = (records: Iterable<readonly [string, LockTask]>, current: string): AbandonedHere => {
   if (current === EMULATOR_SERVICE) return { takeUp: [], learn: [] };
@@ -118,7 +118,8 @@ export const abandonedHere = (records: Iterable<readonly [string, LockTask]>, cu
     }
     for (const [id, t] of members) {
       if (id === resume?.[0] || t.abandoned?.service !== current) continue;
-      if ((t.state === "submitted" || t.state === "processing") && t.task_id !== undefined) learn.push(id);
+      // `submitting`: a create whose outcome is unknown may have made the task here (looked up by its external id).
+      if (t.state === "submitting" || ((t.state === "submitted" || t.state === "processing") && t.task_id !== undefined)) learn.push(id);
     }
   }
   takeUp.sort((a, b) => (a.resume < b.resume ? -1 : 1));

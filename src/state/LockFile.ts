@@ -109,14 +109,26 @@ export interface LockTask {
   readonly pruned_at?: number;
 }
 
+/** States of a created attempt that still stands for its task: in flight, or finished with results. */
+const STANDING: ReadonlySet<TaskState> = new Set(["submitting", "submitted", "processing", "succeeded", "downloaded"]);
+
+/**
+ * Whether an attempt stands for its task (a later one abandoned at another service is not
+ * taken up again over it): created, not abandoned, and not ended `failed` (nor refused, nor
+ * only planned). A failed attempt made elsewhere gave nothing; an earlier one paid (or to be)
+ * at the run's service is followed instead of paying there again (src/run/serviceCheck.ts).
+ */
+export const isCurrentAttempt = (t: LockTask): boolean => t.abandoned === undefined && STANDING.has(t.state);
+
 /**
  * Whether `later` (a later attempt of the same task) was replaced by the attempt `id`, an
  * earlier one taken up again at the service it was made at (`run --switch-service` back
- * there, src/run/serviceCheck.ts `abandonedHere`): `later` was abandoned elsewhere and
- * names `id` as `superseded_by`. The engine's walk from `id` stops there, and a plan never
- * takes `later` for the task's latest attempt.
+ * there, src/run/serviceCheck.ts `abandonedHere`): `later` does not stand for the task
+ * (abandoned elsewhere, or ended failed, refused or only planned) and names `id` as
+ * `superseded_by`. The engine's walk from `id` stops there, and a plan never takes `later`
+ * for the task's latest attempt.
  */
-export const replacedByEarlier = (later: LockTask, id: string): boolean => later.abandoned !== undefined && later.superseded_by === id;
+export const replacedByEarlier = (later: LockTask, id: string): boolean => later.superseded_by === id && !isCurrentAttempt(later);
 
 export interface LockFile {
   /** Data read from a version-1 or 2 file is the same model: read, and written as the current version. */

@@ -176,6 +176,22 @@ test("switched back: an attempt taken up again at its own service stays the task
   }
 });
 
+test("switched back: the later attempt replacing nothing (failed elsewhere) names the one taken up; when that one fails here, its retry takes the number after them all, as the engine's walk does", async () => {
+  const m = await load(manifest());
+  const [a] = m.tasks;
+  const second = m.withAttempt(a!, 2);
+  const failedElsewhere = lockTask(second, "failed", { task_id: "t2", superseded_by: a!.id, error: { code: 1500, message: "boom", at: 3 } });
+  // Taken up (in flight): = as attempt 1; the failed attempt 2 is no +.
+  const taken = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, "processing", { task_id: "t1" }), [second.id]: failedElsewhere }));
+  const e = taken.entries.find((x) => x.job === "pics" && x.vars.c === a!.vars.c && x.mark !== "-")!;
+  assert.is(e.mark, "=");
+  assert.is(e.id, a!.id);
+  // Attempt 1 then failed here (retry_failed 1): the retry is attempt 3, never attempt 2's id (recorded already).
+  const failed = diffPlan(m, lockOf({ [a!.id]: lockTask(a!, "failed", { task_id: "t1", error: { code: 1500, message: "boom", at: 4 } }), [second.id]: failedElsewhere }));
+  const r = failed.entries.find((x) => x.job === "pics" && x.vars.c === a!.vars.c && x.mark === "+")!;
+  assert.is(r.id, m.withAttempt(a!, 3).id);
+});
+
 test("downstream tasks recorded for current upstream tasks are =; the rest still wait", async () => {
   const m = await load(manifest());
   const up = m.tasks[0]!;

@@ -28,12 +28,12 @@ test("A to B and back to A: the attempt made at A is followed, the one at B name
 });
 
 test("a task with a current attempt is never taken up again: its attempts abandoned here in flight have their charges learnt", () => {
-  for (const current of ["downloaded", "processing", "failed", "succeeded"] as const) {
+  for (const current of ["downloaded", "processing", "submitting", "succeeded"] as const) {
     const recs = new Map([attempt(1, "processing", A, { superseded_by: "x2" }), attempt(2, current)]);
     assert.equal(abandonedHere(recs, A), { takeUp: [], learn: ["x1"] }, current);
   }
-  // Finished, or never created (no task id): nothing to learn.
-  const done = new Map([attempt(1, "succeeded", A), attempt(2, "downloaded"), attempt(3, "submitting", A)]);
+  // Finished, or never created (only planned or refused): nothing to learn.
+  const done = new Map([attempt(1, "succeeded", A), attempt(2, "downloaded"), attempt(3, "planned", A), attempt(4, "rejected", A)]);
   assert.equal(abandonedHere(done, A), { takeUp: [], learn: [] });
 });
 
@@ -96,6 +96,41 @@ test("the refusal to switch names the tasks paid at the run's service (abandoned
   const after = new Map(recs);
   after.set("x2", abandonRecord(recs.get("x2")!, B, 6));
   assert.equal(abandonedHere(after, A).takeUp, [{ resume: "x1", replaces: ["x2"] }]);
+});
+
+test("a later attempt that failed (or was refused) at another service does not stand for the task: the one paid here is taken up, never made again", () => {
+  // The review's repro: x1 finished (paid) at A and abandoned there, x2 made at B failed there.
+  for (const state of ["submitting", "submitted", "processing", "succeeded"] as const) {
+    const recs = new Map([attempt(1, state, A, { superseded_by: "x2" }), attempt(2, "failed", undefined, { error: { code: 1500, message: "boom", at: 4 } })]);
+    assert.equal(abandonedHere(recs, A), { takeUp: [{ resume: "x1", replaces: ["x2"] }], learn: [] }, state);
+    // Back at A with B's record as the lockfile's: nothing unfinished at B, so no switch is needed; the run still takes x1 up.
+    assert.equal(checkService({ recorded: B, current: A, records: recs, switchAllowed: false, lockfile: "/p/m.lock.json" })._tag, "Record", state);
+  }
+  // Failed attempts and one abandoned at B, a refused one: all replaced.
+  const mixed = new Map([attempt(1, "processing", A), attempt(2, "failed"), attempt(3, "processing", B), attempt(4, "failed"), attempt(5, "rejected")]);
+  assert.equal(abandonedHere(mixed, A), { takeUp: [{ resume: "x1", replaces: ["x2", "x3", "x4", "x5"] }], learn: [] });
+  // A failed attempt beside a later one that stands (downloaded at B): nothing taken up, x1's charge learnt.
+  const done = new Map([attempt(1, "processing", A), attempt(2, "failed"), attempt(3, "downloaded")]);
+  assert.equal(abandonedHere(done, A), { takeUp: [], learn: ["x1"] });
+});
+
+test("a failed attempt naming the earlier one taken up is replaced by it (engine walk and plan skip it); a standing one never is", () => {
+  const [, failed] = attempt(2, "failed", undefined, { superseded_by: "x1" });
+  assert.ok(replacedByEarlier(failed, "x1"));
+  assert.not.ok(replacedByEarlier(failed, "x3"));
+  assert.ok(replacedByEarlier({ ...failed, state: "rejected" }, "x1"));
+  for (const state of ["submitting", "submitted", "processing", "succeeded", "downloaded"] as const) {
+    assert.not.ok(replacedByEarlier({ ...failed, state }, "x1"), state);
+    assert.ok(replacedByEarlier({ ...failed, state, abandoned: { service: B, at: 5 } }, "x1"), state);
+  }
+});
+
+test("an attempt abandoned here while its create's outcome was unknown (`submitting`) may exist here: its charge is learnt (by its external id) when another attempt stands", () => {
+  const recs = new Map([attempt(1, "submitting", A, { task_id: undefined }), attempt(2, "downloaded")]);
+  assert.equal(abandonedHere(recs, A), { takeUp: [], learn: ["x1"] });
+  // With no attempt standing, it is taken up instead (the run looks it up before any create).
+  const alone = new Map([attempt(1, "submitting", A, { task_id: undefined }), attempt(2, "failed")]);
+  assert.equal(abandonedHere(alone, A), { takeUp: [{ resume: "x1", replaces: ["x2"] }], learn: [] });
 });
 
 test.run();
