@@ -100,11 +100,14 @@ t("stripped of their external ids, the service's callbacks still cue their tasks
     const notices = events.flatMap((e) => (e.type === "notice" ? [e.message] : []));
     assert.equal(notices.filter((n) => n.startsWith("callback dropped")), [], "a callback without an external id was dropped");
     assert.ok(statuses.every((s) => s === 204), `the listener took every post: ${statuses.join(",")}`);
-    // Cued: each task's end learned from about one query (with the callbacks dropped the
-    // rhythm's polling asks far more: test/engine/Callbacks.test.ts).
+    // Cued, never a storm: a task's real callbacks and the forged failure each cue one
+    // query, batched with the cues that arrive within the cue spacing. How many share a
+    // batch depends on wall time: 19 queries on a quiet machine, 36 and 39 at load 3 to 14
+    // (the bound was 28 and failed there). So the bound is two queries per task and a
+    // few of the rhythm's; that callbacks are taken at all is the dropped-notice check above.
     const q = queries(emu);
     console.log(`    20 tasks, 4 slots, callbacks without external ids: ${q} queries`);
-    assert.ok(q <= 28, `queries: ${q}`);
+    assert.ok(q <= 2 * 20 + 8, `queries: ${q}`);
     // Never believed: each task created once, no forged link fetched, nothing forged written.
     assert.equal(Object.values(emu.stats().creates), Array(20).fill(1));
     assert.is(evilHits, 0);
