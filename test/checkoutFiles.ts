@@ -4,7 +4,7 @@
 // which writes manifests/demo.emulate.lock.json and outputs/demo-emulated/; review writes a
 // review file beside the manifest), and a copied folder would carry them into the test.
 
-import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,3 +32,15 @@ export const demoCopy = (prefix = "omnibatch-demo-"): string => {
   return dir;
 };
 
+/**
+ * `demoCopy` with `review: true` on the stills (`keyframes`), as README's tour has the user
+ * add it; returns the folder and its removal. Throws when the demo no longer has that job.
+ */
+export const reviewedDemoCopy = (prefix = "omnibatch-reviewed-demo-"): { dir: string; remove: () => void } => {
+  const dir = demoCopy(prefix);
+  const file = join(dir, "manifests", "demo.yaml");
+  const demo = readFileSync(file, "utf8");
+  if (!/\n {2}keyframes:\n/.test(demo)) throw new Error("manifests/demo.yaml has no 'keyframes:' job to put under review");
+  writeFileSync(file, demo.replace(/\n {2}keyframes:\n/, "\n  keyframes:\n    review: true\n"));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+};

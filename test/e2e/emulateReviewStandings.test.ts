@@ -4,26 +4,17 @@
 // decisions as plan does (src/review/manifestDecisions.ts); without them every reviewed
 // output awaits review and the clips a run made of approved stills read as orphaned.
 
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { bin } from "./runFixture.js";
+import { reviewedDemoCopy } from "../checkoutFiles.js";
 
 const t = suite("standings after a review: approved outputs' downstream tasks are current");
-const repo = new URL("../../", import.meta.url);
 
-/** A copy of the demo (manifest, data file, images) with review on the stills. */
-const demoCopy = (): { dir: string; remove: () => void } => {
-  const dir = mkdtempSync(join(tmpdir(), "review-standings-"));
-  for (const part of ["manifests/data", "manifests/assets"]) cpSync(new URL(part, repo), join(dir, part), { recursive: true });
-  const demo = readFileSync(new URL("manifests/demo.yaml", repo), "utf8");
-  assert.match(demo, /\n {2}keyframes:\n/);
-  writeFileSync(join(dir, "manifests/demo.yaml"), demo.replace(/\n {2}keyframes:\n/, "\n  keyframes:\n    review: true\n"));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
-};
+const demoCopy = () => reviewedDemoCopy("review-standings-");
 
 const cli = (dir: string, args: readonly string[]) =>
   execa("node", [bin, ...args], { cwd: dir, reject: false, all: true, extendEnv: false, env: { PATH: process.env["PATH"] ?? "" }, timeout: 120_000 });
