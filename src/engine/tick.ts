@@ -179,9 +179,14 @@ const submit = (out: Out): number | undefined => {
   // A kind can start something only with a task waiting and a slot free; when neither
   // can, nothing is scanned: the event that frees a slot brings the loop back here.
   const open = (kind: ProductKind) =>
-    table.waitingCount[kind] > 0 && (table.limiters[kind].fits(1) || (kind === "video" && table.lenders.size > 0 && now >= table.lendPausedUntil));
-  if (!open("video") && !open("image")) return undefined;
+    table.waitingCount[kind] > 0 && (table.limiters[kind].fits(1, now) || (kind === "video" && table.lenders.size > 0 && now >= table.lendPausedUntil));
+  // A kind quiet after a 1303 (src/policy/slotShare.ts) is looked at again when its wait ends.
   let wakeAt: number | undefined;
+  for (const kind of KINDS) {
+    const quiet = table.limiters[kind].quietUntil;
+    if (table.waitingCount[kind] > 0 && quiet > now) wakeAt = Math.min(wakeAt ?? Infinity, quiet);
+  }
+  if (!open("video") && !open("image")) return wakeAt;
   const waiting = table.waitingCount.video + table.waitingCount.image;
   let seen = 0;
   let leading = true;
@@ -201,8 +206,9 @@ const submit = (out: Out): number | undefined => {
     }
     const limiter = table.limiters[entry.task.kind];
     // Every slot taken by our count: a cued task may lend its own (cueRules.ts).
-    const lender = limiter.fits(entry.task.slots) ? undefined : findLender(table, entry, now);
-    if (!limiter.fits(entry.task.slots) && lender === undefined) continue;
+    const fits = limiter.fits(entry.task.slots, now);
+    const lender = fits ? undefined : findLender(table, entry, now);
+    if (!fits && lender === undefined) continue;
     const budget = table.config.budget;
     if (budget && !entry.lookupFirst) {
       const s = { charged: table.charged ?? BigDecimal.fromBigInt(0n), inFlight: inFlightSpend(table, budget.currency) };
