@@ -3,22 +3,25 @@
 // the pool the run may use, kept by the slot-share rule (src/policy/slotShare.ts: a 1303
 // lowers it and quiets the kind for the no-slot wait, the run's own ends raise it again,
 // up to the manifest's `concurrency`). Bookkeeping around the pure rule, no effects.
+// With a pool shared by the runs of one process (`pool`), the run's own limit is only its
+// concurrency: the pool counts every run's slots and its share learns from all of them.
 
-import { mayStart, nextShare, slotsAllowed, startShare, type SlotShare, type SlotShareRule } from "../policy/slotShare.js";
+import { mayStart, nextShare, slotsAllowed, startShare, type SlotPool, type SlotShare, type SlotShareRule } from "../policy/slotShare.js";
 
-export class SlotLimiter {
+export class SlotLimiter implements SlotPool {
   private share: SlotShare;
   private inFlight = 0;
 
   constructor(
     readonly ceiling: number,
     private readonly rule: SlotShareRule,
+    private readonly pool?: SlotPool,
   ) {
     this.share = startShare(ceiling);
   }
 
   get limit(): number {
-    return slotsAllowed(this.share);
+    return this.pool ? Math.min(this.ceiling, this.pool.limit) : slotsAllowed(this.share);
   }
 
   get used(): number {
@@ -27,7 +30,7 @@ export class SlotLimiter {
 
   /** No create of this kind leaves before this time (ms) unless one of the run's tasks ends first; 0: none. */
   get quietUntil(): number {
-    return this.share.quietUntil;
+    return this.pool ? this.pool.quietUntil : this.share.quietUntil;
   }
 
   /**
@@ -35,26 +38,31 @@ export class SlotLimiter {
    * may still start alone, or it could never run.
    */
   fits(slots: number, now: number): boolean {
-    return mayStart(this.share, this.inFlight, slots, now);
+    return mayStart(this.share, this.inFlight, slots, now) && (this.pool === undefined || this.pool.fits(slots, now));
   }
 
   take(slots: number): void {
     this.inFlight += slots;
+    this.pool?.take(slots);
   }
 
   /** The task ended (or its create proved it never started). */
   release(slots: number): void {
-    this.inFlight = Math.max(0, this.inFlight - slots);
+    const released = Math.min(slots, this.inFlight);
+    this.inFlight -= released;
+    this.pool?.release(released);
   }
 
   /** A task of the run ended while it held its slots. */
   onFinished(): void {
-    this.share = nextShare(this.rule, this.share, { _tag: "Ended" });
+    if (this.pool) this.pool.onFinished();
+    else this.share = nextShare(this.rule, this.share, { _tag: "Ended" });
   }
 
   /** The service accepted a create. */
   onCreated(): void {
-    this.share = nextShare(this.rule, this.share, { _tag: "Accepted" });
+    if (this.pool) this.pool.onCreated();
+    else this.share = nextShare(this.rule, this.share, { _tag: "Accepted" });
   }
 
   /**
@@ -62,6 +70,7 @@ export class SlotLimiter {
    * slots already released). Returns when the task may be sent again.
    */
   onNoSlot(slots: number, now: number, retryAfterMs?: number): number {
+    if (this.pool) return this.pool.onNoSlot(slots, now, retryAfterMs);
     this.share = nextShare(this.rule, this.share, {
       _tag: "Refused",
       now,

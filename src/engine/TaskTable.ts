@@ -181,8 +181,8 @@ export class TaskTable {
   ) {
     const { concurrency, policy } = config;
     this.limiters = {
-      video: new SlotLimiter(concurrency, slotShareRule(policy)),
-      image: new SlotLimiter(concurrency, slotShareRule(policy)),
+      video: new SlotLimiter(concurrency, slotShareRule(policy), policy.slotPools?.pool("video", slotShareRule(policy))),
+      image: new SlotLimiter(concurrency, slotShareRule(policy), policy.slotPools?.pool("image", slotShareRule(policy))),
     };
     this.watch = config.callbacks ? new CallbackWatch(policy) : undefined;
     this.evidence = new DurationEvidence(policy.durationSamples);

@@ -4,7 +4,7 @@
 
 import { RETRY_AFTER_CAP_MS } from "../api/retry.js";
 import { Context, Duration, Layer, Schedule } from "effect";
-import type { SlotShareRule } from "./slotShare.js";
+import type { SlotPools, SlotShareRule } from "./slotShare.js";
 
 export type ProductKind = "video" | "image";
 
@@ -129,6 +129,12 @@ export interface Policy {
   readonly shortAnswerWait: Duration.Duration;
   /** The loop looks at the time at least this often, however far the next poll is. */
   readonly loopWakeAtLeast: Duration.Duration;
+  /**
+   * Several manifests run in one process (src/run/runManifests.ts) share one pool of slots
+   * per product: a run's own limit is then only its concurrency, and the pool's share
+   * (src/policy/slotShare.ts) counts the slots all of them hold. Absent: the run's own.
+   */
+  readonly slotPools?: SlotPools;
 }
 
 const ms = (n: number): Duration.Duration => Duration.millis(Math.max(1, Math.round(n)));

@@ -82,3 +82,26 @@ export const nextShare = (rule: SlotShareRule, s: SlotShare, event: SlotShareEve
  */
 export const mayStart = (s: SlotShare, holding: number, slots: number, now: number): boolean =>
   now >= s.quietUntil && (holding === 0 || holding + slots <= slotsAllowed(s));
+
+/**
+ * One pool of slots for a product shared by several runs in one process (several
+ * manifests in one `omnibatch run`): the slots all of them hold, under one share kept by
+ * the rule above. Its runs never ask for more than the pool holds, so they never refuse
+ * each other. (src/engine/SlotLimiter.ts is one; src/run/runManifests.ts makes them.)
+ */
+export interface SlotPool {
+  readonly limit: number;
+  readonly used: number;
+  readonly quietUntil: number;
+  fits(slots: number, now: number): boolean;
+  take(slots: number): void;
+  release(slots: number): void;
+  onFinished(): void;
+  onCreated(): void;
+  onNoSlot(slots: number, now: number, retryAfterMs?: number): number;
+}
+
+/** The pools of the runs of one process, one per product, made by the first run that asks (with its rule). */
+export interface SlotPools {
+  pool(kind: "video" | "image", rule: SlotShareRule): SlotPool;
+}
