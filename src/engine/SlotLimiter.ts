@@ -41,6 +41,15 @@ export class SlotLimiter implements SlotPool {
     return mayStart(this.share, this.inFlight, slots, now) && (this.pool === undefined || this.pool.fits(slots, now));
   }
 
+  /**
+   * The run's own limit would let a task of `slots` start, the shared pool not: the other
+   * runs of this process hold the rest. Their ends come on their own loops' time, so a run
+   * held back by them looks again soon (tick.ts).
+   */
+  heldByOthers(slots: number, now: number): boolean {
+    return this.pool !== undefined && mayStart(this.share, this.inFlight, slots, now) && !this.pool.fits(slots, now);
+  }
+
   take(slots: number): void {
     this.inFlight += slots;
     this.pool?.take(slots);

@@ -2,11 +2,15 @@
 // code, manifests that would share a lockfile or outputs folder, and one slot pool per
 // product shared by the runs (each run's own concurrency still caps it).
 
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { SlotLimiter } from "../../src/engine/SlotLimiter.js";
 import { slotShareRule, makePolicy } from "../../src/policy/Policy.js";
-import { loadEach, overlapOf, SharedSlots, worstExitCode } from "../../src/run/runManifests.js";
+import { loadManifest } from "../../src/manifest/loadManifest.js";
+import { loadEach, overlapOf, runManifests, SharedSlots, worstExitCode } from "../../src/run/runManifests.js";
 
 const rule = slotShareRule(makePolicy(1));
 
@@ -71,6 +75,27 @@ test("runs sharing a pool never hold more than it between them, and each stays w
   b.release(99);
   assert.is(b.used, 0);
   assert.is(pool.used, a.used);
+});
+
+test("a run held back only by the slots the other runs hold starts as soon as they end, not at its loop's next minute", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "omnibatch-pool-"));
+  try {
+    const yaml = (name: string) =>
+      `version: 1\nname: ${name}\noutputs: out-${name}\nconcurrency: 2\ndefaults:\n  image: { resolution: 1k }\njobs:\n  stills:\n    kind: image\n    matrix:\n      i: [0, 1, 2, 3]\n    prompt: "${name} still {{ i }}"\n`;
+    writeFileSync(join(dir, "a.yaml"), yaml("a"));
+    writeFileSync(join(dir, "b.yaml"), yaml("b"));
+    const loaded = [await loadManifest(join(dir, "a.yaml")), await loadManifest(join(dir, "b.yaml"))];
+    const started = Date.now();
+    // Each on its own in-process emulator (--emulate), sharing one pool of 2 image slots:
+    // one run holds both at first, the other has nothing in flight to wake its loop.
+    const outcomes = await runManifests(loaded, { emulate: true, callbacks: false, env: {} });
+    const took = Date.now() - started;
+    assert.equal(outcomes.map((o) => o.summary?.exitCode), [0, 0], JSON.stringify(outcomes.map((o) => o.error ?? o.summary?.reason)));
+    assert.equal(outcomes.map((o) => o.summary?.created), [4, 4]);
+    assert.ok(took < 40_000, `both done in ${took} ms (a loop asleep until its next minute would take 60 s)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
