@@ -20,7 +20,7 @@ import { imageQueries } from "./imageQueries.js";
 import type { TaskAnomaly } from "./interpretAnswer.js";
 import { videoQueries } from "./videoQueries.js";
 import { DEFAULT_SERVICE, defaultVideoModel, resolveServiceName } from "../rules/serviceNames.js";
-import type { CursorPage, CursorQueryRequest, ImageCreated, ImageCreateRequest, ImageTask, VideoCreated, VideoCreateRequest, VideoTask } from "./wire.js";
+import type { CursorPage, CursorQueryRequest, ImageCreated, ImageCreateRequest, ImageTask, VideoCreated, VideoCreateRequest, VideoTask } from "../protocol/wire.js";
 
 export type { CheckedTasks, ClientStats, DownloadResponse, FindImageOptions, LastCheck, VideoQuery } from "./clientTypes.js";
 

@@ -6,7 +6,7 @@ import type { ApiError } from "./ApiError.js";
 import type { ApiTransport } from "./ApiTransport.js";
 import type { LastCheck } from "./clientTypes.js";
 import { fillImageCreated } from "./fillDefaults.js";
-import { paths, type ImageCreated, type ImageCreateRequest, type VideoCreated, type VideoCreateRequest } from "./wire.js";
+import { paths, type ImageCreated, type ImageCreateRequest, type VideoCreated, type VideoCreateRequest } from "../protocol/wire.js";
 
 export const createOperations = (t: ApiTransport, defaultModel: string) => ({
   /** A1 to `/omni-video/{model}`; `model` absent: the service's default. */

@@ -7,7 +7,7 @@ import { DecodeError } from "./ApiError.js";
 import { classify } from "./classify.js";
 import type { FindImageOptions } from "./clientTypes.js";
 import type { ImageQueries } from "./imageQueries.js";
-import type { ImageTask } from "./wire.js";
+import type { ImageTask } from "../protocol/wire.js";
 
 /** With this many ids or fewer, asking B2 per id is cheaper than paging B3. */
 const directLookupLimit = 3;

@@ -6,7 +6,7 @@ import { Effect } from "effect";
 import type { ApiTransport } from "./ApiTransport.js";
 import type { CheckedTasks, ImagePage } from "./clientTypes.js";
 import { fillImageTask } from "./fillDefaults.js";
-import { paths, type ImageTask } from "./wire.js";
+import { paths, type ImageTask } from "../protocol/wire.js";
 
 const listPath = (p: ImagePage) => `${paths.imageList}?pageNum=${p.pageNum}&pageSize=${p.pageSize}`;
 

@@ -9,7 +9,7 @@ import type { CheckedTasks, VideoQuery } from "./clientTypes.js";
 import { fillVideoTask } from "./fillDefaults.js";
 import { makeIdBatches, type OneBatch } from "./idBatches.js";
 import type { TaskAnomaly } from "./interpretAnswer.js";
-import { paths, type CursorPage, type CursorQueryRequest, type VideoTask } from "./wire.js";
+import { paths, type CursorPage, type CursorQueryRequest, type VideoTask } from "../protocol/wire.js";
 
 export const videoQueries = (t: ApiTransport, batchSize: number, concurrency: number) => {
   const batches = makeIdBatches(batchSize, concurrency);
