@@ -7,7 +7,7 @@
 // (version 3 gave two absent fields a meaning, so a line is decoded with the rules of
 // the version its file or journal header names).
 
-import type { BillingEntry } from "../api/wire.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import type { LockOutput, LockTask } from "./LockFile.js";
 import { sortKeys } from "./stableJson.js";
 import { isUnixMs } from "../protocol/UnixMs.js";
