@@ -15,7 +15,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { extname } from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { CommandIO } from "../cli/Command.js";
-import { ExitCode } from "../cli/ExitCode.js";
+import { ExitCode } from "../exit/ExitCode.js";
 import { UsageError } from "../cli/UsageError.js";
 import { reportPage } from "../report/writeReports.js";
 import { scriptSafeJson } from "../report/reportHtml.js";

@@ -7,7 +7,7 @@ import { isStoreUrl } from "../../store/StoreUrl.js";
 import { parseWhere } from "../../store/pullSelection.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { outputsOption } from "../outputsOption.js";
 import { UsageError } from "../UsageError.js";
 import { locationsFor, requireLockFile, shownPath } from "./status.js";

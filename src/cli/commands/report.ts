@@ -8,7 +8,7 @@ import { isStoreUrl } from "../../store/StoreUrl.js";
 import { defineCommand } from "../Command.js";
 import { outputsOption } from "../outputsOption.js";
 import { commonOptions } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { emulateOption, locationsFor, requireLockFile, shownPath } from "./status.js";
 
 export const reportCommand = defineCommand({

@@ -7,7 +7,7 @@
 
 import { relative } from "node:path";
 import { defineCommand } from "../Command.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { loadManifest } from "../../manifest/loadManifest.js";

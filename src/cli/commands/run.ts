@@ -18,7 +18,7 @@ import { recreatePlan } from "../../run/recreatePlan.js";
 import { resultsAt } from "../../store/resultsAt.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions, serviceNameOf } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { annotateRunFailures } from "../ciAnnotations.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";

@@ -11,7 +11,7 @@ import type { StoreSink } from "../../store/StoreSink.js";
 import { isStoreUrl } from "../../store/StoreUrl.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { outputsOption } from "../outputsOption.js";
 import { emulateOption, locationsFor, requireLockFile, shownPath } from "./status.js";
 
