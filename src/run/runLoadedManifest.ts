@@ -46,7 +46,7 @@ import { runTotals } from "../manifest/runTotals.js";
 import { renewFailedOf } from "../manifest/selection.js";
 import { cashByCurrency } from "../money/charges.js";
 import { groupFailures } from "../report/failureGroups.js";
-import { formatRunStepSummary } from "../ci/runStepSummary.js";
+import { formatRunStepSummary } from "../report/runStepSummary.js";
 import { shapeOf } from "../report/manifestLocations.js";
 import { plannable, standings, type Standings } from "../report/standing.js";
 import type { LockFile } from "../state/LockFile.js";
