@@ -12,7 +12,7 @@ import type { Readable } from "node:stream";
 import { isPlainRelativePath } from "../fs/insidePath.js";
 import { folderGuard } from "../outputs/OutputsFolderCheck.js";
 import type { ObjectStore, StoredObject } from "../store/ObjectStore.js";
-import { isStoreUrl } from "../store/StoreUrl.js";
+import { isStoreUrl } from "../fs/StoreUrl.js";
 import type { ByteRange } from "./byteRange.js";
 
 export interface OpenRequest {

@@ -11,7 +11,7 @@ import { Downloader } from "../outputs/Downloader.js";
 import { openStoreSink, type OpenStoreOptions } from "../store/openStore.js";
 import type { StoreSink } from "../store/StoreSink.js";
 import { writeReportsToStore } from "../store/storeReports.js";
-import { isStoreUrl } from "../store/StoreUrl.js";
+import { isStoreUrl } from "../fs/StoreUrl.js";
 import { runnerOnlyWarning } from "../outputs/runnerOnlyWarning.js";
 import { scanResults } from "../outputs/scanResults.js";
 import { writeReports } from "../report/writeReports.js";

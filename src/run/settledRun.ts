@@ -26,7 +26,7 @@ import { acquireRunLock } from "../state/RunLock.js";
 import { ABSENT, safeRelPath, stampMismatch, toolOf, type SettledStamp } from "../state/SettledStamp.js";
 import { cacheDirOf, readSettledStamp, settledStampFile } from "../state/settledCache.js";
 import { decodeTaskLine, type TaskLine } from "../state/TaskLine.js";
-import { isStoreUrl } from "../store/StoreUrl.js";
+import { isStoreUrl } from "../fs/StoreUrl.js";
 import { startChecks } from "./startChecks.js";
 import { serviceIdentity } from "./serviceCheck.js";
 

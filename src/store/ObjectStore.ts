@@ -3,7 +3,7 @@
 // live implementation is S3Store.ts; tests use it against s3rver and hostile stores.
 
 import type { Readable } from "node:stream";
-import type { StoreLocation } from "./StoreUrl.js";
+import type { StoreLocation } from "../fs/StoreUrl.js";
 
 /** One object as a listing or a HEAD shows it. */
 export interface StoredObject {

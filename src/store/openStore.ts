@@ -5,7 +5,7 @@
 import { StoreError } from "./ObjectStore.js";
 import type { S3StoreOptions } from "./S3Store.js";
 import { storeSink, type StoreSink } from "./StoreSink.js";
-import { parseStoreUrl } from "./StoreUrl.js";
+import { parseStoreUrl } from "../fs/StoreUrl.js";
 
 /** The store cannot be used: a bad URL, refused credentials, a missing bucket, no answer. Nothing was sent to the service. */
 export class StoreUnavailable extends Error {

@@ -6,7 +6,7 @@
 import { StoreError, type ObjectStore, type StoredObject } from "./ObjectStore.js";
 import { StoreUnavailable } from "./openStore.js";
 import type { S3StoreOptions } from "./S3Store.js";
-import { parseStoreUrl } from "./StoreUrl.js";
+import { parseStoreUrl } from "../fs/StoreUrl.js";
 
 export interface StoreReader {
   readonly store: ObjectStore;

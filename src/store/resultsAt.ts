@@ -3,7 +3,7 @@
 // (one request per 1,000 keys, never one per result). The SDK is loaded only for a store.
 
 import type { ResultsAt } from "../outputs/scanResults.js";
-import { isStoreUrl } from "./StoreUrl.js";
+import { isStoreUrl } from "../fs/StoreUrl.js";
 
 /** The folder itself, or what the store holds under its prefix; StoreUnavailable, naming the store, when it cannot be listed. */
 export const resultsAt = async (outputs: string, env: Readonly<Record<string, string | undefined>>): Promise<ResultsAt> => {

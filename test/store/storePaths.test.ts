@@ -17,7 +17,7 @@ import { LockfileInvalid } from "../../src/state/LockfileError.js";
 import { pullResults } from "../../src/store/pullResults.js";
 import { openS3Store } from "../../src/store/S3Store.js";
 import { storeSink } from "../../src/store/StoreSink.js";
-import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { startS3rver, type S3rverHandle } from "./s3rverServer.js";
 
 const test = suite<{ s3: S3rverHandle }>("store keys stay inside the prefix", { s3: undefined as unknown as S3rverHandle });

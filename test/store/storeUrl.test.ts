@@ -4,7 +4,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { parseWhere, selected } from "../../src/store/pullSelection.js";
-import { isStoreUrl, objectKey, parseStoreUrl, relativeKey, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { isStoreUrl, objectKey, parseStoreUrl, relativeKey, type StoreLocation } from "../../src/fs/StoreUrl.js";
 
 const test = suite("store url");
 

@@ -3,7 +3,7 @@
 // sha256, so a person can look at them. Thin: the copying is store/pullResults.ts.
 
 import { resolve } from "node:path";
-import { isStoreUrl } from "../../store/StoreUrl.js";
+import { isStoreUrl } from "../../fs/StoreUrl.js";
 import { parseWhere } from "../../store/pullSelection.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";

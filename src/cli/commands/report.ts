@@ -4,7 +4,7 @@
 import { chargesLabel } from "../../report/billingMarkdown.js";
 import { writeReports } from "../../report/writeReports.js";
 import { manifestDecisions } from "../../review/manifestDecisions.js";
-import { isStoreUrl } from "../../store/StoreUrl.js";
+import { isStoreUrl } from "../../fs/StoreUrl.js";
 import { defineCommand } from "../Command.js";
 import { outputsOption } from "../outputsOption.js";
 import { commonOptions } from "../commonOptions.js";

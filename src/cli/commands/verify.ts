@@ -8,7 +8,7 @@ import { neutralise } from "../../api/neutralise.js";
 import { OmniClient } from "../../api/OmniClient.js";
 import { describeDifference, recordedResults, verifyFolder, verifyStore, type ResultDifference } from "../../outputs/verifyResults.js";
 import type { StoreSink } from "../../store/StoreSink.js";
-import { isStoreUrl } from "../../store/StoreUrl.js";
+import { isStoreUrl } from "../../fs/StoreUrl.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../../exit/ExitCode.js";
