@@ -22,7 +22,8 @@ import type { LockOutput } from "../state/LockFile.js";
 import { StoreError } from "../store/ObjectStore.js";
 import { folderSink } from "./FolderSink.js";
 import { etagFingerprint, notFoundMeansDeleted } from "./resultState.js";
-import { extensionFor, fileNameFor, relativePath, UnsafeOutputPath } from "./OutputPaths.js";
+import { extensionFor, fileNameFor } from "../manifest/fileNames.js";
+import { relativePath, UnsafeOutputPath } from "./OutputPaths.js";
 import { TransferProblem, type ResultSink } from "./ResultSink.js";
 
 /** A task's results could not all be fetched; the task stays `succeeded` and is tried again. */
