@@ -10,7 +10,7 @@ import { realpath } from "node:fs/promises";
 import { sep } from "node:path";
 import type { Readable } from "node:stream";
 import type { LockFile, LockOutput } from "../state/LockFile.js";
-import type { StoreSink } from "../store/StoreSink.js";
+import type { StoreSink } from "./StoreSink.js";
 import { fileNameFor } from "../manifest/fileNames.js";
 import { folderSink } from "./FolderSink.js";
 

@@ -23,7 +23,7 @@ import { loadManifest } from "../manifest/loadManifest.js";
 import { imageModelNames } from "../rules/imageCreate.js";
 import { DEFAULT_SERVICE, defaultVideoModel } from "../rules/serviceNames.js";
 import { readLockFile } from "../state/readLockFile.js";
-import { openStoreSink } from "../store/openStore.js";
+import { openStoreSink } from "../outputs/openStore.js";
 import { isStoreUrl } from "../fs/StoreUrl.js";
 import { createPathVerdict, type DoctorLine } from "./doctorRules.js";
 import { askReach, ServiceUnreachable, unreachableLine } from "./reachCheck.js";

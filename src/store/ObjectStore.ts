@@ -55,6 +55,11 @@ export class StoreError extends Error {
   }
 }
 
+/** The store cannot be used: a bad URL, refused credentials, a missing bucket, no answer. Nothing was sent to the service. */
+export class StoreUnavailable extends Error {
+  readonly _tag = "StoreUnavailable";
+}
+
 export interface ObjectStore {
   readonly location: StoreLocation;
   /** Every object under the prefix, one request per 1,000 keys; keys relative to the prefix. */

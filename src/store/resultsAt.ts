@@ -4,11 +4,12 @@
 
 import type { ResultsAt } from "../outputs/scanResults.js";
 import { isStoreUrl } from "../fs/StoreUrl.js";
+import { StoreUnavailable } from "./ObjectStore.js";
 
 /** The folder itself, or what the store holds under its prefix; StoreUnavailable, naming the store, when it cannot be listed. */
 export const resultsAt = async (outputs: string, env: Readonly<Record<string, string | undefined>>): Promise<ResultsAt> => {
   if (!isStoreUrl(outputs)) return outputs;
-  const { openStoreSink, StoreUnavailable } = await import("./openStore.js");
+  const { openStoreSink } = await import("../outputs/openStore.js");
   const sink = await openStoreSink(outputs, { env, check: false });
   try {
     return await sink.listing();

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { downstreamPlanned } from "../report/downstreamPlanned.js";
 import { REPORT_FILES, writeReports, type ReportInput, type ReportOutput } from "../report/writeReports.js";
-import type { StoreSink } from "./StoreSink.js";
+import type { StoreSink } from "../outputs/StoreSink.js";
 
 const contentTypes: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

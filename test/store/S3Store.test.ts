@@ -7,7 +7,7 @@ import { Readable } from "node:stream";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { openS3Store } from "../../src/store/S3Store.js";
-import { storeSink } from "../../src/store/StoreSink.js";
+import { storeSink } from "../../src/outputs/StoreSink.js";
 import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { listRequests, startS3rver, type S3rverHandle } from "./s3rverServer.js";
 

@@ -16,7 +16,7 @@ import type { LockFile, LockTask } from "../../src/state/LockFile.js";
 import { LockfileInvalid } from "../../src/state/LockfileError.js";
 import { pullResults } from "../../src/store/pullResults.js";
 import { openS3Store } from "../../src/store/S3Store.js";
-import { storeSink } from "../../src/store/StoreSink.js";
+import { storeSink } from "../../src/outputs/StoreSink.js";
 import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { startS3rver, type S3rverHandle } from "./s3rverServer.js";
 

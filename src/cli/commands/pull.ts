@@ -42,7 +42,7 @@ export const pullCommand = defineCommand({
     if ("problem" in clauses) throw new UsageError({ command: "pull", message: clauses.problem });
     const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, false, io.stderr);
     const dir = args.positionals[1] !== undefined ? resolve(io.cwd, args.positionals[1]) : resolve(where.file, "..", "outputs", where.name);
-    const { openStoreSink } = await import("../../store/openStore.js");
+    const { openStoreSink } = await import("../../outputs/openStore.js");
     const { pullResults } = await import("../../store/pullResults.js");
     const sink = await openStoreSink(where.outputsDir, { env: io.env });
     try {

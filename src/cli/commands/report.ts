@@ -41,7 +41,7 @@ export const reportCommand = defineCommand({
     let result: Awaited<ReturnType<typeof writeReports>>;
     if (isStoreUrl(where.outputsDir)) {
       // Outputs in a store: the reports are written beside the media there.
-      const { openStoreSink } = await import("../../store/openStore.js");
+      const { openStoreSink } = await import("../../outputs/openStore.js");
       const { writeReportsToStore } = await import("../../store/storeReports.js");
       const sink = await openStoreSink(where.outputsDir, { env: io.env });
       try {
