@@ -15,7 +15,7 @@ import { readLockFile } from "../../state/readLockFile.js";
 import { manifestDecisions } from "../../review/manifestDecisions.js";
 import { askYesNo, recreateQuestion, spendQuestion } from "../confirmSpend.js";
 import { recreatePlan } from "../../run/recreatePlan.js";
-import { resultsAt } from "../../store/resultsAt.js";
+import { resultsAt } from "../../outputs/resultsAt.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions, serviceNameOf } from "../commonOptions.js";
 import { ExitCode } from "../../exit/ExitCode.js";
