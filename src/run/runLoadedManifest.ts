@@ -10,7 +10,7 @@ import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmula
 import { Downloader } from "../outputs/Downloader.js";
 import { openStoreSink, type OpenStoreOptions } from "../outputs/openStore.js";
 import type { StoreSink } from "../outputs/StoreSink.js";
-import { writeReportsToStore } from "../store/storeReports.js";
+import { writeReportsToStore } from "../report/storeReports.js";
 import { isStoreUrl } from "../fs/StoreUrl.js";
 import { runnerOnlyWarning } from "../outputs/runnerOnlyWarning.js";
 import { scanResults } from "../outputs/scanResults.js";

@@ -42,7 +42,7 @@ export const reportCommand = defineCommand({
     if (isStoreUrl(where.outputsDir)) {
       // Outputs in a store: the reports are written beside the media there.
       const { openStoreSink } = await import("../../outputs/openStore.js");
-      const { writeReportsToStore } = await import("../../store/storeReports.js");
+      const { writeReportsToStore } = await import("../../report/storeReports.js");
       const sink = await openStoreSink(where.outputsDir, { env: io.env });
       try {
         result = await writeReportsToStore(input, sink);
