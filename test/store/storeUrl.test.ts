@@ -3,7 +3,7 @@
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { parseWhere, selected } from "../../src/store/pullSelection.js";
+import { parseWhere, selected } from "../../src/run/pullSelection.js";
 import { isStoreUrl, objectKey, parseStoreUrl, relativeKey, type StoreLocation } from "../../src/fs/StoreUrl.js";
 
 const test = suite("store url");

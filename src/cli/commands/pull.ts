@@ -4,7 +4,7 @@
 
 import { resolve } from "node:path";
 import { isStoreUrl } from "../../fs/StoreUrl.js";
-import { parseWhere } from "../../store/pullSelection.js";
+import { parseWhere } from "../../run/pullSelection.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
 import { ExitCode } from "../../exit/ExitCode.js";
@@ -43,7 +43,7 @@ export const pullCommand = defineCommand({
     const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, false, io.stderr);
     const dir = args.positionals[1] !== undefined ? resolve(io.cwd, args.positionals[1]) : resolve(where.file, "..", "outputs", where.name);
     const { openStoreSink } = await import("../../outputs/openStore.js");
-    const { pullResults } = await import("../../store/pullResults.js");
+    const { pullResults } = await import("../../run/pullResults.js");
     const sink = await openStoreSink(where.outputsDir, { env: io.env });
     try {
       const result = await pullResults(lock, sink, dir, { only: list(args.values.only), where: clauses }, where.lockfilePath);
