@@ -4,10 +4,10 @@
 // latest attempt succeeded is not a failure any more; its earlier failed attempts are
 // history and are not counted here. Pure. The shape it returns is engine/Failures.ts.
 
+import type { FailureGroup, Failures } from "../engine/Failures.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
 import { describeVars } from "../manifest/outputFolder.js";
 import { mayRetry } from "../manifest/retryRule.js";
-import type { FailureGroup, Failures } from "../engine/Failures.js";
 
 /** A for_each job and how many of its tasks one upstream task gives (about). */
 export interface DownstreamShape {
