@@ -1,6 +1,6 @@
 // `omnibatch pull M.yaml [DIR] [--only JOB] [--where key=value]`: copies the results the
 // lockfile records from the outputs store to a local folder, each verified by its
-// sha256, so a person can look at them. Thin: the copying is store/pullResults.ts.
+// sha256, so a person can look at them. Thin: the copying is run/pullResults.ts.
 
 import { resolve } from "node:path";
 import { isStoreUrl } from "../../fs/StoreUrl.js";
