@@ -131,7 +131,7 @@ export const defaultDir = (job: string, vars: Readonly<Record<string, unknown>>)
 };
 
 /**
- * The name the downloader gives an output when the manifest names none (outputs/OutputPaths.ts
+ * The name the downloader gives an output when the manifest names none (manifest/fileNames.ts
  * `fileNameFor` with `usualExtension`): `<type>-<index + 1>[.watermark].<ext>`, ext `mp3` / `wav`
  * for those variants, else `mp4` for a video and `png` for an image; undefined for other
  * types (metadata only). A format rule of version 3, written out here so that it never
