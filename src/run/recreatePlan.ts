@@ -22,7 +22,7 @@ export const recreatePlan = (
   manifest: Pick<LoadedManifest, "tasks" | "outputsDir" | "downstreamEstimate">,
   lock: LockFile | undefined,
   now = Date.now(),
-  /** Where the results are: default the outputs folder; for a store, its listing (store/resultsAt.ts). */
+  /** Where the results are: default the outputs folder; for a store, its listing (outputs/resultsAt.ts). */
   at: ResultsAt = manifest.outputsDir,
 ): RecreatePlan => {
   if (!lock) return { tasks: [], estimate: {}, unpriced: 0, downstream: 0 };
