@@ -8,10 +8,10 @@ import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
 import { reachCheck } from "./reachCheck.js";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
 import { Downloader } from "../outputs/Downloader.js";
-import { openStoreSink, type OpenStoreOptions } from "../store/openStore.js";
-import type { StoreSink } from "../store/StoreSink.js";
-import { writeReportsToStore } from "../store/storeReports.js";
-import { isStoreUrl } from "../store/StoreUrl.js";
+import { openStoreSink, type OpenStoreOptions } from "../outputs/openStore.js";
+import type { StoreSink } from "../outputs/StoreSink.js";
+import { writeReportsToStore } from "../report/storeReports.js";
+import { isStoreUrl } from "../fs/StoreUrl.js";
 import { runnerOnlyWarning } from "../outputs/runnerOnlyWarning.js";
 import { scanResults } from "../outputs/scanResults.js";
 import { writeReports } from "../report/writeReports.js";
@@ -47,17 +47,11 @@ import { runTotals } from "../manifest/runTotals.js";
 import { renewFailedOf } from "../manifest/selection.js";
 import { cashByCurrency } from "../money/charges.js";
 import { groupFailures } from "../report/failureGroups.js";
-import { formatRunStepSummary } from "../ci/runStepSummary.js";
+import { formatRunStepSummary } from "../report/runStepSummary.js";
 import { shapeOf } from "../report/manifestLocations.js";
 import { plannable, standings, type Standings } from "../report/standing.js";
 import type { LockFile } from "../state/LockFile.js";
-import { readFileSync } from "node:fs";
 import { foreignLinesWarning } from "../state/foreignLines.js";
-import { join } from "node:path";
-import { REPORT_SOURCE_FILE } from "../report/writeReports.js";
-import { endsSettled, makeStamp, SETTLED_STAMP_FORMAT, toolOf, type RunEnd } from "../state/SettledStamp.js";
-import { cacheDirOf, settledStampFile, writeSettledStamp } from "../state/settledCache.js";
-import { inputDigest, lockLinesDigest, runningVersion } from "./settledRun.js";
 
 /** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
 type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream">;
@@ -90,17 +84,6 @@ const startOutlook = (
     ...(totals.resume ? { resume: totals.resume } : {}),
     downstream: shapeOf(manifest).downstream,
   };
-};
-
-const DAY_MS = 86_400_000;
-
-/** Every record downloaded with every result kept (none deleted at the service): nothing a rerun could do. */
-const settledRecords = (lock: LockFile): boolean => {
-  for (const id of Object.keys(lock.tasks)) {
-    const t = lock.tasks[id]!;
-    if (t.state !== "downloaded" || t.outputs.some((o) => o.deleted_at !== undefined)) return false;
-  }
-  return true;
 };
 
 /** The plan of an empty lockfile as standings() reads it: no recorded task to stand anywhere. */
@@ -215,13 +198,6 @@ export interface RunManifestOptions {
   readonly store?: Omit<OpenStoreOptions, "env" | "check">;
   /** Make tasks whose results are lost again, as new attempts (`run --recreate-lost`). */
   readonly recreateLost?: boolean;
-  /**
-   * Keep a settled stamp of the lockfile (src/state/SettledStamp.ts, in the cache folder:
-   * settledCache.ts) when this run ends with nothing done and nothing left to do: the run's
-   * choices that change what it plans or says (the service and the tool are added here).
-   * Only for a plain run (no selection, plan, switch or recreate): the CLI decides.
-   */
-  readonly settle?: { readonly options: Readonly<Record<string, string>> };
   /** Slot pools shared with the other runs of this process (several manifests in one run: runManifests.ts). */
   readonly slotPools?: SlotPools;
 }
@@ -273,25 +249,17 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
   // Every event carries its time; the start event what the run found and expects (the
   // whole plan, downstream tasks included); emulated runs say so in their first and last events.
   let outlook: StartOutlook | undefined;
-  // With `settle`, the events as told (their times blanked) are kept for the stamp's replay.
-  const toldEvents: Record<string, unknown>[] | undefined = options.settle && !emulated ? [] : undefined;
-  const onEvent =
-    options.onEvent || toldEvents
-      ? (event: RunEvent) => {
-          const at = new Date().toISOString();
-          const shown = event.type === "start" ? { ...event, at, ...(emulated ? { emulated: true as const } : {}), ...outlook } : { ...event, at };
-          if (toldEvents && shown.type !== "summary") toldEvents.push({ ...shown, at: "" });
-          options.onEvent?.(shown);
-        }
-      : undefined;
+  const onEvent = options.onEvent
+    ? (event: RunEvent) => {
+        const at = new Date().toISOString();
+        const shown = event.type === "start" ? { ...event, at, ...(emulated ? { emulated: true as const } : {}), ...outlook } : { ...event, at };
+        options.onEvent?.(shown);
+      }
+    : undefined;
   // Review decisions, read before anything is touched (an invalid file: exit 2, nothing sent).
-  // With `settle`, the file's digest as read (the same just before and after the read, or
-  // none: a decision written meanwhile is never stamped as if this run had planned with it).
   const reviewFile = reviewFileFor(loaded.file, emulated);
   const reviewing = loaded.jobs.some((j) => j.review);
-  const reviewDigestBefore = reviewing && options.settle ? inputDigest(reviewFile) : undefined;
   const reviews: DecisionIndex | undefined = reviewing ? indexDecisions(readReviewFile(reviewFile)) : undefined;
-  const reviewDigest = reviewDigestBefore !== undefined && inputDigest(reviewFile) === reviewDigestBefore ? reviewDigestBefore : undefined;
   try {
     const env = options.env ?? process.env;
     let clientLayer: Layer.Layer<OmniClient, unknown>;
@@ -342,7 +310,6 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     let fresh = false;
     // Saved at the end only when taken up: a run that never held the lockfile saves nothing.
     let keepEmulator = false;
-    const events = toldEvents;
     const program = Effect.gen(function* () {
       const engine = yield* Engine;
       const store = yield* LockStore;
@@ -454,8 +421,6 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(emulated ? { emulated: true as const } : {}),
       };
       let reports: string[] = [];
-      let reportsWritten = false;
-      const dayBefore = Math.floor(Date.now() / DAY_MS);
       if (options.reports !== false) {
         // The CI step summary starts with the outcome; the billing tables follow.
         const stepHead = formatRunStepSummary({ ...told, name: manifest.name });
@@ -482,62 +447,11 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         );
         if (written._tag === "Right") {
           reports = written.right.files;
-          reportsWritten = true;
         } else {
           onEvent?.({ type: "notice", level: "warn", message: `could not write the reports: ${String(written.left.error)}` });
         }
       }
       const summary = { ...told, reports } satisfies RunSummary;
-      // Nothing done and nothing left to do: the next plain run may report the same without planning.
-      if (options.settle && events && !outputStore && isLoaded(manifest) && isLoaded(loaded) && loaded.inputsRead !== undefined && Math.floor(Date.now() / DAY_MS) === dayBefore) {
-        const end: RunEnd = {
-          outcome: summary.outcome,
-          exitCode: summary.exitCode,
-          created: summary.created,
-          adopted: summary.adopted,
-          downloaded: summary.downloaded,
-          failures: summary.failures.length,
-          unchanged: (yield* store.changes) === changesAtStart && after === beforeRun,
-          allDownloaded: false,
-          reviewWaiting: Object.values(summary.jobs).some((c) => (c.awaitingReview ?? 0) > 0 || (c.waitingOnReview ?? 0) > 0),
-          lost: (summary.lost?.length ?? 0) > 0 || Object.keys(failureGroups?.notMade ?? {}).some((j) => (failureGroups?.notMade[j] ?? 0) > 0),
-          reportsWritten,
-          otherEvents: events.filter((e) => e["type"] !== "start").length,
-        };
-        if (endsSettled({ ...end, allDownloaded: true })) {
-          const source = (() => {
-            try {
-              return readFileSync(join(manifest.outputsDir, REPORT_SOURCE_FILE), "utf8").trim();
-            } catch {
-              return undefined;
-            }
-          })();
-          if (source !== undefined && endsSettled({ ...end, allDownloaded: settledRecords(after) })) {
-            const inputs = (loaded as LoadedManifest).inputsRead!();
-            // The review decisions change what a review job's downstream makes: an input too.
-            const files = new Map(inputs.files);
-            if (reviewDigest !== undefined) files.set(reviewFile, reviewDigest);
-            // The task lines as the file holds them now, while this run holds the lock (none
-            // changed: no journal, nothing pending): the stamp matches those lines only.
-            const lines = lockLinesDigest(manifest.lockfilePath);
-            if (lines !== undefined && (!reviewing || reviewDigest !== undefined))
-              writeSettledStamp(
-                settledStampFile(manifest.lockfilePath, cacheDirOf(env)),
-                makeStamp({
-                  format: SETTLED_STAMP_FORMAT,
-                  tool: toolOf(runningVersion()),
-                  manifest: [loaded.file, inputs.manifest],
-                  inputs: [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-                  options: { ...options.settle.options, outputs: manifest.outputsDir, service: current },
-                  lines,
-                  day: dayBefore,
-                  reports: source,
-                  replay: { events, summary: { ...summary, elapsedMs: 0, ...("at" in summary ? { at: "" } : {}) } },
-                }),
-              );
-          }
-        }
-      }
       return summary;
     });
 

@@ -70,7 +70,7 @@ export const overlapOf = (manifests: readonly Pick<RunnableManifest, "file" | "l
   return undefined;
 };
 
-export interface RunManifestsOptions extends Omit<RunManifestOptions, "onEvent" | "slotPools" | "settle" | "selection" | "expectLockfile"> {
+export interface RunManifestsOptions extends Omit<RunManifestOptions, "onEvent" | "slotPools" | "selection" | "expectLockfile"> {
   /** Where each manifest's events go. */
   readonly onEventOf?: (manifest: RunnableManifest) => ((event: RunEvent) => void) | undefined;
 }

@@ -15,21 +15,18 @@ import { readLockFile } from "../../state/readLockFile.js";
 import { manifestDecisions } from "../../review/manifestDecisions.js";
 import { askYesNo, recreateQuestion, spendQuestion } from "../confirmSpend.js";
 import { recreatePlan } from "../../run/recreatePlan.js";
-import { resultsAt } from "../../store/resultsAt.js";
+import { resultsAt } from "../../outputs/resultsAt.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions, serviceNameOf } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { annotateRunFailures } from "../ciAnnotations.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
 import type { SavedPlan } from "../../manifest/savedPlan.js";
 import type { PlanResult } from "../../manifest/diffPlan.js";
 import type { RunSelection } from "../../engine/RunSelection.js";
-import type { RunEvent } from "../../engine/RunEvent.js";
 import { checkPlanApplies, readSavedPlan, runSelectionOf, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
-import { runSettled } from "../../run/settledRun.js";
-import { fastPathRefusal } from "../../state/SettledStamp.js";
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -172,59 +169,11 @@ export const runCommand = defineCommand({
       if (selection) throw new UsageError({ command: "run", message: "--plan applies the selection the plan was made with: leave out --only, --where and --failed" });
       saved = await readSavedPlan(resolve(io.cwd, v.plan));
     }
-
-    // The settled-rerun fast path (src/run/settledRun.ts): a plain run whose lockfile's stamp
-    // matches everything it was made from tells what that run told, without planning.
-    // OMNIBATCH_SETTLED=off turns it off; OMNIBATCH_SETTLED=debug says on stderr why it was not taken.
-    const settledMode = io.env["OMNIBATCH_SETTLED"];
-    const refusal =
-      settledMode === "off"
-        ? "OMNIBATCH_SETTLED=off"
-        : fastPathRefusal({
-            emulate: v.emulate === true,
-            selection: selection !== undefined,
-            plan: saved !== undefined,
-            recreateLost: v["recreate-lost"] === true,
-            switchService: v["switch-service"] === true,
-            callbackFlags: callbacks !== undefined,
-            ci: io.env["CI"] === "true" || !!io.env["GITHUB_STEP_SUMMARY"],
-          });
     const service = serviceNameOf(v, io.env);
-    const settleOptions = {
-      serviceName: service,
-      outputsFlag: typeof v.outputs === "string" ? resolve(io.cwd, v.outputs) : "",
-      timeScale: io.env[timeScaleVariable] ?? "",
-      concurrency: concurrency !== undefined ? String(concurrency) : "",
-    };
     const progressMode: ProgressMode = v.json ? "json" : v.quiet ? "quiet" : io.stdout.isTTY ? "tty" : "plain";
     const every = io.env["OMNIBATCH_PROGRESS_EVERY"] ? parseDuration(io.env["OMNIBATCH_PROGRESS_EVERY"]) : undefined;
     const makeProgress = () =>
       new Progress({ mode: progressMode, stdout: io.stdout, stderr: io.stderr, ...(every !== undefined && every > 0 ? { summaryEveryMs: every } : {}) });
-    if (refusal === undefined) {
-      // The events are kept until the fast path is taken: a live view drawn before the full
-      // path's spend question would draw over it.
-      const told: RunEvent[] = [];
-      const settled = await runSettled(file, {
-        env: io.env,
-        ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
-        options: settleOptions,
-        onEvent: (event) => told.push(event),
-        onFallback: (reason) => {
-          if (settledMode === "debug") io.stderr.write(`omnibatch: settled fast path not taken: ${reason}\n`);
-        },
-      }).catch((error: unknown) => {
-        if (settledMode === "debug") io.stderr.write(`omnibatch: settled fast path not taken: ${String(error)}\n`);
-        return undefined;
-      });
-      if (settled) {
-        const shown = makeProgress();
-        for (const event of told) shown.onEvent(event);
-        shown.close();
-        if (settledMode === "debug") io.stderr.write("omnibatch: settled fast path taken\n");
-        await annotateRunFailures(file, settled, io);
-        return settled.exitCode as ExitCode;
-      }
-    } else if (settledMode === "debug") io.stderr.write(`omnibatch: settled fast path not taken: ${refusal}\n`);
 
     let loaded: LoadedManifest;
     try {
@@ -326,7 +275,6 @@ export const runCommand = defineCommand({
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
         ...(v["switch-service"] ? { switchService: true } : {}),
         ...(v["recreate-lost"] ? { recreateLost: true } : {}),
-        ...(refusal === undefined ? { settle: { options: settleOptions } } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });

@@ -16,7 +16,7 @@ import { loadEach, overlapOf, runManifests, worstExitCode } from "../../run/runM
 import { annotateFailure, annotateRunFailures } from "../ciAnnotations.js";
 import type { CommandIO } from "../Command.js";
 import { serviceNameOf } from "../commonOptions.js";
-import { ExitCode, exitCodeFor, isUserFacing } from "../ExitCode.js";
+import { ExitCode, exitCodeFor, isUserFacing } from "../../exit/ExitCode.js";
 import { Progress } from "../Progress.js";
 import { selectionFromArgs } from "../selectionFlags.js";
 import { UsageError } from "../UsageError.js";
