@@ -8,7 +8,7 @@ import { dirname } from "node:path";
 import type { OptionSpec } from "./Command.js";
 import { UsageError } from "./UsageError.js";
 import type { RunSelection } from "../engine/RunSelection.js";
-import { diffPlan, type PlanResult } from "../manifest/diffPlan.js";
+import { diffPlan, type PlanResult } from "../plan/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import {
@@ -20,7 +20,7 @@ import {
   PlanStale,
   type SavedPlan,
   selectionOfPlan,
-} from "../manifest/savedPlan.js";
+} from "../plan/savedPlan.js";
 import {
   checkSelection,
   describeSelection,
@@ -36,7 +36,7 @@ import {
   type SelectedPlan,
   type Selection,
   type WhereClause,
-} from "../manifest/selection.js";
+} from "../plan/selection.js";
 import type { LockFile } from "../state/LockFile.js";
 import { writeFileAtomic } from "../state/writeFileAtomic.js";
 import { kindOf, readRegularFileSync } from "../manifest/readRegularFile.js";

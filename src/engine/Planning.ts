@@ -8,14 +8,14 @@ import { Effect } from "effect";
 import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
 import type { DownloaderService } from "../outputs/Downloader.js";
 import type { RemoteOutput } from "../protocol/TaskView.js";
-import { replacedByEarlier, type LockTask } from "../state/LockFile.js";
+import type { LockTask } from "../state/LockFile.js";
 import type { EngineEvent, KnownRecord } from "./EngineEvent.js";
 import type { Recorder } from "./Recorder.js";
-import type { RunEvent, StartBucket } from "./RunEvent.js";
+import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { RunSelection } from "./RunSelection.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { nextAfterDownloaded, retryAllowed } from "./taskRules.js";
+import { attempts, type AttemptWalk } from "../plan/attempts.js";
 import { isResultFile, resultState } from "../outputs/resultState.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import { gateItems } from "../review/gate.js";
@@ -187,66 +187,37 @@ export const makePlanning = (deps: PlanningDeps) => {
     );
   };
 
+  /** The attempt walk (src/plan/attempts.ts) over the run's records; the lost results it asks about are looked up here. */
+  const records = { get: (id: string) => recorder.get(id), hasAttempt: (job: string, attempt: number) => recorder.hasAttempt(job, attempt) };
+  const walkOf = (planned: PlannedTask, renew: boolean): Effect.Effect<AttemptWalk> =>
+    Effect.gen(function* () {
+      const now = yield* deps.now;
+      const known = new Map<string, number>();
+      const rules = {
+        withAttempt: (t: PlannedTask, n: number) => manifest.withAttempt(t, n),
+        retryFailedOf: table.config.retryFailedOf,
+        ...(renew ? { renew: () => true } : {}),
+        recreateLost: deps.recreateLost === true,
+        freshService: table.config.freshService === true,
+        lostCount: (id: string, rec: LockTask) => (rec.outputs.some((o) => maybeGone(o, rec, now)) ? known.get(id) : 0),
+      };
+      // Bounded: each pass learns one more record's lost results.
+      for (;;) {
+        const walk = attempts(planned, records, rules);
+        if (walk.needLost === undefined) return walk;
+        known.set(walk.needLost[0], yield* lostCount(walk.needLost[1]));
+      }
+    });
+
   const admitWalk = (planned: PlannedTask, front: boolean, parentCreatedHere: boolean): Effect.Effect<void> =>
     Effect.gen(function* () {
-      let task = planned;
-      // Attempts abandoned at another service (--switch-service) failed nothing: they use up no retry.
-      let firstAttempt = planned.attempt;
       const taken = selection === undefined || selection.selects(planned);
       // --failed gives a selected task whose attempts all failed one new attempt now.
-      const renew = taken && selection?.failed === true;
-      let pastFailed = false;
-      // Where the start's totals counted this position, when the task admitted is a new
-      // attempt after one recorded before this run (runTotals.ts counts by the plan: a
-      // failed attempt with retries left, or renewed by --failed, is to create).
-      let before: StartBucket | undefined;
-      // Walk the attempts already made: a failed attempt with retries left leads to the
-      // next; so does a downloaded one that was made again (its results lost), or is to be.
-      // The attempts walked past: a later one naming one of them as `superseded_by` was replaced by it (replacedByEarlier).
-      const walked: string[] = [];
-      for (;;) {
-        const rec = recorder.get(task.id);
-        // Abandoned at the service the lockfile named before (--switch-service): its record
-        // is history; the task is made here as its next attempt (a new id). So is an
-        // attempt replaced by an earlier one taken up again at its own service, once that
-        // one failed: the next attempt takes the number after it.
-        if (rec?.abandoned !== undefined || (rec?.superseded_by !== undefined && walked.some((id) => replacedByEarlier(rec, id)))) {
-          task = manifest.withAttempt(task, task.attempt + 1);
-          firstAttempt++;
-          before = undefined;
-          continue;
-        }
-        if (rec?.state === "downloaded" && !table.config.freshService) {
-          // The next attempt's id (a hash) is worked out only when a record could be it or one is to be made.
-          const mayFollow = recorder.hasAttempt(task.job, task.attempt + 1);
-          if (!mayFollow && deps.recreateLost !== true) break;
-          const next = manifest.withAttempt(task, task.attempt + 1);
-          // A later attempt abandoned elsewhere and replaced by this one (taken up again at its own service) is no successor.
-          const later = mayFollow ? recorder.get(next.id) : undefined;
-          const decision = nextAfterDownloaded(later !== undefined && !replacedByEarlier(later, task.id), deps.recreateLost === true, yield* lostCount(rec));
-          if (decision === "stay") break;
-          if (decision === "recreate") {
-            deps.emit({ type: "notice", level: "warn", message: `${task.id}: its results are lost; made again as ${next.id} (--recreate-lost)` });
-          }
-          walked.push(task.id);
-          task = next;
-          before = "done";
-          continue;
-        }
-        if (rec?.state !== "failed") break;
-        walked.push(task.id);
-        if (!retryAllowed(table, task, firstAttempt, rec.error?.code, rec.error?.message ?? "")) {
-          const next = manifest.withAttempt(task, task.attempt + 1);
-          if (recorder.get(next.id) === undefined && !renew) break;
-          task = next;
-          // Recorded: the walk goes on to it; not recorded: renewed by --failed, to create.
-          before = undefined;
-        } else {
-          task = manifest.withAttempt(task, task.attempt + 1);
-          before = undefined;
-        }
-        pastFailed = true;
+      const walk = yield* walkOf(planned, taken && selection?.failed === true);
+      for (const [lost, next] of walk.recreated) {
+        deps.emit({ type: "notice", level: "warn", message: `${lost}: its results are lost; made again as ${next} (--recreate-lost)` });
       }
+      const { task, firstAttempt, pastFailed, before } = walk;
       if (table.entries.has(task.id)) return;
       const rec = recorder.get(task.id);
       // Selected: the task may be created and is followed. With --failed, only a new
@@ -278,21 +249,17 @@ export const makePlanning = (deps: PlanningDeps) => {
     });
 
   /**
-   * The attempt after `failed`'s own number, past any recorded one that is history: one
-   * abandoned at another service, or replaced by an attempt taken up again at its own
-   * service (as the walk passes them by: they use up no retry).
+   * The attempt after `failed`'s own number, past any recorded one that is history (the
+   * attempt walk going on from the failed attempt: they use up no retry).
    */
   const pastHistory = (task: PlannedTask, firstAttempt: number): [PlannedTask, number] => {
-    const walked = [manifest.withAttempt(task, task.attempt - 1).id];
-    let next = task;
-    let first = firstAttempt;
-    // Bounded: each step passes a recorded attempt.
-    for (let rec = recorder.get(next.id); rec !== undefined && (rec.abandoned !== undefined || walked.some((id) => replacedByEarlier(rec!, id))); rec = recorder.get(next.id)) {
-      walked.push(next.id);
-      next = manifest.withAttempt(next, next.attempt + 1);
-      first++;
-    }
-    return [next, first];
+    const walk = attempts(
+      task,
+      records,
+      { withAttempt: (t: PlannedTask, n: number) => manifest.withAttempt(t, n), retryFailedOf: table.config.retryFailedOf, freshService: table.config.freshService === true },
+      { firstAttempt, walked: [manifest.withAttempt(task, task.attempt - 1).id] },
+    );
+    return [walk.task, walk.firstAttempt];
   };
 
   /** The next attempt of a failed task, at the front of the line. */

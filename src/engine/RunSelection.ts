@@ -4,7 +4,7 @@
 // they are. Upstream tasks that are done enter as context, so their downstream work can
 // be made. The rule itself is pure (src/manifest/selection.ts); this is its shape here.
 
-import type { PlanEntry } from "../manifest/diffPlan.js";
+import type { PlanEntry } from "../plan/diffPlan.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 
 export interface RunSelection {

@@ -6,7 +6,7 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PlanEntry, PlanMark, PlanResult } from "../../src/manifest/diffPlan.js";
+import type { PlanEntry, PlanMark, PlanResult } from "../../src/plan/diffPlan.js";
 import {
   checkSelection,
   countEntries,
@@ -23,7 +23,7 @@ import {
   type Selection,
   type SelectionJob,
   type WhereClause,
-} from "../../src/manifest/selection.js";
+} from "../../src/plan/selection.js";
 import { seeded } from "../engine/machine.js";
 
 const w = (text: string): WhereClause => {
