@@ -11,6 +11,7 @@ export type { ErrorClass } from "./api/classify.js";
 export { withRetry } from "./api/retry.js";
 export type * from "./api/wire.js";
 export { runManifest, runLoadedManifest } from "./run/runManifest.js";
+export { NotConfirmed } from "./run/NotConfirmed.js";
 export type { RunManifestOptions } from "./run/runLoadedManifest.js";
 export type { RunEvent, RunSummary, RunOutcome, JobCounts } from "./engine/RunEvent.js";
 export { makePolicy, livePolicy, fastPolicy, RunPolicy } from "./policy/Policy.js";

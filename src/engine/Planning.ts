@@ -94,11 +94,11 @@ export interface PlanningDeps {
 /** Lockfile states in which a task still needs its create (nothing at the service yet, as far as the lockfile knows). */
 const needsCreate = (rec: LockTask | undefined): boolean => rec === undefined || (rec.state === "planned" && rec.task_id === undefined) || rec.state === "rejected";
 
-export const makePlanning = (deps: PlanningDeps) => {
-  const { manifest, table, recorder, downloader, links, selection } = deps;
-  // A saved plan names the ids it may create: anything else is said once each, not created.
+/** A saved plan names the ids it may create: anything else is said once each, not created. */
+const savedPlanBound = (deps: Pick<PlanningDeps, "selection" | "recorder" | "emit">) => {
+  const { selection, recorder } = deps;
   const refused = new Set<string>();
-  const mayCreate = (task: PlannedTask): boolean => {
+  return (task: PlannedTask): boolean => {
     if (!selection?.mayCreate || selection.mayCreate(task.id) || !needsCreate(recorder.get(task.id))) return true;
     if (!refused.has(task.id)) {
       refused.add(task.id);
@@ -106,12 +106,15 @@ export const makePlanning = (deps: PlanningDeps) => {
     }
     return false;
   };
+};
 
-  /**
-   * A record's lost results now (resultState.ts), as the downloader sees its outputs
-   * (a folder, later a store); only the ones the service deleted or that are past its
-   * 30 days are looked up.
-   */
+/**
+ * Lost results (resultState.ts) of a record, and of the tasks this run took up, as the
+ * downloader sees their outputs (a folder, later a store); only the ones the service
+ * deleted or that are past its 30 days are looked up.
+ */
+const makeLostResults = (deps: Pick<PlanningDeps, "table" | "recorder" | "downloader" | "now">) => {
+  const { table, recorder, downloader } = deps;
   /** Whether `o` is a result that may be lost now: deleted at the service, or past its 30 days there. */
   const maybeGone = (o: LockTask["outputs"][number], rec: LockTask, now: number): boolean =>
     isResultFile(o) && (o.deleted_at !== undefined || resultState({ output: o, task: rec, local: "missing", now }).state === "lost");
@@ -151,6 +154,41 @@ export const makePlanning = (deps: PlanningDeps) => {
       (lists) => lists.flat(),
     );
   });
+  return { maybeGone, lostCount, lostOfRun };
+};
+
+/** The results of a finished task as items for its downstream jobs, from its record and the fresh links the run holds. */
+const upstreamItemsOf = (deps: Pick<PlanningDeps, "recorder" | "links" | "downloader">, entry: Entry): UpstreamItem[] => {
+  const { recorder, links, downloader } = deps;
+  const rec = recorder.get(entry.task.id);
+  if (!rec) return [];
+  const urls = links.get(entry.task.id)?.outputs ?? [];
+  // Without a known link (a result from an earlier run) the id is still right, since
+  // identity uses the content hash; the link is refreshed before any create uses it.
+  const linkOf = (o: LockTask["outputs"][number]) =>
+    urls.find((u) => u.type === o.type && u.index === o.index && u.variant === "main")?.url ?? `https://omnibatch.invalid/stale/${o.sha256}`;
+  return rec.outputs
+    .filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video") && o.path && o.sha256)
+    .map((o) => ({
+      job: entry.task.job,
+      task: entry.task.id,
+      index: o.index,
+      type: o.type as "image" | "video",
+      // Without a known link (a result from an earlier run) the id is still right, since
+      // identity uses the content hash; the link is refreshed before any create uses it.
+      url: linkOf(o),
+      // A file in the outputs folder; with a store (no local file), the link stands in (itemFile.ts).
+      file: isStoreUrl(downloader.absolutePath(o.path!)) ? linkOf(o) : downloader.absolutePath(o.path!),
+      sha256: o.sha256!,
+      vars: entry.task.vars,
+    }));
+};
+
+export const makePlanning = (deps: PlanningDeps) => {
+  const { manifest, table, recorder, downloader, links, selection } = deps;
+  const mayCreate = savedPlanBound(deps);
+
+  const { maybeGone, lostCount, lostOfRun } = makeLostResults(deps);
   // Asked once per finished task: computed once per job.
   const downstreamByJob = new Map(manifest.jobs.map((u) => [u.id, manifest.jobs.filter((j) => j.upstream?.job === u.id)] as const));
   const downstreamOf = (job: string) => downstreamByJob.get(job) ?? [];
@@ -278,30 +316,7 @@ export const makePlanning = (deps: PlanningDeps) => {
         });
   };
 
-  const upstreamItems = (entry: Entry): UpstreamItem[] => {
-    const rec = recorder.get(entry.task.id);
-    if (!rec) return [];
-    const urls = links.get(entry.task.id)?.outputs ?? [];
-    // Without a known link (a result from an earlier run) the id is still right, since
-    // identity uses the content hash; the link is refreshed before any create uses it.
-    const linkOf = (o: LockTask["outputs"][number]) =>
-      urls.find((u) => u.type === o.type && u.index === o.index && u.variant === "main")?.url ?? `https://omnibatch.invalid/stale/${o.sha256}`;
-    return rec.outputs
-      .filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video") && o.path && o.sha256)
-      .map((o) => ({
-        job: entry.task.job,
-        task: entry.task.id,
-        index: o.index,
-        type: o.type as "image" | "video",
-        // Without a known link (a result from an earlier run) the id is still right, since
-        // identity uses the content hash; the link is refreshed before any create uses it.
-        url: linkOf(o),
-        // A file in the outputs folder; with a store (no local file), the link stands in (itemFile.ts).
-        file: isStoreUrl(downloader.absolutePath(o.path!)) ? linkOf(o) : downloader.absolutePath(o.path!),
-        sha256: o.sha256!,
-        vars: entry.task.vars,
-      }));
-  };
+  const upstreamItems = (entry: Entry): UpstreamItem[] => upstreamItemsOf(deps, entry);
 
   /**
    * Downstream tasks of a finished task, made from the lockfile's records of its outputs

@@ -138,8 +138,12 @@ export interface DiffOptions {
   readonly reviews?: DecisionIndex;
 }
 
-export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions = {}): PlanResult => {
-  const reviews: DecisionIndex = options.reviews ?? new Map();
+/**
+ * The first pass: every manifest task against its records (the attempt walk), with what
+ * the passes after it share: the entries so far, the records accounted for, the finished
+ * attempts and output counts of jobs others feed on, and the tasks still unmatched.
+ */
+const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions) => {
   const entries: PlanEntry[] = [];
   const lockTasks = lock?.tasks ?? {};
   const slotKey = (job: string, dir: string) => `${job}\u0000${dir}`;
@@ -160,7 +164,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   // recorded tasks would fill a set of them for nothing) and later attempts found by
   // position (kept). The set of all is made only when some record may be unaccounted for.
   const accounted = new Set<string>();
-  let ownAccounted = 0;
+  const counts = { own: 0 };
   let everyAccounted: Set<string> | undefined;
   const accountedAll = (): Set<string> => {
     if (everyAccounted === undefined) {
@@ -255,7 +259,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         entries.push(create(task, folder));
         return;
       }
-      ownAccounted++;
+      counts.own++;
     } else {
       let matched = direct !== undefined;
       for (const [id, t] of later) {
@@ -269,7 +273,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         entries.push(create(task, folder));
         return;
       }
-      if (direct) ownAccounted++;
+      if (direct) counts.own++;
     }
     const walk = attempts(task, records, rules);
     for (const id of walk.walked) if (id !== task.id) accounted.add(id);
@@ -318,16 +322,32 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   };
 
   const tasksOf = new Map<string, PlannedTask[]>();
-  for (const task of manifest.tasks) {
-    classify(task);
-    const list = tasksOf.get(task.job);
-    if (list) list.push(task);
-    else tasksOf.set(task.job, [task]);
-  }
+  return {
+    entries,
+    lockTasks,
+    slotKey,
+    accounted,
+    counts,
+    accountedAll,
+    everyAccountedSize: () => everyAccounted?.size,
+    outputsOf,
+    finished,
+    unmatched,
+    lockedCount,
+    tasksOf,
+    classify,
+  };
+};
 
-  // Downstream jobs: their tasks exist for the upstream results the lockfile records.
-  // Identity uses content hashes, not URLs, so they can be expanded here exactly; the
-  // rest wait for their upstream tasks.
+type Classifier = ReturnType<typeof classifierOf>;
+
+/**
+ * Downstream jobs: their tasks exist for the upstream results the lockfile records.
+ * Identity uses content hashes, not URLs, so they can be expanded here exactly; the rest
+ * wait for their upstream tasks. A reviewed job's outputs go downstream once approved.
+ */
+const downstreamPass = (manifest: LoadedManifest, st: Classifier, reviews: DecisionIndex): PlanResult["review"] => {
+  const { entries, classify, tasksOf, finished, outputsOf } = st;
   const reviewed = new Set(manifest.jobs.filter((j) => j.review).map((j) => j.id));
   const review: Record<string, { awaiting: number; approved: number; rejected: number } | { waitingOnReview: number }> = {};
   for (const id of reviewed) {
@@ -412,8 +432,12 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       });
     }
   }
+  return reviewed.size > 0 ? review : undefined;
+};
 
-  // `~`: a task without attempts whose matrix position holds other (older) tasks.
+/** `~`: a task without attempts whose matrix position holds other (older) tasks. */
+const changedPass = (st: Classifier): void => {
+  const { entries, lockTasks, slotKey, unmatched, accountedAll } = st;
   if (unmatched.length > 0) {
     const accounted = accountedAll();
     const leftover = new Map<string, string[]>();
@@ -436,11 +460,16 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       entries[at] = { ...entries[at]!, mark: "~", replaces: older.sort() };
     }
   }
+};
 
-  // `-`: superseded when the manifest's task at its position is another one, else orphaned.
-  // (Every record accounted for by the manifest's tasks: none is, and none is looked at.)
+/**
+ * `-`: superseded when the manifest's task at its position is another one, else orphaned.
+ * (Every record accounted for by the manifest's tasks: none is, and none is looked at.)
+ */
+const orphanPass = (st: Classifier): void => {
+  const { entries, lockTasks, slotKey, accounted, counts, accountedAll, lockedCount } = st;
   let current: Map<string, string> | undefined;
-  const candidates = (everyAccounted?.size ?? accounted.size + ownAccounted) < lockedCount ? Object.keys(lockTasks) : [];
+  const candidates = (st.everyAccountedSize() ?? accounted.size + counts.own) < lockedCount ? Object.keys(lockTasks) : [];
   const all = candidates.length > 0 ? accountedAll() : accounted;
   for (const id of candidates) {
     if (all.has(id)) continue;
@@ -459,7 +488,22 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     const by = t.superseded_by ?? slotDirs(id, t).map((d) => current!.get(slotKey(t.job, d))).find((c) => c !== undefined && c !== id);
     entries.push({ mark: "-", id, job: t.job, vars: t.vars, dir: t.dir, state: t.state, ...(by !== undefined ? { supersededBy: by } : {}) });
   }
+};
 
+export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions = {}): PlanResult => {
+  const reviews: DecisionIndex = options.reviews ?? new Map();
+  const st = classifierOf(manifest, lock, options);
+  const { entries, classify, tasksOf } = st;
+  for (const task of manifest.tasks) {
+    classify(task);
+    const list = tasksOf.get(task.job);
+    if (list) list.push(task);
+    else tasksOf.set(task.job, [task]);
+  }
+
+  const review = downstreamPass(manifest, st, reviews);
+  changedPass(st);
+  orphanPass(st);
   const { jobs, total, estimate, waitingEstimate } = countEntries(entries, manifest.jobs.map((j) => j.id));
   return {
     manifest: manifest.file,
@@ -470,7 +514,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     total,
     estimate,
     waitingEstimate,
-    ...(reviewed.size > 0 ? { review } : {}),
+    ...(review ? { review } : {}),
   };
 };
 

@@ -31,6 +31,7 @@ import { takeUpEmulator } from "./keptEmulator.js";
 import { reachCheck } from "./reachCheck.js";
 import { EMULATOR_SERVICE, serviceIdentity } from "./serviceCheck.js";
 import { startChecks } from "./startChecks.js";
+import { NotConfirmed } from "./NotConfirmed.js";
 
 /** The question before spending: given the run's plan and the lockfile it was made from, go ahead (true) or send nothing (false). */
 export type ConfirmPlan = (plan: PlanResult, lock: LockFile) => Promise<boolean> | boolean;
@@ -202,11 +203,3 @@ export const prepareRun = (input: PrepareInput) =>
       askedMs,
     } satisfies Prepared;
   });
-
-/** The question before spending was answered no: nothing was sent. */
-export class NotConfirmed extends Error {
-  readonly _tag = "NotConfirmed";
-  constructor() {
-    super("not confirmed, nothing was sent");
-  }
-}

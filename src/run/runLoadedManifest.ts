@@ -42,7 +42,8 @@ import { isLoaded, prepareRun, type ConfirmPlan, type StartOutlook } from "./pre
 import { finishRun } from "./finishRun.js";
 
 export { withExpected } from "./finishRun.js";
-export { NotConfirmed, type ConfirmPlan } from "./prepareRun.js";
+export { type ConfirmPlan } from "./prepareRun.js";
+export { NotConfirmed } from "./NotConfirmed.js";
 
 /** `--emulate` timing: tasks finish in roughly 0.2 to 1 s. */
 export const emulateConfig: DeepPartial<EmulatorConfig> = { timing: { scale: 0.3 } };
