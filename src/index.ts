@@ -1,6 +1,6 @@
 // The library's public entry. Each module adds what it offers to programs that embed
 // omnibatch instead of running the CLI.
-export { ExitCode } from "./cli/ExitCode.js";
+export { ExitCode } from "./exit/ExitCode.js";
 export { main as runCli } from "./cli/main.js";
 export { OmniClient } from "./api/OmniClient.js";
 export type { OmniClientConfig, OmniClientService, DownloadResponse, VideoQuery, FindImageOptions, ClientStats } from "./api/OmniClient.js";

@@ -2,7 +2,7 @@
 // not promise on every answer (a message, task_info, watermark_info). These functions
 // give such answers the empty values the wire types promise, so callers need no checks.
 
-import type { ImageCreated, ImageTask, VideoTask } from "./wire.js";
+import type { ImageCreated, ImageTask, VideoTask } from "../protocol/wire.js";
 
 export const fillVideoTask = (task: VideoTask): VideoTask => (typeof task.message === "string" ? task : { ...task, message: "" });
 

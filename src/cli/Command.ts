@@ -1,7 +1,7 @@
 // A command is data (name, help, options) plus a handler that turns parsed arguments
 // into a call of the library and an exit code. Commands hold no business logic.
 
-import type { ExitCode } from "./ExitCode.js";
+import type { ExitCode } from "../exit/ExitCode.js";
 
 export interface OptionSpec {
   readonly type: "string" | "boolean";

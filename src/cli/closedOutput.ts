@@ -7,7 +7,7 @@
 // released), and the process exits with 141, the status a shell shows for a program
 // ended by a closed pipe (128 + SIGPIPE).
 
-import { ExitCode } from "./ExitCode.js";
+import { ExitCode } from "../exit/ExitCode.js";
 
 /** 128 + SIGPIPE (13): what a shell reports for a writer whose pipe closed. */
 export const CLOSED_PIPE_EXIT = ExitCode.ClosedPipe;

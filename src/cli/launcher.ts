@@ -13,7 +13,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLOSED_PIPE_EXIT, guardClosedOutput } from "./closedOutput.js";
 import { commandIndex } from "./commandIndex.js";
-import { ExitCode } from "./ExitCode.js";
+import { ExitCode } from "../exit/ExitCode.js";
 import { programHelp } from "./help.js";
 
 /** What main.ts answers without loading a command, or undefined for everything else. */

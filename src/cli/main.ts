@@ -1,5 +1,5 @@
 // The CLI entry: parses the command line, runs one command, and maps how it ended to
-// an exit code (ExitCode.ts). A problem the user can fix is printed as one clear
+// an exit code (src/exit/ExitCode.ts). A problem the user can fix is printed as one clear
 // message; only a bug prints a stack trace. What a start loads is kept small: `--help`
 // and `--version` load this file, the command list, the help text and the argument
 // parser (node:util's parseArgs) only; a command's module (and yaml, Effect, the
@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import type { CommandIO } from "./Command.js";
 import { commands } from "./commands.js";
-import { ExitCode, exitCodeFor, isUserFacing } from "./ExitCode.js";
+import { ExitCode, exitCodeFor, isUserFacing } from "../exit/ExitCode.js";
 import { commandHelp, programHelp } from "./help.js";
 import { annotateFailure } from "./ciAnnotations.js";
 import { parseCommandArgs } from "./parseCommandArgs.js";

@@ -8,7 +8,7 @@ import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { Selection } from "../plan/selection.js";
 import { budgetOutlook } from "../plan/budgetOutlook.js";
 import { recreatePlan } from "../run/recreatePlan.js";
-import { resultsAt } from "../store/resultsAt.js";
+import { resultsAt } from "../outputs/resultsAt.js";
 import type { CommandIO } from "./Command.js";
 import { askYesNo, recreateQuestion, spendQuestion } from "./confirmSpend.js";
 import { cutPlan, selectionLines } from "./selectionFlags.js";

@@ -5,7 +5,7 @@
 import { isResultFile } from "../outputs/resultState.js";
 import { scanResults, type ScannedResult } from "../outputs/scanResults.js";
 import type { LockFile } from "../state/LockFile.js";
-import { resultsAt } from "../store/resultsAt.js";
+import { resultsAt } from "../outputs/resultsAt.js";
 
 /**
  * Each recorded result's state, looked for in the outputs (a folder, or one listing of a

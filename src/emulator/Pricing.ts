@@ -2,7 +2,7 @@
 // duration), the discounted amount, and the units of a resource package. Pure and exact
 // (micro-units), decided at create time so a later config change does not rewrite history.
 
-import type { BillingEntry } from "../api/wire.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import { formatDecimal, microsOfNumber, mulMicros, parseDecimal } from "./Decimal.js";
 import type { EmulatorConfig } from "./EmulatorConfig.js";
 

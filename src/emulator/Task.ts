@@ -3,7 +3,7 @@
 // moment is a pure function of the emulator clock.
 
 import type { Thumbnail } from "./ReferenceImage.js";
-import type { ImageStatus, VideoStatus } from "../api/wire.js";
+import type { ImageStatus, VideoStatus } from "../protocol/wire.js";
 import type { Charge } from "./Pricing.js";
 import type { ProductKind } from "./SlotPool.js";
 

@@ -2,7 +2,7 @@
 // (also A3 result and video callback body), and the image task (B2, B3, image
 // callback body). Result links are signed afresh on every call.
 
-import type { ImageCreated, ImageResultItem, ImageTask, OutputItem, VideoCreated, VideoTask } from "../api/wire.js";
+import type { ImageCreated, ImageResultItem, ImageTask, OutputItem, VideoCreated, VideoTask } from "../protocol/wire.js";
 import type { EmulatorConfig } from "./EmulatorConfig.js";
 import { imageBilling, videoBilling } from "./Pricing.js";
 import { imageStatus, phaseAt, updatedAt, videoStatus, type Task } from "./Task.js";

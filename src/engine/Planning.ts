@@ -19,7 +19,7 @@ import { attempts, type AttemptWalk } from "../plan/attempts.js";
 import { isResultFile, resultState } from "../outputs/resultState.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import { gateItems } from "../review/gate.js";
-import { isStoreUrl } from "../store/StoreUrl.js";
+import { isStoreUrl } from "../fs/StoreUrl.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 
 /**

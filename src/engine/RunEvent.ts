@@ -5,7 +5,7 @@
 import type { BillingEntry } from "../api/wire.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import type { TaskState } from "../state/LockFile.js";
-import type { Failures } from "../report/failureGroups.js";
+import type { Failures } from "./Failures.js";
 import type { JobOutlook, StartBucket } from "../plan/runTotals.js";
 
 /** `review`: everything that could be done is done, and outputs await a person's review (exit 3). lost: every task ended, but results the lockfile records are neither here nor at the service (exit 6). */

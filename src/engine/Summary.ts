@@ -1,8 +1,8 @@
 // The summary: what the run did, from the task table and the recorded tasks, once the
 // loop has stopped. The outcome names why it ended; its exit code comes from the one
-// table in cli/ExitCode.ts.
+// table in exit/ExitCode.ts.
 
-import { exitCodeByOutcome } from "../cli/ExitCode.js";
+import { exitCodeByOutcome } from "../exit/ExitCode.js";
 import type { LockTask } from "../state/LockFile.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import type { Recorder } from "./Recorder.js";

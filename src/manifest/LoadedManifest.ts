@@ -43,14 +43,6 @@ export interface LoadedManifest {
   readonly tasks: readonly PlannedTask[];
   readonly warnings: readonly Diagnostic[];
   /**
-   * Every file loading and planning read so far besides the manifest (data files, local
-   * images, upstream results named by `{{ item.file }}`), absolute path to the sha256 of
-   * the bytes read (`absent` when it could not be read), and the manifest's own sha256:
-   * what the settled stamp lists (src/state/SettledStamp.ts). Absent from manifests not
-   * made by loadManifest.
-   */
-  readonly inputsRead?: () => { readonly manifest: string; readonly files: ReadonlyMap<string, string> };
-  /**
    * The tasks of a for_each job for these upstream results. `outputs` mode: one task per
    * item (times the job's matrix and takes). `tasks` mode: items are grouped by
    * `item.task`, one task per upstream task. Identity uses each item's sha256, never its

@@ -7,7 +7,7 @@
 // store. Pure.
 
 import { join } from "node:path";
-import { isStoreUrl } from "../store/StoreUrl.js";
+import { isStoreUrl } from "../fs/StoreUrl.js";
 
 /** `item.file` for a result at `rel` (relative, `/`-separated) under `outputs` (a folder or an `s3://` URL), whose link is `url`. */
 export const itemFile = (outputs: string, rel: string, url: string): string => (isStoreUrl(outputs) ? url : join(outputs, ...rel.split("/")));

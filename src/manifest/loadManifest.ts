@@ -56,7 +56,7 @@ const invalid = (diagnostics: readonly Diagnostic[]): ManifestInvalid =>
   new ManifestInvalid({ diagnostics, message: `the manifest is invalid:\n\n${formatDiagnostics(diagnostics)}` });
 
 /** Reads local images once each, however many tasks use them. */
-const imageReader = (baseDir: string, reads: Map<string, string>): ReadImage => {
+const imageReader = (baseDir: string): ReadImage => {
   const cache = new Map<string, LocalImage | { error: string }>();
   return (src, expectSha256) => {
     const file = resolve(baseDir, src);
@@ -69,15 +69,12 @@ const imageReader = (baseDir: string, reads: Map<string, string>): ReadImage => 
     if (read.ok) {
       const bytes = read.bytes;
       const sha256 = createHash("sha256").update(bytes).digest("hex");
-      // The last read of a file is what the plan used (an upstream result read again once restored).
-      reads.set(file, sha256);
       result = {
         sha256,
         base64: bytes.toString("base64"),
         probe: probeImage(bytes),
       };
     } else {
-      reads.set(file, "absent");
       result = {
         error:
           read.reason === "does not exist"
@@ -105,8 +102,6 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
     throw invalid([{ severity: "error", file: display, line: 1, col: 1, message: `the manifest ${why}` }]);
   }
   const text = read.bytes.toString("utf8");
-  const manifestSha = createHash("sha256").update(read.bytes).digest("hex");
-  const reads = new Map<string, string>();
   const source = new SourceFile(display, text);
   const parsed = parseYaml(source);
   if (parsed.diagnostics.some((d) => d.severity === "error")) throw invalid(parsed.diagnostics);
@@ -121,7 +116,7 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
   for (const d of parsed.diagnostics) sink.push(d);
   const loadRows: LoadRows = (rel, place) => {
     const abs = resolve(dir, rel);
-    const result = readDataFile(abs, displayPath(abs, cwd), (bytes) => reads.set(abs, bytes ? createHash("sha256").update(bytes).digest("hex") : "absent"));
+    const result = readDataFile(abs, displayPath(abs, cwd));
     if (result.ok) {
       const data = result.data;
       return { rows: data.rows, places: data.lines.map((line): Place => ({ data: data.source, line })) };
@@ -137,7 +132,7 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
     ...(options.service !== undefined ? { service: options.service } : {}),
     spec,
     sink,
-    readImage: imageReader(dir, reads),
+    readImage: imageReader(dir),
     pos: (place) => locator.pos(place),
     ids: new Map(),
     intents: new Map(),
@@ -172,7 +167,6 @@ export const loadManifest = async (file: string, options: LoadOptions = {}): Pro
     state: { ...state, ids: new Map(), dirs: new Map() },
     locator,
     downstreamEstimates: downstream.estimates,
-    inputsRead: () => ({ manifest: manifestSha, files: reads }),
   });
 };
 
@@ -332,7 +326,6 @@ const makeLoaded = (args: {
   state: ExpandState;
   locator: Locator;
   downstreamEstimates: ReadonlyMap<string, { currency: string; amount: string }>;
-  inputsRead: LoadedManifest["inputsRead"];
 }): LoadedManifest => {
   const { spec, state, locator } = args;
   const byId = new Map(spec.jobs.map((j) => [j.id, j]));
@@ -485,6 +478,5 @@ const makeLoaded = (args: {
     expectedDownstreamCount,
     downstreamPerItem,
     downstreamEstimate: (job) => args.downstreamEstimates.get(job),
-    ...(args.inputsRead ? { inputsRead: args.inputsRead } : {}),
   };
 };

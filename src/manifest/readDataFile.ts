@@ -37,16 +37,10 @@ export const holdsProtoKey = (value: unknown): boolean => {
 /** Largest data file read (a guard, far above any real catalogue). */
 const MAX_BYTES = 256 * 1024 * 1024;
 
-export const readDataFile = (
-  absolute: string,
-  display: string,
-  /** Told the bytes read (undefined: the file could not be read), for the settled stamp's inputs. */
-  onRead?: (bytes: Buffer | undefined) => void,
-): { ok: true; data: DataRows } | { ok: false; diagnostics: Diagnostic[]; reason?: string } => {
+export const readDataFile = (absolute: string, display: string): { ok: true; data: DataRows } | { ok: false; diagnostics: Diagnostic[]; reason?: string } => {
   // Only a regular file, its size bound checked while reading: a FIFO or a device named
   // here (a CSV cell can name any path) must neither block nor be read forever.
   const read = readRegularFileSync(absolute, MAX_BYTES);
-  onRead?.(read.ok ? read.bytes : undefined);
   if (!read.ok) return { ok: false, diagnostics: [], reason: read.reason };
   const text = read.bytes.toString("utf8");
   const source = new SourceFile(display, text);

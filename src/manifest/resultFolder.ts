@@ -5,12 +5,20 @@
 // it gets a folder of its own, suffixed with the end of its id. A task the lockfile
 // already records keeps the folder it was given. Pure.
 
-import type { LockTask } from "../state/LockFile.js";
+/**
+ * What the rule reads of a lockfile record (state/LockFile.ts `LockTask` has these): its
+ * folder and its outputs' paths. Named here, so the manifest does not reach up to the
+ * lockfile's layer (src/README.md).
+ */
+export interface RecordedFolder {
+  readonly dir: string;
+  readonly outputs: readonly { readonly path?: string | undefined }[];
+}
 
 /** Folder -> the task whose recorded files are there. */
 export type FolderHolders = ReadonlyMap<string, string>;
 
-export const folderHolders = (lock: Iterable<readonly [string, LockTask]>): Map<string, string> => {
+export const folderHolders = (lock: Iterable<readonly [string, RecordedFolder]>): Map<string, string> => {
   const holder = new Map<string, string>();
   for (const [id, t] of lock) if (t.outputs.some((o) => o.path !== undefined)) holder.set(t.dir, id);
   return holder;

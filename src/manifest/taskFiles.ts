@@ -3,7 +3,7 @@
 // the run (engine/ownFolders.ts) and for plan, so plan shows the names a run will use.
 // Pure: the lockfile's records come in as data.
 
-import { fileNameFor, usualExtension, type OutputRef } from "../outputs/OutputPaths.js";
+import { fileNameFor, usualExtension, type OutputRef } from "./fileNames.js";
 import { imageOutputs } from "../rules/outputCount.js";
 import type { PlannedTask } from "./PlannedTask.js";
 

@@ -4,8 +4,7 @@
 // that is negative or unreadable never lowers the sum (the client reports it as an
 // anomaly). Pure.
 
-import type { BillingEntry } from "../api/wire.js";
-import type { TaskState } from "../state/LockFile.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import { type Amount, amountOf, formatAmount, max, sum, ZERO } from "./Money.js";
 
 export const cashCharged = (billing: readonly BillingEntry[], currency: string): Amount =>
@@ -55,7 +54,12 @@ export const cashByCurrency = (billings: Iterable<readonly BillingEntry[]>, also
   return out;
 };
 
-const FINISHED: ReadonlySet<TaskState> = new Set(["succeeded", "downloaded", "failed"]);
+/**
+ * The record states (src/state/LockFile.ts TaskState) of a finished task, whose charge
+ * was counted when it finished. States are taken as the lockfile's words here, so that
+ * money, below the lockfile, needs nothing of it.
+ */
+const FINISHED: ReadonlySet<string> = new Set(["succeeded", "downloaded", "failed"]);
 
 /**
  * The charges a record's change brings: the billing of the answer that finished the task
@@ -64,7 +68,7 @@ const FINISHED: ReadonlySet<TaskState> = new Set(["succeeded", "downloaded", "fa
  * its record was reset (a new emulator, which charges again) is. The live view and the
  * summary's "this run" both count these.
  */
-export const newCharges = (before: TaskState | undefined, after: { readonly state: TaskState; readonly billing: readonly BillingEntry[] }): readonly BillingEntry[] =>
+export const newCharges = (before: string | undefined, after: { readonly state: string; readonly billing: readonly BillingEntry[] }): readonly BillingEntry[] =>
   (after.state === "succeeded" || after.state === "failed") && !(before !== undefined && FINISHED.has(before)) ? after.billing : [];
 
 

@@ -1,5 +1,5 @@
 // Fetches a finished task's results into outputs/<task dir>/, through a sink: a local
-// folder (FolderSink.ts) or an object store (store/StoreSink.ts). Each file is streamed
+// folder (FolderSink.ts) or an object store (StoreSink.ts). Each file is streamed
 // while hashed and counted, checked against Content-Length, and only a complete one
 // lands under its final name.
 // An expired or refused link (403/410/404) is refreshed by querying the task again; a
@@ -22,7 +22,8 @@ import type { LockOutput } from "../state/LockFile.js";
 import { StoreError } from "../store/ObjectStore.js";
 import { folderSink } from "./FolderSink.js";
 import { etagFingerprint, notFoundMeansDeleted } from "./resultState.js";
-import { extensionFor, fileNameFor, relativePath, UnsafeOutputPath } from "./OutputPaths.js";
+import { extensionFor, fileNameFor } from "../manifest/fileNames.js";
+import { relativePath, UnsafeOutputPath } from "./OutputPaths.js";
 import { TransferProblem, type ResultSink } from "./ResultSink.js";
 
 /** A task's results could not all be fetched; the task stays `succeeded` and is tried again. */

@@ -1,5 +1,5 @@
 // Where fetched results go: a local folder (FolderSink.ts) or an object store
-// (store/StoreSink.ts). The Downloader asks the service for a result and hands its body
+// (StoreSink.ts). The Downloader asks the service for a result and hands its body
 // to a sink; the sink writes it so that a result under its final name is always complete,
 // and says what it holds so that nothing held is fetched again.
 

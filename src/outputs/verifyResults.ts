@@ -10,8 +10,8 @@ import { realpath } from "node:fs/promises";
 import { sep } from "node:path";
 import type { Readable } from "node:stream";
 import type { LockFile, LockOutput } from "../state/LockFile.js";
-import type { StoreSink } from "../store/StoreSink.js";
-import { fileNameFor } from "./OutputPaths.js";
+import type { StoreSink } from "./StoreSink.js";
+import { fileNameFor } from "../manifest/fileNames.js";
 import { folderSink } from "./FolderSink.js";
 
 /** A recorded result to check: its task, and the record of its file. */
@@ -62,7 +62,7 @@ export const describeDifference = (d: ResultDifference): string =>
 
 /**
  * The base name a task's files were written under (the job's `name` template), read back
- * from a recorded path (OutputPaths.ts `fileNameFor` inverted): so a result fetched again
+ * from a recorded path (manifest/fileNames.ts `fileNameFor` inverted): so a result fetched again
  * lands where it was. Undefined for the default names (`image-1.png`).
  */
 export const nameFromRecorded = (o: LockOutput): string | undefined => {

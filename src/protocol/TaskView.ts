@@ -2,16 +2,20 @@
 // a status in the lockfile's words, the failure reason, the outputs to fetch and the
 // billing entries. Pure functions of the answer; no effects.
 
-import type { BillingEntry, ImageTask, OutputItem, VideoTask } from "../api/wire.js";
-import type { LockOutput } from "../state/LockFile.js";
+import type { BillingEntry, ImageTask, OutputItem, VideoTask } from "./wire.js";
 
 export type RemoteStatus = "submitted" | "processing" | "succeeded" | "failed";
 
+/** An output item's type as the service names it (the lockfile records it so). */
+export type OutputType = "video" | "image" | "audio" | "voice" | "element";
+/** Which file of an item: main result, watermarked copy, mp3, wav; voice and element items are metadata only. */
+export type OutputVariant = "main" | "watermark" | "mp3" | "wav" | "meta";
+
 /** One file (or metadata record) a finished task offers. */
 export interface RemoteOutput {
-  readonly type: LockOutput["type"];
+  readonly type: OutputType;
   readonly index: number;
-  readonly variant: LockOutput["variant"];
+  readonly variant: OutputVariant;
   /** Where to fetch it now (expiring link); absent for metadata-only items. */
   readonly url?: string;
   readonly remote_id?: string;

@@ -2,8 +2,9 @@
 // reason (the service's code and message), each named by what made it (job and matrix
 // values), with the downstream work that will therefore not be made. A slot whose
 // latest attempt succeeded is not a failure any more; its earlier failed attempts are
-// history and are not counted here. Pure.
+// history and are not counted here. Pure. The shape it returns is engine/Failures.ts.
 
+import type { FailureGroup, Failures } from "../engine/Failures.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
 import { describeVars } from "../manifest/outputFolder.js";
 import { mayRetry } from "../plan/retryRule.js";
@@ -13,25 +14,6 @@ export interface DownstreamShape {
   readonly job: string;
   readonly upstream: string;
   readonly perUpstreamTask: number;
-}
-
-export interface FailureGroup {
-  readonly reason: string;
-  readonly code?: number;
-  readonly tasks: readonly {
-    readonly id: string;
-    readonly job: string;
-    readonly what: string;
-    readonly state: "failed" | "rejected";
-    /** The next run tries again: a retry left (`retry_failed`), or a rejected create (nothing was made). */
-    readonly again: boolean;
-  }[];
-}
-
-export interface Failures {
-  readonly groups: readonly FailureGroup[];
-  /** Per downstream job, tasks that will not be made because their upstream task failed. */
-  readonly notMade: Readonly<Record<string, number>>;
 }
 
 /** One line of a reason: service text can hold newlines. */

@@ -1,5 +1,5 @@
-// The names of the report files, apart from writeReports so that a reader of them (the
-// settled fast path) does not load every report formatter.
+// The names of the report files, apart from writeReports so that a reader of them does
+// not load every report formatter.
 
 export const REPORT_FILES = ["results.jsonl", "billing.csv", "billing.json", "billing.md", "report.html"] as const;
 

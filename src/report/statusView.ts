@@ -5,7 +5,8 @@
 import type { LockFile, TaskState } from "../state/LockFile.js";
 import type { RunLockStatus } from "../state/RunLock.js";
 import { chargesLabel } from "./billingMarkdown.js";
-import { type Failures, formatFailures, groupFailures, type ManifestShape } from "./failureGroups.js";
+import type { Failures } from "../engine/Failures.js";
+import { formatFailures, groupFailures, type ManifestShape } from "./failureGroups.js";
 import { deletionTime, nearingDeletion } from "./nearingDeletion.js";
 import { type Charges, summarizeBilling, TASK_STATES } from "./summarizeBilling.js";
 import { neutralise } from "../api/neutralise.js";

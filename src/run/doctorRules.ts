@@ -7,7 +7,7 @@ export interface DoctorLine {
   readonly check: "configuration" | "address" | "key" | "video" | "image" | "service name" | "outputs" | "manifest" | "models" | "plan";
   readonly ok: boolean | "unsure";
   readonly text: string;
-  /** A user-facing error (its `_tag` decides the exit code, cli/ExitCode.ts), for a failed line. */
+  /** A user-facing error (its `_tag` decides the exit code, exit/ExitCode.ts), for a failed line. */
   readonly problem?: { readonly _tag: string; readonly message: string };
 }
 

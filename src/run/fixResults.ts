@@ -14,7 +14,7 @@ import { nameFromRecorded, type ResultDifference } from "../outputs/verifyResult
 import { livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
 import type { LockOutput, LockTask } from "../state/LockFile.js";
 import { LockStore } from "../state/LockStore.js";
-import type { StoreSink } from "../store/StoreSink.js";
+import type { StoreSink } from "../outputs/StoreSink.js";
 import { serviceIdentity } from "./serviceCheck.js";
 
 export interface FixOutcome {

@@ -10,8 +10,8 @@ import { Cause, Clock, Effect, Either, Exit, Layer, Redacted } from "effect";
 import { OmniClient, type OmniClientConfig } from "../api/OmniClient.js";
 import { startEmulator, type DeepPartial, type EmulatorConfig, type RunningEmulator } from "../emulator/Emulator.js";
 import { Downloader } from "../outputs/Downloader.js";
-import { openStoreSink, type OpenStoreOptions } from "../store/openStore.js";
-import { isStoreUrl } from "../store/StoreUrl.js";
+import { openStoreSink, type OpenStoreOptions } from "../outputs/openStore.js";
+import { isStoreUrl } from "../fs/StoreUrl.js";
 import { LockStore, type LockStoreOptions } from "../state/LockStore.js";
 import { callbacksWanted, startCallbackListener, webhookSecret, type CallbackSetting } from "./CallbackSetting.js";
 import { emulatedManifest } from "./EmulatedRun.js";
@@ -29,16 +29,7 @@ import type { KnownStrings } from "../state/TaskLine.js";
 import { serviceIdentity } from "./serviceCheck.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
-import type { LoadedManifest } from "../manifest/LoadedManifest.js";
-import type { LockFile } from "../state/LockFile.js";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { REPORT_SOURCE_FILE } from "../report/writeReports.js";
-import type { Failures } from "../report/failureGroups.js";
-import { endsSettled, makeStamp, SETTLED_STAMP_FORMAT, toolOf, type RunEnd } from "../state/SettledStamp.js";
-import { cacheDirOf, settledStampFile, writeSettledStamp } from "../state/settledCache.js";
-import { inputDigest, lockLinesDigest, runningVersion } from "./settledRun.js";
-import { isLoaded, prepareRun, type ConfirmPlan, type StartOutlook } from "./prepareRun.js";
+import { prepareRun, type ConfirmPlan, type StartOutlook } from "./prepareRun.js";
 import { finishRun } from "./finishRun.js";
 
 export { withExpected } from "./finishRun.js";
@@ -119,26 +110,8 @@ export interface RunManifestOptions {
   readonly store?: Omit<OpenStoreOptions, "env" | "check">;
   /** Make tasks whose results are lost again, as new attempts (`run --recreate-lost`). */
   readonly recreateLost?: boolean;
-  /**
-   * Keep a settled stamp of the lockfile (src/state/SettledStamp.ts, in the cache folder:
-   * settledCache.ts) when this run ends with nothing done and nothing left to do: the run's
-   * choices that change what it plans or says (the service and the tool are added here).
-   * Only for a plain run (no selection, plan, switch or recreate): the CLI decides.
-   */
-  readonly settle?: { readonly options: Readonly<Record<string, string>> };
 }
 
-
-const DAY_MS = 86_400_000;
-
-/** Every record downloaded with every result kept (none deleted at the service): nothing a rerun could do. */
-const settledRecords = (lock: LockFile): boolean => {
-  for (const id of Object.keys(lock.tasks)) {
-    const t = lock.tasks[id]!;
-    if (t.state !== "downloaded" || t.outputs.some((o) => o.deleted_at !== undefined)) return false;
-  }
-  return true;
-};
 
 const squash = <A, E>(exit: Exit.Exit<A, E>): A => {
   if (Exit.isSuccess(exit)) return exit.value;
@@ -196,25 +169,14 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
   // Every event carries its time; the start event what the run found and expects (the
   // whole plan, downstream tasks included); emulated runs say so in their first and last events.
   let outlook: StartOutlook | undefined;
-  // With `settle`, the events as told (their times blanked) are kept for the stamp's replay.
-  const toldEvents: Record<string, unknown>[] | undefined = options.settle && !emulated ? [] : undefined;
-  const onEvent =
-    options.onEvent || toldEvents
-      ? (event: RunEvent) => {
-          const at = new Date().toISOString();
-          const shown = event.type === "start" ? { ...event, at, ...(emulated ? { emulated: true as const } : {}), ...outlook } : { ...event, at };
-          if (toldEvents && shown.type !== "summary") toldEvents.push({ ...shown, at: "" });
-          options.onEvent?.(shown);
-        }
-      : undefined;
+  const onEvent = options.onEvent
+    ? (event: RunEvent) => {
+        const at = new Date().toISOString();
+        options.onEvent?.(event.type === "start" ? { ...event, at, ...(emulated ? { emulated: true as const } : {}), ...outlook } : { ...event, at });
+      }
+    : undefined;
   // Review decisions, read before anything is touched (an invalid file: exit 2, nothing sent).
-  // With `settle`, the file's digest as read (the same just before and after the read, or
-  // none: a decision written meanwhile is never stamped as if this run had planned with it).
-  const reviewFile = reviewFileFor(loaded.file, emulated);
-  const reviewing = loaded.jobs.some((j) => j.review);
-  const reviewDigestBefore = reviewing && options.settle ? inputDigest(reviewFile) : undefined;
-  const reviews: DecisionIndex | undefined = reviewing ? indexDecisions(readReviewFile(reviewFile)) : undefined;
-  const reviewDigest = reviewDigestBefore !== undefined && inputDigest(reviewFile) === reviewDigestBefore ? reviewDigestBefore : undefined;
+  const reviews: DecisionIndex | undefined = loaded.jobs.some((j) => j.review) ? indexDecisions(readReviewFile(reviewFileFor(loaded.file, emulated))) : undefined;
   const env = options.env ?? process.env;
 
   const program = Effect.gen(function* () {
@@ -284,15 +246,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(options.recreateLost ? { recreateLost: true } : {}),
         address: serviceIdentity(emulator?.url ?? serviceUrl),
       });
-      const dayBefore = Math.floor((yield* Clock.currentTimeMillis) / DAY_MS);
       const finished = yield* finishRun({ manifest, prepared, result, reviews, env, emulated, outputStore, reports: options.reports !== false, onEvent });
-      if (options.settle && toldEvents && !outputStore && isLoaded(manifest) && isLoaded(loaded) && loaded.inputsRead !== undefined) {
-        const store = yield* LockStore;
-        const unchanged = (yield* store.changes) === prepared.changesAtStart && finished.after === prepared.before;
-        if (Math.floor((yield* Clock.currentTimeMillis) / DAY_MS) === dayBefore) {
-          keepSettledStamp({ ...finished, loaded, manifest, options, env, reviewFile, reviewDigest, reviewing, dayBefore, current: prepared.current, events: toldEvents, unchanged });
-        }
-      }
       return finished.summary;
     });
     // The emulated service is saved while the run still holds the lockfile, whatever the outcome.
@@ -304,72 +258,3 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
   return summary;
 };
 
-interface SettleInput {
-  readonly summary: RunSummary;
-  readonly after: LockFile;
-  readonly failureGroups: Failures | undefined;
-  readonly reportsWritten: boolean;
-  readonly loaded: RunnableManifest & LoadedManifest;
-  readonly manifest: RunnableManifest;
-  readonly options: RunManifestOptions;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly reviewFile: string;
-  readonly reviewDigest: string | undefined;
-  readonly reviewing: boolean;
-  readonly dayBefore: number;
-  readonly current: string;
-  readonly events: readonly Record<string, unknown>[];
-  readonly unchanged: boolean;
-}
-
-/** Nothing done and nothing left to do: the next plain run may report the same without planning (src/run/settledRun.ts). */
-const keepSettledStamp = (s: SettleInput): void => {
-  const { summary, after, failureGroups, reportsWritten, loaded, manifest, options, env, reviewFile, reviewDigest, reviewing, dayBefore, current, events } = s;
-  const end: RunEnd = {
-    outcome: summary.outcome,
-    exitCode: summary.exitCode,
-    created: summary.created,
-    adopted: summary.adopted,
-    downloaded: summary.downloaded,
-    failures: summary.failures.length,
-    unchanged: s.unchanged,
-    allDownloaded: false,
-    reviewWaiting: Object.values(summary.jobs).some((c) => (c.awaitingReview ?? 0) > 0 || (c.waitingOnReview ?? 0) > 0),
-    lost: (summary.lost?.length ?? 0) > 0 || Object.keys(failureGroups?.notMade ?? {}).some((j) => (failureGroups?.notMade[j] ?? 0) > 0),
-    reportsWritten,
-    otherEvents: events.filter((e) => e["type"] !== "start").length,
-  };
-  if (endsSettled({ ...end, allDownloaded: true })) {
-    const source = (() => {
-      try {
-        return readFileSync(join(manifest.outputsDir, REPORT_SOURCE_FILE), "utf8").trim();
-      } catch {
-        return undefined;
-      }
-    })();
-    if (source !== undefined && endsSettled({ ...end, allDownloaded: settledRecords(after) })) {
-      const inputs = (loaded as LoadedManifest).inputsRead!();
-      // The review decisions change what a review job's downstream makes: an input too.
-      const files = new Map(inputs.files);
-      if (reviewDigest !== undefined) files.set(reviewFile, reviewDigest);
-      // The task lines as the file holds them now, while this run holds the lock (none
-      // changed: no journal, nothing pending): the stamp matches those lines only.
-      const lines = lockLinesDigest(manifest.lockfilePath);
-      if (lines !== undefined && (!reviewing || reviewDigest !== undefined))
-        writeSettledStamp(
-          settledStampFile(manifest.lockfilePath, cacheDirOf(env)),
-          makeStamp({
-            format: SETTLED_STAMP_FORMAT,
-            tool: toolOf(runningVersion()),
-            manifest: [loaded.file, inputs.manifest],
-            inputs: [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-            options: { ...options.settle!.options, outputs: manifest.outputsDir, service: current },
-            lines,
-            day: dayBefore,
-            reports: source,
-            replay: { events, summary: { ...summary, elapsedMs: 0, ...("at" in summary ? { at: "" } : {}) } },
-          }),
-        );
-    }
-  }
-};

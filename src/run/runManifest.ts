@@ -1,17 +1,10 @@
 // The library entry: load a manifest file and run it to the end (or a stop), writing its
-// reports. See runLoadedManifest for the options. A plain run (no selection, saved plan,
-// switch, recreate, emulator or callback choice) first tries the settled-rerun fast path
-// (settledRun.ts): a lockfile with a settled stamp whose inputs all match is reported without
-// loading the manifest; otherwise the full run, which keeps a stamp when it ends
-// with nothing done and nothing left to do. `env.OMNIBATCH_SETTLED=off` turns this off.
-// The manifest reader and the engine are imported only when the full run is taken: the
-// fast path loads neither.
+// reports. See runLoadedManifest for the options. The manifest reader and the engine are
+// imported when first called.
 
 import type { RunManifestOptions } from "./runLoadedManifest.js";
 import type { RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
-import { runSettled } from "./settledRun.js";
-import { fastPathRefusal } from "../state/SettledStamp.js";
 import { Either } from "effect";
 import { serviceNameFrom } from "../api/OmniClient.js";
 
@@ -33,28 +26,7 @@ export const runManifest = async (file: string, options: RunManifestOptions = {}
   const env = options.env ?? process.env;
   const service = serviceOf(options, env);
   options = { ...options, client: { ...options.client, service } };
-  const refusal =
-    env["OMNIBATCH_SETTLED"] === "off" || options.reports === false
-      ? "off"
-      : fastPathRefusal({
-          emulate: options.emulate !== undefined && options.emulate !== false,
-          selection: options.selection !== undefined,
-          plan: options.expectLockfile !== undefined,
-          recreateLost: options.recreateLost === true,
-          switchService: options.switchService === true,
-          callbackFlags: options.callbacks !== undefined,
-          ci: env["CI"] === "true" || !!env["GITHUB_STEP_SUMMARY"],
-        });
-  if (refusal !== undefined) return runLoadedManifest(await load(file, service), options);
-  const settleOptions = { serviceName: service, outputsFlag: "", timeScale: options.timeScale ?? "", concurrency: options.concurrency !== undefined ? String(options.concurrency) : "" };
-  const settled = await runSettled(file, {
-    env,
-    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
-    options: settleOptions,
-    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-  }).catch(() => undefined);
-  if (settled) return settled;
-  return runLoadedManifest(await load(file, service), { ...options, settle: { options: settleOptions } });
+  return runLoadedManifest(await load(file, service), options);
 };
 
 export type { RunManifestOptions };

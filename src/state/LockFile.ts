@@ -3,7 +3,8 @@
 // leave out what the rest of a task's line determines (TaskLine.ts);
 // schemas/lockfile.schema.json is the format's definition on disk.
 
-import type { BillingEntry } from "../api/wire.js";
+import type { OutputType, OutputVariant } from "../protocol/TaskView.js";
+import type { BillingEntry } from "../protocol/wire.js";
 
 /** The format version written. Version 1 and 2 files are still read (and rewritten as 3). */
 export const LOCKFILE_VERSION = 3;
@@ -25,11 +26,11 @@ export type TaskState =
 
 export interface LockOutput {
   /** Output item type as the service named it. */
-  readonly type: "video" | "image" | "audio" | "voice" | "element";
+  readonly type: OutputType;
   /** Position among the task's outputs (stable across queries). */
   readonly index: number;
   /** Which file of the item: main result, watermarked copy, mp3, wav. */
-  readonly variant: "main" | "watermark" | "mp3" | "wav" | "meta";
+  readonly variant: OutputVariant;
   /** Path relative to the manifest's outputs folder, with `/` separators; absent until downloaded. */
   readonly path?: string;
   readonly size?: number;

@@ -1,5 +1,5 @@
 // The ways reading, locking and writing a lockfile can fail, as values a person can act
-// on. LockfileInvalid and LockfileBusy end the process with exit 2 (src/cli/ExitCode.ts).
+// on. LockfileInvalid and LockfileBusy end the process with exit 2 (src/exit/ExitCode.ts).
 
 import * as Data from "effect/Data";
 

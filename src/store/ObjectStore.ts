@@ -3,7 +3,7 @@
 // live implementation is S3Store.ts; tests use it against s3rver and hostile stores.
 
 import type { Readable } from "node:stream";
-import type { StoreLocation } from "./StoreUrl.js";
+import type { StoreLocation } from "../fs/StoreUrl.js";
 
 /** One object as a listing or a HEAD shows it. */
 export interface StoredObject {
@@ -53,6 +53,11 @@ export class StoreError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The store cannot be used: a bad URL, refused credentials, a missing bucket, no answer. Nothing was sent to the service. */
+export class StoreUnavailable extends Error {
+  readonly _tag = "StoreUnavailable";
 }
 
 export interface ObjectStore {

@@ -6,7 +6,7 @@
 import type { Readable } from "node:stream";
 import type { ObjectStore, PutAnswer, PutOptions, StoreCounts, StoredObject } from "./ObjectStore.js";
 import { StoreError } from "./ObjectStore.js";
-import { objectKey, relativeKey, type StoreLocation } from "./StoreUrl.js";
+import { objectKey, relativeKey, type StoreLocation } from "../fs/StoreUrl.js";
 
 export interface S3StoreOptions {
   /** Where AWS_* settings are read from. Default: process.env. */

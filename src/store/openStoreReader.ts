@@ -3,10 +3,9 @@
 // that cannot be used is one line naming it, before a page is served. No StoreSink: a
 // reader never writes.
 
-import { StoreError, type ObjectStore, type StoredObject } from "./ObjectStore.js";
-import { StoreUnavailable } from "./openStore.js";
+import { StoreError, StoreUnavailable, type ObjectStore, type StoredObject } from "./ObjectStore.js";
 import type { S3StoreOptions } from "./S3Store.js";
-import { parseStoreUrl } from "./StoreUrl.js";
+import { parseStoreUrl } from "../fs/StoreUrl.js";
 
 export interface StoreReader {
   readonly store: ObjectStore;

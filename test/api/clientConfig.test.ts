@@ -5,7 +5,7 @@ import { Effect, Either, Exit, Fiber, Layer, Redacted } from "effect";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { BEIJING_BASE_URL, DEFAULT_BASE_URL, OmniClient } from "../../src/api/OmniClient.js";
-import { exitCodeFor } from "../../src/cli/ExitCode.js";
+import { exitCodeFor } from "../../src/exit/ExitCode.js";
 import { envelope, startCannedServer } from "./cannedServer.js";
 
 const test = suite("api client config");

@@ -12,7 +12,7 @@ import { realisticTiming } from "../../src/emulator/EmulatorConfig.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { makePolicy } from "../../src/policy/Policy.js";
 import { runLoadedManifest } from "../../src/run/runManifest.js";
-import { openStoreSink } from "../../src/store/openStore.js";
+import { openStoreSink } from "../../src/outputs/openStore.js";
 import type { LockOutput } from "../../src/state/LockFile.js";
 import { listRequests, startS3rver, type S3rverHandle } from "../store/s3rverServer.js";
 import { writeVideoManifest } from "./benchManifest.js";

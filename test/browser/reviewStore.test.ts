@@ -14,7 +14,7 @@ import * as assert from "uvu/assert";
 import { readReviewFile } from "../../src/review/readReviewFile.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { openS3Store } from "../../src/store/S3Store.js";
-import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { cli, startReviewPage, type ReviewPage } from "../review/reviewFlow.js";
 import { M, storeReviewed } from "../review/storeReviewFlow.js";
 import { browserSuite, watchPage } from "./browser.js";

@@ -82,7 +82,7 @@ const notAtStart: Record<string, string> = {
   "the emulator": "src/emulator/",
   "the reports": "src/report/",
   "the outputs store": "src/store/",
-  "the review server": "src/review/ReviewServer",
+  "the review server": "src/cli/reviewServer/",
 };
 
 const found = (modules: Set<string>, prefix: string): string[] => [...modules].filter((m) => m.startsWith(prefix));

@@ -41,7 +41,6 @@ t("a foreign line is warned about with its file:line by run, status and plan, ke
           OMNIBATCH_BASE_URL: emu.url,
           OMNIBATCH_API_KEY: emu.apiKey,
           OMNIBATCH_TIME_SCALE: "0.05",
-          OMNIBATCH_CACHE_DIR: join(ws.dir, "cache"),
         },
       });
     // The other manifest's line is there before this manifest ever ran.
@@ -73,7 +72,7 @@ t("a foreign line is warned about with its file:line by run, status and plan, ke
     assert.ok(text.split("\n").includes(foreignLine(1_700_000_000_000)), text);
     const after = text.split("\n").indexOf(foreignLine(1_700_000_000_000)) + 1;
 
-    // A rerun with nothing to do (which may keep a settled stamp and take the fast path next): told again each time.
+    // A rerun with nothing to do: told again each time.
     for (let i = 0; i < 2; i++) {
       const rerun = await cli(["run", ws.manifest, "--json"]);
       assert.is(rerun.exitCode, 0, rerun.stderr + rerun.stdout);

@@ -19,7 +19,7 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator
 import type { LockOutput, LockTask } from "../../src/state/LockFile.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { openS3Store } from "../../src/store/S3Store.js";
-import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { listRequests, startS3rver, type S3rverHandle } from "../store/s3rverServer.js";
 import { bin } from "./runFixture.js";
 import { copyManifests } from "../checkoutFiles.js";

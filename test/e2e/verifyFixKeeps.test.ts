@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { openS3Store } from "../../src/store/S3Store.js";
-import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { startS3rver, type S3rverHandle } from "../store/s3rverServer.js";
 import { bin, manifestHead, runCli, stillsJob, workspace } from "./runFixture.js";
 

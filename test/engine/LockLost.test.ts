@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { exitCodeFor } from "../../src/cli/ExitCode.js";
+import { exitCodeFor } from "../../src/exit/ExitCode.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { makePolicy } from "../../src/policy/Policy.js";
 import { runLoadedManifest } from "../../src/run/runLoadedManifest.js";

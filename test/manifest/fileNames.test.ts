@@ -7,7 +7,7 @@ import { ManifestInvalid, type Diagnostic } from "../../src/manifest/Diagnostic.
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
 import type { UpstreamItem } from "../../src/manifest/PlannedTask.js";
-import { fileNameFor, type OutputRef } from "../../src/outputs/OutputPaths.js";
+import { fileNameFor, type OutputRef } from "../../src/manifest/fileNames.js";
 import { tempManifest } from "./tempManifest.js";
 
 const load = async (yaml: string): Promise<LoadedManifest> => {

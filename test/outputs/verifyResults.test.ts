@@ -5,7 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { describeDifference, differenceOf, nameFromRecorded, recordedResults } from "../../src/outputs/verifyResults.js";
-import { fileNameFor } from "../../src/outputs/OutputPaths.js";
+import { fileNameFor } from "../../src/manifest/fileNames.js";
 import type { LockFile, LockOutput } from "../../src/state/LockFile.js";
 import { task } from "../state/lockTask.js";
 

@@ -1,4 +1,4 @@
-// The plan against the budget (src/manifest/budgetOutlook.ts): spend counts every cash
+// The plan against the budget (src/plan/budgetOutlook.ts): spend counts every cash
 // charge of the lockfile and never goes down; tasks that would not run are counted in
 // creation order with exact decimals; unpriced tasks are named, not guessed.
 import { test } from "uvu";

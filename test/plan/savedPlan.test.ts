@@ -1,4 +1,4 @@
-// Saved plans (src/manifest/savedPlan.ts): what `plan --out` writes, the digests that
+// Saved plans (src/plan/savedPlan.ts): what `plan --out` writes, the digests that
 // tie it to a manifest and a lockfile, and the field-by-field check on load.
 
 import { test } from "uvu";

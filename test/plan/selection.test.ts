@@ -1,4 +1,4 @@
-// The selection rule of runs of a chosen part (src/manifest/selection.ts): parsing the
+// The selection rule of runs of a chosen part (src/plan/selection.ts): parsing the
 // flags, matching matrix values (dotted paths into data rows, through a downstream
 // task's upstream vars), checking against the manifest, and cutting a plan down; plus
 // seeded property tests: a plan cut down keeps exactly the entries the rule selects,

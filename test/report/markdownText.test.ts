@@ -7,7 +7,7 @@
 import MarkdownIt from "markdown-it";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { formatRunStepSummary } from "../../src/ci/runStepSummary.js";
+import { formatRunStepSummary } from "../../src/report/runStepSummary.js";
 import { planSummaryMarkdown } from "../../src/ci/planSummary.js";
 import { formatBillingMarkdown } from "../../src/report/billingMarkdown.js";
 import { lostMarkdown } from "../../src/report/lostMarkdown.js";

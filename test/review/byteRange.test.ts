@@ -1,10 +1,10 @@
-// The Range header the review server honours for a seeking video (src/review/byteRange.ts):
+// The Range header the review server honours for a seeking video (src/cli/reviewServer/byteRange.ts):
 // each form a browser sends, the forms a server may ignore, and the unsatisfiable ones
 // (416); plus, over many sizes and headers, that every range given lies inside the file.
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { parseRange } from "../../src/review/byteRange.js";
+import { parseRange } from "../../src/cli/reviewServer/byteRange.js";
 
 test("bytes=a-b, a- and -n: inclusive offsets clipped to the file", () => {
   assert.equal(parseRange("bytes=0-99", 1000), { start: 0, end: 99 });

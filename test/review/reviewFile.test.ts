@@ -11,7 +11,7 @@ import { emulatedReviewFilePath, reviewFilePathFor, type ReviewEntry, type Revie
 import { indexDecisions, reviewStateOf, withDecisions } from "../../src/review/reviewDecision.js";
 import { parseReviewFile, readReviewFile, ReviewFileInvalid } from "../../src/review/readReviewFile.js";
 import { formatReviewFile, writeReviewFile } from "../../src/review/writeReviewFile.js";
-import { exitCodeFor } from "../../src/cli/ExitCode.js";
+import { exitCodeFor } from "../../src/exit/ExitCode.js";
 import { seeded } from "../engine/machine.js";
 
 const sha = (c: string) => c.repeat(64);

@@ -15,7 +15,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { readReviewFile } from "../../src/review/readReviewFile.js";
 import { openS3Store } from "../../src/store/S3Store.js";
-import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { cli, startReviewPage, type ReviewPage } from "./reviewFlow.js";
 import { M, storeReviewed, type StoreReviewed } from "./storeReviewFlow.js";
 

@@ -20,7 +20,7 @@ import { readLockFile, sha256Hex } from "../../src/state/readLockFile.js";
 import { sameJson } from "../../src/state/sameJson.js";
 import { stableJson, stableJsonLine } from "../../src/state/stableJson.js";
 import { decodeTaskLine, defaultFileName, encodeTaskLine, idHashHex, lineRuleProblem, type TaskLine } from "../../src/state/TaskLine.js";
-import { fileNameFor, usualExtension } from "../../src/outputs/OutputPaths.js";
+import { fileNameFor, usualExtension } from "../../src/manifest/fileNames.js";
 import { lockSchemaProblems } from "../../src/state/validateLockFile.js";
 import { shortHash } from "../../src/manifest/TaskIdentity.js";
 import { task, taskId } from "./lockTask.js";

@@ -7,8 +7,8 @@ import { Readable } from "node:stream";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { openS3Store } from "../../src/store/S3Store.js";
-import { storeSink } from "../../src/store/StoreSink.js";
-import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { storeSink } from "../../src/outputs/StoreSink.js";
+import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { listRequests, startS3rver, type S3rverHandle } from "./s3rverServer.js";
 
 const test = suite<{ s3: S3rverHandle }>("s3 store", { s3: undefined as unknown as S3rverHandle });

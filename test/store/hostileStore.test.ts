@@ -11,8 +11,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { StoreError } from "../../src/store/ObjectStore.js";
 import { openS3Store } from "../../src/store/S3Store.js";
-import { storeSink } from "../../src/store/StoreSink.js";
-import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { storeSink } from "../../src/outputs/StoreSink.js";
+import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 
 type Mode = "ok" | "5xx-twice" | "stall-put" | "truncate" | "wrong-etag" | "refuse" | "hide-on-head";
 

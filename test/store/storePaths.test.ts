@@ -14,10 +14,10 @@ import * as assert from "uvu/assert";
 import { UnsafeOutputPath } from "../../src/outputs/OutputPaths.js";
 import type { LockFile, LockTask } from "../../src/state/LockFile.js";
 import { LockfileInvalid } from "../../src/state/LockfileError.js";
-import { pullResults } from "../../src/store/pullResults.js";
+import { pullResults } from "../../src/run/pullResults.js";
 import { openS3Store } from "../../src/store/S3Store.js";
-import { storeSink } from "../../src/store/StoreSink.js";
-import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { storeSink } from "../../src/outputs/StoreSink.js";
+import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { startS3rver, type S3rverHandle } from "./s3rverServer.js";
 
 const test = suite<{ s3: S3rverHandle }>("store keys stay inside the prefix", { s3: undefined as unknown as S3rverHandle });

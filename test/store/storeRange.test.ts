@@ -10,7 +10,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { openS3Store } from "../../src/store/S3Store.js";
 import { openStoreReader } from "../../src/store/openStoreReader.js";
-import { parseStoreUrl, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { parseStoreUrl, type StoreLocation } from "../../src/fs/StoreUrl.js";
 import { startS3rver, type S3rverHandle } from "./s3rverServer.js";
 
 const test = suite<{ s3: S3rverHandle }>("ranged store gets", { s3: undefined as unknown as S3rverHandle });

@@ -3,8 +3,8 @@
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { parseWhere, selected } from "../../src/store/pullSelection.js";
-import { isStoreUrl, objectKey, parseStoreUrl, relativeKey, type StoreLocation } from "../../src/store/StoreUrl.js";
+import { parseWhere, selected } from "../../src/run/pullSelection.js";
+import { isStoreUrl, objectKey, parseStoreUrl, relativeKey, type StoreLocation } from "../../src/fs/StoreUrl.js";
 
 const test = suite("store url");
 

@@ -4,7 +4,7 @@
 
 import { defineCommand } from "../Command.js";
 import { commonOptions, serviceNameOf } from "../commonOptions.js";
-import { ExitCode, exitCodeFor } from "../ExitCode.js";
+import { ExitCode, exitCodeFor } from "../../exit/ExitCode.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { doctor } from "../../run/doctor.js";
 import { firstProblem, formatDoctorLine } from "../../run/doctorRules.js";

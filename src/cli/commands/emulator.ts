@@ -2,7 +2,7 @@
 // Turns flags and files into an emulator config; all behaviour lives in src/emulator.
 
 import { defineCommand, type CommandIO, type ParsedArgs } from "../Command.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { mergeConfig, realisticTiming, specAnswers, type DeepPartial, type EmulatorConfig } from "../../emulator/EmulatorConfig.js";
 import { configInvalid } from "../../emulator/EmulatorConfigInvalid.js";
 import { loadConfigFile, loadElementsFile } from "../../emulator/EmulatorConfigFile.js";

@@ -8,7 +8,7 @@ import { access, appendFile, mkdir, readFile, writeFile } from "node:fs/promises
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineCommand } from "../Command.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { gitignoreLines, NAME_PATTERN, scheduledWorkflow, starterData, starterManifest } from "../init/templates.js";
 

@@ -5,7 +5,7 @@
 import { resolve } from "node:path";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { defineCommand } from "../Command.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { displayPath, loadManifest } from "../../manifest/loadManifest.js";
 import { commonOptions, serviceNameOf } from "../commonOptions.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";

@@ -15,7 +15,7 @@ import { TASK_SIDECAR, writeReports } from "../../report/writeReports.js";
 import { LockStore } from "../../state/LockStore.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { emulateOption, requireLockFile, shownPath } from "./status.js";
 import { neutralise } from "../../api/neutralise.js";
 import { serviceInEnv } from "../../rules/serviceNames.js";

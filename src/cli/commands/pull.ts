@@ -1,13 +1,13 @@
 // `omnibatch pull M.yaml [DIR] [--only JOB] [--where key=value]`: copies the results the
 // lockfile records from the outputs store to a local folder, each verified by its
-// sha256, so a person can look at them. Thin: the copying is store/pullResults.ts.
+// sha256, so a person can look at them. Thin: the copying is run/pullResults.ts.
 
 import { resolve } from "node:path";
-import { isStoreUrl } from "../../store/StoreUrl.js";
-import { parseWhere } from "../../store/pullSelection.js";
+import { isStoreUrl } from "../../fs/StoreUrl.js";
+import { parseWhere } from "../../run/pullSelection.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { outputsOption } from "../outputsOption.js";
 import { UsageError } from "../UsageError.js";
 import { locationsFor, requireLockFile, shownPath } from "./status.js";
@@ -42,8 +42,8 @@ export const pullCommand = defineCommand({
     if ("problem" in clauses) throw new UsageError({ command: "pull", message: clauses.problem });
     const lock = await requireLockFile(where.lockfilePath, manifest, io.cwd, false, io.stderr);
     const dir = args.positionals[1] !== undefined ? resolve(io.cwd, args.positionals[1]) : resolve(where.file, "..", "outputs", where.name);
-    const { openStoreSink } = await import("../../store/openStore.js");
-    const { pullResults } = await import("../../store/pullResults.js");
+    const { openStoreSink } = await import("../../outputs/openStore.js");
+    const { pullResults } = await import("../../run/pullResults.js");
     const sink = await openStoreSink(where.outputsDir, { env: io.env });
     try {
       const result = await pullResults(lock, sink, dir, { only: list(args.values.only), where: clauses }, where.lockfilePath);

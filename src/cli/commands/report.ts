@@ -4,11 +4,11 @@
 import { chargesLabel } from "../../report/billingMarkdown.js";
 import { writeReports } from "../../report/writeReports.js";
 import { manifestDecisions } from "../../review/manifestDecisions.js";
-import { isStoreUrl } from "../../store/StoreUrl.js";
+import { isStoreUrl } from "../../fs/StoreUrl.js";
 import { defineCommand } from "../Command.js";
 import { outputsOption } from "../outputsOption.js";
 import { commonOptions } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { emulateOption, locationsFor, requireLockFile, shownPath } from "./status.js";
 
 export const reportCommand = defineCommand({
@@ -41,8 +41,8 @@ export const reportCommand = defineCommand({
     let result: Awaited<ReturnType<typeof writeReports>>;
     if (isStoreUrl(where.outputsDir)) {
       // Outputs in a store: the reports are written beside the media there.
-      const { openStoreSink } = await import("../../store/openStore.js");
-      const { writeReportsToStore } = await import("../../store/storeReports.js");
+      const { openStoreSink } = await import("../../outputs/openStore.js");
+      const { writeReportsToStore } = await import("../../report/storeReports.js");
       const sink = await openStoreSink(where.outputsDir, { env: io.env });
       try {
         result = await writeReportsToStore(input, sink);

@@ -1,17 +1,17 @@
 // `omnibatch review M.yaml`: decide on the outputs of the jobs marked `review`. With
 // --approve/--reject/--list (a filter each) it works without a browser, for scripts and
-// CI; with no flag it serves the review page on 127.0.0.1 (src/review/ReviewServer.ts),
+// CI; with no flag it serves the review page on 127.0.0.1 (src/cli/reviewServer/ReviewServer.ts),
 // its media from the outputs folder or store (`--outputs` overrides the manifest's; the
 // flags read only the lockfile and the review file, never the outputs). Decisions go to
 // M.review.yaml (M.emulate.review.yaml with --emulate) at once.
 
 import { relative } from "node:path";
 import { defineCommand } from "../Command.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { loadManifest } from "../../manifest/loadManifest.js";
-import { openReviewSession, selectItems } from "../../review/reviewSession.js";
+import { openReviewSession, selectItems } from "../reviewServer/reviewSession.js";
 import { countStates, describeItemVars, parseFilter, type ReviewFilter, type ReviewItem } from "../../review/reviewItems.js";
 import { neutralise } from "../../api/neutralise.js";
 import { serviceInEnv } from "../../rules/serviceNames.js";
@@ -111,8 +111,8 @@ export const reviewCommand = defineCommand({
       return ExitCode.Ok;
     }
 
-    const { serveReview } = await import("../../review/ReviewServer.js");
-    const { openReviewMedia } = await import("../../review/ReviewMedia.js");
+    const { serveReview } = await import("../reviewServer/ReviewServer.js");
+    const { openReviewMedia } = await import("../reviewServer/ReviewMedia.js");
     const media = await openReviewMedia(session.outputsDir, io.env);
     try {
       return await serveReview(session, {

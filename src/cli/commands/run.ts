@@ -10,9 +10,9 @@ import { NotConfirmed, runLoadedManifest } from "../../run/runLoadedManifest.js"
 import { loadManifest } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
-import { defineCommand, type CommandIO } from "../Command.js";
+import { defineCommand } from "../Command.js";
 import { commonOptions, serviceNameOf } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { annotateRunFailures } from "../ciAnnotations.js";
 import type { SavedPlan } from "../../plan/savedPlan.js";
@@ -24,66 +24,8 @@ import { manifestDecisions } from "../../review/manifestDecisions.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
 import { runFlags, parseDuration } from "../runFlags.js";
 import { runQuestions } from "../runQuestions.js";
-import { runSettled } from "../../run/settledRun.js";
-import { fastPathRefusal } from "../../state/SettledStamp.js";
 
 export { parseDuration };
-
-type Values = Record<string, string | boolean | string[] | undefined>;
-
-/**
- * Whether the settled fast path may be tried (OMNIBATCH_SETTLED=off turns it off;
- * OMNIBATCH_SETTLED=debug says on stderr why it was not taken), and the choices its stamp records.
- */
-const settleOf = (
-  io: CommandIO,
-  v: Values,
-  o: { file: string; service: string; concurrency: number | undefined; selection: boolean; saved: boolean; callbacks: boolean },
-): { refusal: string | undefined; options: Record<string, string> } => {
-  const settledMode = io.env["OMNIBATCH_SETTLED"];
-  const refusal =
-    settledMode === "off"
-      ? "OMNIBATCH_SETTLED=off"
-      : fastPathRefusal({
-          emulate: v["emulate"] === true,
-          selection: o.selection,
-          plan: o.saved,
-          recreateLost: v["recreate-lost"] === true,
-          switchService: v["switch-service"] === true,
-          callbackFlags: o.callbacks,
-          ci: io.env["CI"] === "true" || !!io.env["GITHUB_STEP_SUMMARY"],
-        });
-  if (refusal !== undefined && settledMode === "debug") io.stderr.write(`omnibatch: settled fast path not taken: ${refusal}\n`);
-  const options = {
-    serviceName: o.service,
-    outputsFlag: typeof v["outputs"] === "string" ? resolve(io.cwd, v["outputs"]) : "",
-    timeScale: io.env[timeScaleVariable] ?? "",
-    concurrency: o.concurrency !== undefined ? String(o.concurrency) : "",
-  };
-  return { refusal, options };
-};
-
-/** The settled fast path: the exit code when it was taken, undefined to run in full. */
-const trySettled = async (file: string, io: CommandIO, v: Values, options: Record<string, string>, makeProgress: () => Progress): Promise<ExitCode | undefined> => {
-  const debug = (why: string) => io.env["OMNIBATCH_SETTLED"] === "debug" && io.stderr.write(`omnibatch: settled fast path ${why}\n`);
-  // The events are kept until the fast path is taken: a live view drawn before the full
-  // path's spend question would draw over it.
-  const told: RunEvent[] = [];
-  const settled = await runSettled(file, {
-    env: io.env,
-    ...(typeof v["base-url"] === "string" ? { baseUrl: v["base-url"] } : {}),
-    options,
-    onEvent: (event) => told.push(event),
-    onFallback: (reason) => debug(`not taken: ${reason}`),
-  }).catch((error: unknown) => (debug(`not taken: ${String(error)}`), undefined));
-  if (!settled) return undefined;
-  const shown = makeProgress();
-  for (const event of told) shown.onEvent(event);
-  shown.close();
-  debug("taken");
-  await annotateRunFailures(file, settled, io);
-  return settled.exitCode as ExitCode;
-};
 
 export const runCommand = defineCommand({
   name: "run",
@@ -170,12 +112,6 @@ export const runCommand = defineCommand({
     const makeProgress = () =>
       new Progress({ mode: progressMode, stdout: io.stdout, stderr: io.stderr, ...(every !== undefined && every > 0 ? { summaryEveryMs: every } : {}) });
 
-    // The settled-rerun fast path (src/run/settledRun.ts): a plain run whose lockfile's stamp
-    // matches everything it was made from tells what that run told, without planning.
-    const settle = settleOf(io, v, { file, service, concurrency, selection: selection !== undefined, saved: saved !== undefined, callbacks: callbacks !== undefined });
-    const settled = settle.refusal === undefined ? await trySettled(file, io, v, settle.options, makeProgress) : undefined;
-    if (settled !== undefined) return settled;
-
     let loaded: LoadedManifest;
     try {
       loaded = withOutputs(await loadManifest(file, { service }), v, io.cwd, "run");
@@ -248,7 +184,6 @@ export const runCommand = defineCommand({
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
         ...(v["switch-service"] ? { switchService: true } : {}),
         ...(v["recreate-lost"] ? { recreateLost: true } : {}),
-        ...(settle.refusal === undefined ? { settle: { options: settle.options } } : {}),
         confirm: async (plan, lock) => {
           const go = await questions(plan, lock);
           if (go) startProgress();

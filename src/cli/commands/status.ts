@@ -21,7 +21,7 @@ import { readLockFile } from "../../state/readLockFile.js";
 import { inspectRunLock } from "../../state/RunLock.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 
 /** A path as the user would type it: relative to the working directory when inside it. */
 export const shownPath = (path: string, cwd: string): string => {

@@ -3,7 +3,7 @@
 // allowed), 2 invalid.
 
 import { defineCommand } from "../Command.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { loadManifest, displayPath } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import { formatDiagnostics } from "../../manifest/formatDiagnostics.js";

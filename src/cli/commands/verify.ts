@@ -7,11 +7,11 @@ import { Cause, Effect, Either, Exit } from "effect";
 import { neutralise } from "../../api/neutralise.js";
 import { OmniClient } from "../../api/OmniClient.js";
 import { describeDifference, recordedResults, verifyFolder, verifyStore, type ResultDifference } from "../../outputs/verifyResults.js";
-import type { StoreSink } from "../../store/StoreSink.js";
-import { isStoreUrl } from "../../store/StoreUrl.js";
+import type { StoreSink } from "../../outputs/StoreSink.js";
+import { isStoreUrl } from "../../fs/StoreUrl.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
-import { ExitCode } from "../ExitCode.js";
+import { ExitCode } from "../../exit/ExitCode.js";
 import { outputsOption } from "../outputsOption.js";
 import { emulateOption, locationsFor, requireLockFile, shownPath } from "./status.js";
 
@@ -44,7 +44,7 @@ export const verifyCommand = defineCommand({
     const results = recordedResults(lock);
     let sink: StoreSink | undefined;
     if (isStoreUrl(where.outputsDir)) {
-      const { openStoreSink } = await import("../../store/openStore.js");
+      const { openStoreSink } = await import("../../outputs/openStore.js");
       sink = await openStoreSink(where.outputsDir, { env: io.env });
     }
     try {

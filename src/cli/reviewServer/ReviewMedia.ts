@@ -9,10 +9,10 @@ import { createReadStream } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
-import { isPlainRelativePath } from "../fs/insidePath.js";
-import { folderGuard } from "../outputs/OutputsFolderCheck.js";
-import type { ObjectStore, StoredObject } from "../store/ObjectStore.js";
-import { isStoreUrl } from "../store/StoreUrl.js";
+import { isPlainRelativePath } from "../../fs/insidePath.js";
+import { folderGuard } from "../../outputs/OutputsFolderCheck.js";
+import type { ObjectStore, StoredObject } from "../../store/ObjectStore.js";
+import { isStoreUrl } from "../../fs/StoreUrl.js";
 import type { ByteRange } from "./byteRange.js";
 
 export interface OpenRequest {
@@ -114,7 +114,7 @@ export const storeMedia = (store: ObjectStore, listing?: ReadonlyMap<string, Sto
 /** The media of `outputs` (a folder, or a store URL opened and checked now). */
 export const openReviewMedia = async (outputs: string, env: Readonly<Record<string, string | undefined>>): Promise<ReviewMedia> => {
   if (!isStoreUrl(outputs)) return folderMedia(outputs);
-  const { openStoreReader } = await import("../store/openStoreReader.js");
+  const { openStoreReader } = await import("../../store/openStoreReader.js");
   const { store, listing } = await openStoreReader(outputs, { env });
   return storeMedia(store, listing);
 };

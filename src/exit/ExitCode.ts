@@ -1,6 +1,8 @@
 // The exit codes of the product contract, and the one place that decides which
 // failure maps to which code. Every error a user can act on carries a `_tag`; the
 // table below turns tags into codes. Anything else is a bug (exit 70, with a stack).
+// Ground (src/README.md): the engine's summary, the CLI and the review page all take their
+// codes from here, so no layer reaches up to the command line for them.
 
 export const ExitCode = {
   /** All done. */

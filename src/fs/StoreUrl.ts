@@ -1,8 +1,10 @@
 // Where results go when they do not go to a folder: an S3-compatible bucket and a prefix,
 // written `s3://bucket/prefix`. Pure: telling a store URL from a folder, and the object
-// key of a result's relative path (the same path it has in a local folder).
+// key of a result's relative path (the same path it has in a local folder). Ground
+// (src/README.md): the manifest (`item.file`), the plan and the engine tell a store from a
+// folder by it, below the store itself (src/store/).
 
-import { insideOrThrow } from "../fs/insidePath.js";
+import { insideOrThrow } from "./insidePath.js";
 
 /** A parsed `s3://bucket/prefix` (the prefix without slashes at either end, maybe empty). */
 export interface StoreLocation {

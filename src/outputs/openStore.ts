@@ -2,15 +2,10 @@
 // is paid for, that it can be listed (credentials, bucket, endpoint). The SDK is loaded
 // here, on first use, never at start-up.
 
-import { StoreError } from "./ObjectStore.js";
-import type { S3StoreOptions } from "./S3Store.js";
+import { StoreError, StoreUnavailable } from "../store/ObjectStore.js";
+import type { S3StoreOptions } from "../store/S3Store.js";
 import { storeSink, type StoreSink } from "./StoreSink.js";
-import { parseStoreUrl } from "./StoreUrl.js";
-
-/** The store cannot be used: a bad URL, refused credentials, a missing bucket, no answer. Nothing was sent to the service. */
-export class StoreUnavailable extends Error {
-  readonly _tag = "StoreUnavailable";
-}
+import { parseStoreUrl } from "../fs/StoreUrl.js";
 
 export interface OpenStoreOptions extends S3StoreOptions {
   /** List the prefix now (a run does: a store it cannot use must stop it before any create). */
@@ -20,7 +15,7 @@ export interface OpenStoreOptions extends S3StoreOptions {
 export const openStoreSink = async (url: string, options: OpenStoreOptions = {}): Promise<StoreSink> => {
   const location = parseStoreUrl(url);
   if ("problem" in location) throw new StoreUnavailable(`outputs: ${location.problem}`);
-  const { openS3Store } = await import("./S3Store.js");
+  const { openS3Store } = await import("../store/S3Store.js");
   const sink = storeSink(await openS3Store(location, options), options.partSize !== undefined ? { partSize: options.partSize } : {});
   if (options.check !== false) {
     try {

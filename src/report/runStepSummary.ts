@@ -4,7 +4,7 @@
 // run and in all against the budget, and the failures grouped by reason, each named by
 // its job and matrix values, with the downstream work they leave unmade. Pure.
 
-import { markdownText } from "../report/markdownText.js";
+import { markdownText } from "./markdownText.js";
 import type { JobCounts, RunSummary } from "../engine/RunEvent.js";
 import { withCurrency } from "../money/Money.js";
 

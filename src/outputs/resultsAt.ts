@@ -2,13 +2,14 @@
 // the outputs folder as it is, or, for outputs in a store, one listing of its prefix
 // (one request per 1,000 keys, never one per result). The SDK is loaded only for a store.
 
-import type { ResultsAt } from "../outputs/scanResults.js";
-import { isStoreUrl } from "./StoreUrl.js";
+import type { ResultsAt } from "./scanResults.js";
+import { isStoreUrl } from "../fs/StoreUrl.js";
+import { StoreUnavailable } from "../store/ObjectStore.js";
 
 /** The folder itself, or what the store holds under its prefix; StoreUnavailable, naming the store, when it cannot be listed. */
 export const resultsAt = async (outputs: string, env: Readonly<Record<string, string | undefined>>): Promise<ResultsAt> => {
   if (!isStoreUrl(outputs)) return outputs;
-  const { openStoreSink, StoreUnavailable } = await import("./openStore.js");
+  const { openStoreSink } = await import("./openStore.js");
   const sink = await openStoreSink(outputs, { env, check: false });
   try {
     return await sink.listing();

@@ -14,23 +14,23 @@ import { stat } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { extname } from "node:path";
 import { pipeline } from "node:stream/promises";
-import type { CommandIO } from "../cli/Command.js";
-import { ExitCode } from "../cli/ExitCode.js";
-import { UsageError } from "../cli/UsageError.js";
-import { reportPage } from "../report/writeReports.js";
-import { scriptSafeJson } from "../report/reportHtml.js";
-import type { LockFile } from "../state/LockFile.js";
-import { journalPathOf } from "../state/LockJournal.js";
-import { readLockFile } from "../state/readLockFile.js";
+import type { CommandIO } from "../Command.js";
+import { ExitCode } from "../../exit/ExitCode.js";
+import { UsageError } from "../UsageError.js";
+import { reportPage } from "../../report/writeReports.js";
+import { scriptSafeJson } from "../../report/reportHtml.js";
+import type { LockFile } from "../../state/LockFile.js";
+import { journalPathOf } from "../../state/LockJournal.js";
+import { readLockFile } from "../../state/readLockFile.js";
 import { parseRange } from "./byteRange.js";
 import type { ReviewMedia } from "./ReviewMedia.js";
 import type { ReviewSession } from "./reviewSession.js";
-import { countStates } from "./reviewItems.js";
+import { countStates } from "../../review/reviewItems.js";
 import { REVIEW_CSS, REVIEW_JS } from "./reviewPageScript.js";
 
 export interface ServeOptions {
   readonly io: CommandIO;
-  /** Where the media are: the outputs folder or store (src/review/ReviewMedia.ts). */
+  /** Where the media are: the outputs folder or store (ReviewMedia.ts). */
   readonly media: ReviewMedia;
   readonly port?: string;
   readonly host?: string;

@@ -7,9 +7,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { appendFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
-import { downstreamPlanned } from "../report/downstreamPlanned.js";
-import { REPORT_FILES, writeReports, type ReportInput, type ReportOutput } from "../report/writeReports.js";
-import type { StoreSink } from "./StoreSink.js";
+import { downstreamPlanned } from "./downstreamPlanned.js";
+import { REPORT_FILES, writeReports, type ReportInput, type ReportOutput } from "./writeReports.js";
+import type { StoreSink } from "../outputs/StoreSink.js";
 
 const contentTypes: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -3,18 +3,18 @@
 // decision is read-modify-written at once (atomic rename), so a run starting meanwhile
 // reads the old decisions or the new ones, never a mix; one at a time, in this process (a
 // queue: the page's decisions arrive together) and across processes (the review file's
-// lock, reviewFileLock.ts), so no decision made meanwhile is written over.
+// lock, src/review/reviewFileLock.ts), so no decision made meanwhile is written over.
 
-import { LockfileMissing } from "../state/LockfileError.js";
-import { readLockFile } from "../state/readLockFile.js";
-import type { LoadedManifest } from "../manifest/LoadedManifest.js";
-import { emulatedManifest } from "../run/EmulatedRun.js";
-import { readReviewFile } from "./readReviewFile.js";
-import { type Decision, type ReviewEntry, reviewFileFor } from "./ReviewFile.js";
-import { indexDecisions, withDecisions } from "./reviewDecision.js";
-import { type ReviewFilter, type ReviewItem, matchesFilter, reviewItems } from "./reviewItems.js";
-import { withReviewFileLock } from "./reviewFileLock.js";
-import { writeReviewFile } from "./writeReviewFile.js";
+import { LockfileMissing } from "../../state/LockfileError.js";
+import { readLockFile } from "../../state/readLockFile.js";
+import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
+import { emulatedManifest } from "../../run/EmulatedRun.js";
+import { readReviewFile } from "../../review/readReviewFile.js";
+import { type Decision, type ReviewEntry, reviewFileFor } from "../../review/ReviewFile.js";
+import { indexDecisions, withDecisions } from "../../review/reviewDecision.js";
+import { type ReviewFilter, type ReviewItem, matchesFilter, reviewItems } from "../../review/reviewItems.js";
+import { withReviewFileLock } from "../../review/reviewFileLock.js";
+import { writeReviewFile } from "../../review/writeReviewFile.js";
 
 export interface ReviewSession {
   readonly manifest: LoadedManifest;

@@ -12,7 +12,7 @@ import type { LockFile } from "../state/LockFile.js";
 import { lockfileInvalid } from "../state/LockfileError.js";
 import { recordPathProblem } from "../state/recordPaths.js";
 import { selected, type WhereClause } from "./pullSelection.js";
-import type { StoreSink } from "./StoreSink.js";
+import type { StoreSink } from "../outputs/StoreSink.js";
 
 export interface PullSummary {
   readonly pulled: number;

@@ -15,10 +15,10 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { writeFully } from "../fs/durable.js";
 import { insideOrThrow } from "../fs/insidePath.js";
-import { Meter, TransferProblem, type ResultSink, type ResultSource, type WrittenResult } from "../outputs/ResultSink.js";
-import { storedCopy } from "../outputs/resultState.js";
+import { Meter, TransferProblem, type ResultSink, type ResultSource, type WrittenResult } from "./ResultSink.js";
+import { storedCopy } from "./resultState.js";
 import type { LockOutput } from "../state/LockFile.js";
-import { StoreError, type ObjectStore, type PutAnswer, type StoredObject } from "./ObjectStore.js";
+import { StoreError, type ObjectStore, type PutAnswer, type StoredObject } from "../store/ObjectStore.js";
 
 export interface StoreSink extends ResultSink {
   readonly store: ObjectStore;
