@@ -5,7 +5,7 @@
 // event, commits the lockfile back, and maps the exit code for a scheduler (stepResult.ts).
 // Tests run it exactly as the runner does: env files, a git checkout with a remote.
 
-import { describeResume } from "../manifest/runTotals.js";
+import { describeResume } from "../plan/runTotals.js";
 import { describeVars } from "../manifest/outputFolder.js";
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";

@@ -15,7 +15,7 @@ import type { TaskState } from "../state/LockFile.js";
 import type { DownstreamLink, JobOutlook, RunEvent, RunSummary, StartBucket } from "../engine/RunEvent.js";
 import { resultName } from "../outputs/scanResults.js";
 import { describeVars } from "../manifest/outputFolder.js";
-import { describeResume } from "../manifest/runTotals.js";
+import { describeResume } from "../plan/runTotals.js";
 import { formatFailures } from "../report/failureGroups.js";
 import { estimateEta, formatEta, type JobWork } from "./eta.js";
 

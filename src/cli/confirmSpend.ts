@@ -6,9 +6,9 @@
 
 import type { RecreatePlan } from "../run/recreatePlan.js";
 import { createInterface } from "node:readline";
-import type { BudgetOutlook } from "../manifest/budgetOutlook.js";
-import { describeOutlook } from "../manifest/budgetOutlook.js";
-import type { PlanResult } from "../manifest/diffPlan.js";
+import type { BudgetOutlook } from "../plan/budgetOutlook.js";
+import { describeOutlook } from "../plan/budgetOutlook.js";
+import type { PlanResult } from "../plan/diffPlan.js";
 
 const money = (m: Readonly<Record<string, string>>): string =>
   Object.entries(m)

@@ -8,7 +8,7 @@ import { dirname } from "node:path";
 import type { OptionSpec } from "./Command.js";
 import { UsageError } from "./UsageError.js";
 import type { RunSelection } from "../engine/RunSelection.js";
-import { diffPlan, type PlanResult } from "../manifest/diffPlan.js";
+import { diffPlan, type PlanResult } from "../plan/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import {
@@ -20,7 +20,7 @@ import {
   PlanStale,
   type SavedPlan,
   selectionOfPlan,
-} from "../manifest/savedPlan.js";
+} from "../plan/savedPlan.js";
 import {
   checkSelection,
   describeSelection,
@@ -36,7 +36,7 @@ import {
   type SelectedPlan,
   type Selection,
   type WhereClause,
-} from "../manifest/selection.js";
+} from "../plan/selection.js";
 import type { LockFile } from "../state/LockFile.js";
 import { writeFileAtomic } from "../state/writeFileAtomic.js";
 import { kindOf, readRegularFileSync } from "../manifest/readRegularFile.js";
@@ -89,7 +89,27 @@ export const selectedPlan = (
   reviews?: DecisionIndex,
 ): PlanResult | SelectedPlan => {
   if (!s) return diffPlan(m, lock, reviews ? { reviews } : {});
-  const full = diffPlan(m, lock, { ...renewFailedOf(s, (t) => selectsTask(s, t)), ...(reviews ? { reviews } : {}) });
+  return cutPlan(command, m, diffPlan(m, lock, { ...renewFailedOf(s, (t) => selectsTask(s, t)), ...(reviews ? { reviews } : {}) }), s);
+};
+
+/**
+ * A selection checked against the manifest before a run starts (an unknown job or key:
+ * UsageError, exit 2, with nothing written). Keys only downstream tasks have come from the
+ * upstream results the lockfile records: only then is the plan made here to look.
+ */
+export const checkSelectionEarly = async (command: string, m: LoadedManifest, s: Selection, lock: () => Promise<LockFile | undefined>, reviews?: DecisionIndex): Promise<void> => {
+  const keys = new Set<string>();
+  for (const t of m.tasks) keysOf(t.vars, keys);
+  if (checkSelection(s, m.jobs, keys).length === 0) return;
+  selectedPlan(command, m, await lock(), s, reviews);
+};
+
+/**
+ * The whole plan (made with --failed's renewals when `s` has --failed) cut down to the
+ * selection, after checking the selection against the manifest and the plan's tasks: an
+ * unknown job or key is a UsageError naming those there are.
+ */
+export const cutPlan = (command: string, m: Pick<LoadedManifest, "tasks" | "jobs">, full: PlanResult, s: Selection): SelectedPlan => {
   const keys = new Set<string>();
   for (const t of m.tasks) keysOf(t.vars, keys);
   for (const e of full.entries) if (e.mark !== "…") keysOf(e.vars, keys);

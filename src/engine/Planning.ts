@@ -8,14 +8,14 @@ import { Effect } from "effect";
 import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
 import type { DownloaderService } from "../outputs/Downloader.js";
 import type { RemoteOutput } from "../protocol/TaskView.js";
-import { replacedByEarlier, type LockTask } from "../state/LockFile.js";
+import type { LockTask } from "../state/LockFile.js";
 import type { EngineEvent, KnownRecord } from "./EngineEvent.js";
 import type { Recorder } from "./Recorder.js";
-import type { RunEvent, StartBucket } from "./RunEvent.js";
+import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { RunSelection } from "./RunSelection.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { nextAfterDownloaded, retryAllowed } from "./taskRules.js";
+import { attempts, type AttemptWalk } from "../plan/attempts.js";
 import { isResultFile, resultState } from "../outputs/resultState.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import { gateItems } from "../review/gate.js";
@@ -94,11 +94,11 @@ export interface PlanningDeps {
 /** Lockfile states in which a task still needs its create (nothing at the service yet, as far as the lockfile knows). */
 const needsCreate = (rec: LockTask | undefined): boolean => rec === undefined || (rec.state === "planned" && rec.task_id === undefined) || rec.state === "rejected";
 
-export const makePlanning = (deps: PlanningDeps) => {
-  const { manifest, table, recorder, downloader, links, selection } = deps;
-  // A saved plan names the ids it may create: anything else is said once each, not created.
+/** A saved plan names the ids it may create: anything else is said once each, not created. */
+const savedPlanBound = (deps: Pick<PlanningDeps, "selection" | "recorder" | "emit">) => {
+  const { selection, recorder } = deps;
   const refused = new Set<string>();
-  const mayCreate = (task: PlannedTask): boolean => {
+  return (task: PlannedTask): boolean => {
     if (!selection?.mayCreate || selection.mayCreate(task.id) || !needsCreate(recorder.get(task.id))) return true;
     if (!refused.has(task.id)) {
       refused.add(task.id);
@@ -106,12 +106,15 @@ export const makePlanning = (deps: PlanningDeps) => {
     }
     return false;
   };
+};
 
-  /**
-   * A record's lost results now (resultState.ts), as the downloader sees its outputs
-   * (a folder, later a store); only the ones the service deleted or that are past its
-   * 30 days are looked up.
-   */
+/**
+ * Lost results (resultState.ts) of a record, and of the tasks this run took up, as the
+ * downloader sees their outputs (a folder, later a store); only the ones the service
+ * deleted or that are past its 30 days are looked up.
+ */
+const makeLostResults = (deps: Pick<PlanningDeps, "table" | "recorder" | "downloader" | "now">) => {
+  const { table, recorder, downloader } = deps;
   /** Whether `o` is a result that may be lost now: deleted at the service, or past its 30 days there. */
   const maybeGone = (o: LockTask["outputs"][number], rec: LockTask, now: number): boolean =>
     isResultFile(o) && (o.deleted_at !== undefined || resultState({ output: o, task: rec, local: "missing", now }).state === "lost");
@@ -151,6 +154,41 @@ export const makePlanning = (deps: PlanningDeps) => {
       (lists) => lists.flat(),
     );
   });
+  return { maybeGone, lostCount, lostOfRun };
+};
+
+/** The results of a finished task as items for its downstream jobs, from its record and the fresh links the run holds. */
+const upstreamItemsOf = (deps: Pick<PlanningDeps, "recorder" | "links" | "downloader">, entry: Entry): UpstreamItem[] => {
+  const { recorder, links, downloader } = deps;
+  const rec = recorder.get(entry.task.id);
+  if (!rec) return [];
+  const urls = links.get(entry.task.id)?.outputs ?? [];
+  // Without a known link (a result from an earlier run) the id is still right, since
+  // identity uses the content hash; the link is refreshed before any create uses it.
+  const linkOf = (o: LockTask["outputs"][number]) =>
+    urls.find((u) => u.type === o.type && u.index === o.index && u.variant === "main")?.url ?? `https://omnibatch.invalid/stale/${o.sha256}`;
+  return rec.outputs
+    .filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video") && o.path && o.sha256)
+    .map((o) => ({
+      job: entry.task.job,
+      task: entry.task.id,
+      index: o.index,
+      type: o.type as "image" | "video",
+      // Without a known link (a result from an earlier run) the id is still right, since
+      // identity uses the content hash; the link is refreshed before any create uses it.
+      url: linkOf(o),
+      // A file in the outputs folder; with a store (no local file), the link stands in (itemFile.ts).
+      file: isStoreUrl(downloader.absolutePath(o.path!)) ? linkOf(o) : downloader.absolutePath(o.path!),
+      sha256: o.sha256!,
+      vars: entry.task.vars,
+    }));
+};
+
+export const makePlanning = (deps: PlanningDeps) => {
+  const { manifest, table, recorder, downloader, links, selection } = deps;
+  const mayCreate = savedPlanBound(deps);
+
+  const { maybeGone, lostCount, lostOfRun } = makeLostResults(deps);
   // Asked once per finished task: computed once per job.
   const downstreamByJob = new Map(manifest.jobs.map((u) => [u.id, manifest.jobs.filter((j) => j.upstream?.job === u.id)] as const));
   const downstreamOf = (job: string) => downstreamByJob.get(job) ?? [];
@@ -187,66 +225,37 @@ export const makePlanning = (deps: PlanningDeps) => {
     );
   };
 
+  /** The attempt walk (src/plan/attempts.ts) over the run's records; the lost results it asks about are looked up here. */
+  const records = { get: (id: string) => recorder.get(id), hasAttempt: (job: string, attempt: number) => recorder.hasAttempt(job, attempt) };
+  const walkOf = (planned: PlannedTask, renew: boolean): Effect.Effect<AttemptWalk> =>
+    Effect.gen(function* () {
+      const now = yield* deps.now;
+      const known = new Map<string, number>();
+      const rules = {
+        withAttempt: (t: PlannedTask, n: number) => manifest.withAttempt(t, n),
+        retryFailedOf: table.config.retryFailedOf,
+        ...(renew ? { renew: () => true } : {}),
+        recreateLost: deps.recreateLost === true,
+        freshService: table.config.freshService === true,
+        lostCount: (id: string, rec: LockTask) => (rec.outputs.some((o) => maybeGone(o, rec, now)) ? known.get(id) : 0),
+      };
+      // Bounded: each pass learns one more record's lost results.
+      for (;;) {
+        const walk = attempts(planned, records, rules);
+        if (walk.needLost === undefined) return walk;
+        known.set(walk.needLost[0], yield* lostCount(walk.needLost[1]));
+      }
+    });
+
   const admitWalk = (planned: PlannedTask, front: boolean, parentCreatedHere: boolean): Effect.Effect<void> =>
     Effect.gen(function* () {
-      let task = planned;
-      // Attempts abandoned at another service (--switch-service) failed nothing: they use up no retry.
-      let firstAttempt = planned.attempt;
       const taken = selection === undefined || selection.selects(planned);
       // --failed gives a selected task whose attempts all failed one new attempt now.
-      const renew = taken && selection?.failed === true;
-      let pastFailed = false;
-      // Where the start's totals counted this position, when the task admitted is a new
-      // attempt after one recorded before this run (runTotals.ts counts by the plan: a
-      // failed attempt with retries left, or renewed by --failed, is to create).
-      let before: StartBucket | undefined;
-      // Walk the attempts already made: a failed attempt with retries left leads to the
-      // next; so does a downloaded one that was made again (its results lost), or is to be.
-      // The attempts walked past: a later one naming one of them as `superseded_by` was replaced by it (replacedByEarlier).
-      const walked: string[] = [];
-      for (;;) {
-        const rec = recorder.get(task.id);
-        // Abandoned at the service the lockfile named before (--switch-service): its record
-        // is history; the task is made here as its next attempt (a new id). So is an
-        // attempt replaced by an earlier one taken up again at its own service, once that
-        // one failed: the next attempt takes the number after it.
-        if (rec?.abandoned !== undefined || (rec?.superseded_by !== undefined && walked.some((id) => replacedByEarlier(rec, id)))) {
-          task = manifest.withAttempt(task, task.attempt + 1);
-          firstAttempt++;
-          before = undefined;
-          continue;
-        }
-        if (rec?.state === "downloaded" && !table.config.freshService) {
-          // The next attempt's id (a hash) is worked out only when a record could be it or one is to be made.
-          const mayFollow = recorder.hasAttempt(task.job, task.attempt + 1);
-          if (!mayFollow && deps.recreateLost !== true) break;
-          const next = manifest.withAttempt(task, task.attempt + 1);
-          // A later attempt abandoned elsewhere and replaced by this one (taken up again at its own service) is no successor.
-          const later = mayFollow ? recorder.get(next.id) : undefined;
-          const decision = nextAfterDownloaded(later !== undefined && !replacedByEarlier(later, task.id), deps.recreateLost === true, yield* lostCount(rec));
-          if (decision === "stay") break;
-          if (decision === "recreate") {
-            deps.emit({ type: "notice", level: "warn", message: `${task.id}: its results are lost; made again as ${next.id} (--recreate-lost)` });
-          }
-          walked.push(task.id);
-          task = next;
-          before = "done";
-          continue;
-        }
-        if (rec?.state !== "failed") break;
-        walked.push(task.id);
-        if (!retryAllowed(table, task, firstAttempt, rec.error?.code, rec.error?.message ?? "")) {
-          const next = manifest.withAttempt(task, task.attempt + 1);
-          if (recorder.get(next.id) === undefined && !renew) break;
-          task = next;
-          // Recorded: the walk goes on to it; not recorded: renewed by --failed, to create.
-          before = undefined;
-        } else {
-          task = manifest.withAttempt(task, task.attempt + 1);
-          before = undefined;
-        }
-        pastFailed = true;
+      const walk = yield* walkOf(planned, taken && selection?.failed === true);
+      for (const [lost, next] of walk.recreated) {
+        deps.emit({ type: "notice", level: "warn", message: `${lost}: its results are lost; made again as ${next} (--recreate-lost)` });
       }
+      const { task, firstAttempt, pastFailed, before } = walk;
       if (table.entries.has(task.id)) return;
       const rec = recorder.get(task.id);
       // Selected: the task may be created and is followed. With --failed, only a new
@@ -278,21 +287,17 @@ export const makePlanning = (deps: PlanningDeps) => {
     });
 
   /**
-   * The attempt after `failed`'s own number, past any recorded one that is history: one
-   * abandoned at another service, or replaced by an attempt taken up again at its own
-   * service (as the walk passes them by: they use up no retry).
+   * The attempt after `failed`'s own number, past any recorded one that is history (the
+   * attempt walk going on from the failed attempt: they use up no retry).
    */
   const pastHistory = (task: PlannedTask, firstAttempt: number): [PlannedTask, number] => {
-    const walked = [manifest.withAttempt(task, task.attempt - 1).id];
-    let next = task;
-    let first = firstAttempt;
-    // Bounded: each step passes a recorded attempt.
-    for (let rec = recorder.get(next.id); rec !== undefined && (rec.abandoned !== undefined || walked.some((id) => replacedByEarlier(rec!, id))); rec = recorder.get(next.id)) {
-      walked.push(next.id);
-      next = manifest.withAttempt(next, next.attempt + 1);
-      first++;
-    }
-    return [next, first];
+    const walk = attempts(
+      task,
+      records,
+      { withAttempt: (t: PlannedTask, n: number) => manifest.withAttempt(t, n), retryFailedOf: table.config.retryFailedOf, freshService: table.config.freshService === true },
+      { firstAttempt, walked: [manifest.withAttempt(task, task.attempt - 1).id] },
+    );
+    return [walk.task, walk.firstAttempt];
   };
 
   /** The next attempt of a failed task, at the front of the line. */
@@ -311,30 +316,7 @@ export const makePlanning = (deps: PlanningDeps) => {
         });
   };
 
-  const upstreamItems = (entry: Entry): UpstreamItem[] => {
-    const rec = recorder.get(entry.task.id);
-    if (!rec) return [];
-    const urls = links.get(entry.task.id)?.outputs ?? [];
-    // Without a known link (a result from an earlier run) the id is still right, since
-    // identity uses the content hash; the link is refreshed before any create uses it.
-    const linkOf = (o: LockTask["outputs"][number]) =>
-      urls.find((u) => u.type === o.type && u.index === o.index && u.variant === "main")?.url ?? `https://omnibatch.invalid/stale/${o.sha256}`;
-    return rec.outputs
-      .filter((o) => o.variant === "main" && (o.type === "image" || o.type === "video") && o.path && o.sha256)
-      .map((o) => ({
-        job: entry.task.job,
-        task: entry.task.id,
-        index: o.index,
-        type: o.type as "image" | "video",
-        // Without a known link (a result from an earlier run) the id is still right, since
-        // identity uses the content hash; the link is refreshed before any create uses it.
-        url: linkOf(o),
-        // A file in the outputs folder; with a store (no local file), the link stands in (itemFile.ts).
-        file: isStoreUrl(downloader.absolutePath(o.path!)) ? linkOf(o) : downloader.absolutePath(o.path!),
-        sha256: o.sha256!,
-        vars: entry.task.vars,
-      }));
-  };
+  const upstreamItems = (entry: Entry): UpstreamItem[] => upstreamItemsOf(deps, entry);
 
   /**
    * Downstream tasks of a finished task, made from the lockfile's records of its outputs

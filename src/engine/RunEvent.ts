@@ -6,26 +6,12 @@ import type { BillingEntry } from "../api/wire.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { Failures } from "./Failures.js";
+import type { JobOutlook, StartBucket } from "../plan/runTotals.js";
 
 /** `review`: everything that could be done is done, and outputs await a person's review (exit 3). lost: every task ended, but results the lockfile records are neither here nor at the service (exit 6). */
 export type RunOutcome = "done" | "failed" | "pending" | "review" | "budget" | "refused" | "charge" | "lost";
 
-/** Where the start event's totals counted a task recorded before the run (see JobOutlook). */
-export type StartBucket = "done" | "inFlight" | "failed";
-
-/** What the run found and expects, per job, from the plan (src/manifest/runTotals.ts). */
-export interface JobOutlook {
-  /** Every task the job is expected to have: recorded, to create, and expected downstream ones. */
-  readonly total: number;
-  /** Results on disk already. */
-  readonly done: number;
-  /** Created (or finished) at the service, results not on disk yet. */
-  readonly inFlight: number;
-  /** Failed with no attempt left. */
-  readonly failed: number;
-  /** To create now, plus expected downstream tasks that wait on their upstream job. */
-  readonly toCreate: number;
-}
+export type { JobOutlook, StartBucket };
 
 /** A for_each job and about how many of its tasks one upstream task gives. */
 export interface DownstreamLink {

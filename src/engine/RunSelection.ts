@@ -2,9 +2,9 @@
 // plan): which tasks it takes, which jobs it expands into, and which ids it may create.
 // Tasks it does not take are neither created nor followed; the lockfile keeps them as
 // they are. Upstream tasks that are done enter as context, so their downstream work can
-// be made. The rule itself is pure (src/manifest/selection.ts); this is its shape here.
+// be made. The rule itself is pure (src/plan/selection.ts); this is its shape here.
 
-import type { PlanEntry } from "../manifest/diffPlan.js";
+import type { PlanEntry } from "../plan/diffPlan.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 
 export interface RunSelection {

@@ -17,7 +17,7 @@ import type { CreateOutcome, EngineEffect, EngineEvent, FetchOutcome, StopReason
 import { makeFetching } from "./Fetching.js";
 import { listen, poll } from "./Following.js";
 import { Inbox } from "./Inbox.js";
-import { makePlanning, ReviewHold, UpstreamLinks } from "./Planning.js";
+import { makePlanning, ReviewHold, UpstreamLinks, type Planning } from "./Planning.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { Recorder } from "./Recorder.js";
 import { forgetOldService, recover } from "./Recovery.js";
@@ -74,6 +74,85 @@ type Message =
   | { readonly _tag: "Callback"; readonly observation: CallbackObservation }
   | { readonly _tag: "IntentsWritten"; readonly ids: readonly string[]; readonly ok: boolean };
 
+/** The task table of a run: its settings (slots, lookups, the deadline, the budget) and the account's currency. */
+const tableOf = (
+  manifest: RunnableManifest,
+  options: RunnerOptions,
+  store: LockStoreService,
+  recorder: Recorder,
+  policy: Policy,
+  concurrency: number,
+  started: number,
+): TaskTable => {
+  const fresh = options.freshService === true;
+  // Image tasks report cash charges without a currency: they are in the account's
+  // currency, which the budget or prices name, or which video charges show.
+  let currency: string | undefined = manifest.budget?.currency ?? manifest.prices?.currency;
+  if (currency === undefined) {
+    for (const t of recorder.records.values()) {
+      currency = t.billing.find((b) => b.currency !== undefined)?.currency;
+      if (currency !== undefined) break;
+    }
+  }
+  const jobById = new Map(manifest.jobs.map((j) => [j.id, j] as const));
+  const table = new TaskTable(
+    {
+      concurrency,
+      policy,
+      callbacks: options.callbacks !== undefined,
+      // Any task the lockfile does not record as created may exist all the same (a
+      // lockfile restored from git, a lost journal): looked up by external id before
+      // its first create (start-up lookups are batched, Recovery.ts). A fresh service
+      // cannot hold tasks this lockfile lost: no lookups there.
+      lookupFirst: !fresh,
+      mayLackCreates: !fresh && store.mayLackCreatesUntil !== undefined,
+      freshService: fresh,
+      ...(options.maxWaitMs !== undefined ? { deadline: started + options.maxWaitMs } : {}),
+      ...(manifest.budget ? { budget: manifest.budget } : {}),
+      withAttempt: (task, attempt) => manifest.withAttempt(task, attempt),
+      retryFailedOf: (job) => jobById.get(job)?.retryFailed,
+    },
+    currency,
+  );
+  return table;
+};
+
+/**
+ * The run's end, once the loop stopped and its workers are gone: intents whose create never
+ * started are planned again, tasks left behind are named, and the summary is made.
+ */
+const wrapUp = (
+  table: TaskTable,
+  recorder: Recorder,
+  store: LockStoreService,
+  manifest: RunnableManifest,
+  options: RunnerOptions,
+  emit: (event: RunEvent) => void,
+  planning: Planning,
+  started: number,
+  hold: ReviewHold,
+) =>
+  Effect.gen(function* () {
+    const now = Clock.currentTimeMillis;
+    // Intents written ahead whose create never started: nothing was sent, so planned
+    // again (quietly: they were never announced), and the next run creates them at once.
+    const stoppedAt = yield* now;
+    for (const e of table.intentsUnsent()) yield* recorder.record(e.task, { state: "planned" }, stoppedAt, true);
+    yield* store.flush;
+    // A run of a chosen part names only what it chose: the rest is left as it was on purpose.
+    const sel = options.selection;
+    for (const { id, state } of leftBehind(table, recorder, sel ? (rec) => !sel.failed && sel.selects(rec) : undefined)) {
+      emit({
+        type: "notice",
+        level: "warn",
+        message: `${id}: ${state} in the lockfile but not taken up by this run (no longer in the manifest, or its upstream task is not done); its result is not fetched. It stays in the lockfile: restore its manifest entry (or let the upstream finish) and run again to fetch it`,
+      });
+    }
+    const ended = yield* now;
+    const lost = yield* planning.lostOfRun;
+    return summarize(table, recorder, manifest, ended - started, hold, lost, planning.held.size, [...planning.unexpanded.values()]);
+  });
+
 export const runEngine = (
   deps: RunnerDeps,
   options: RunnerOptions,
@@ -99,35 +178,7 @@ export const runEngine = (
 
       const recorder = new Recorder(store, emit, manifest.budget?.currency ?? "", yield* store.view, manifest.outputsDir);
       if (fresh) yield* forgetOldService(recorder);
-      // Image tasks report cash charges without a currency: they are in the account's
-      // currency, which the budget or prices name, or which video charges show.
-      let currency: string | undefined = manifest.budget?.currency ?? manifest.prices?.currency;
-      if (currency === undefined) {
-        for (const t of recorder.records.values()) {
-          currency = t.billing.find((b) => b.currency !== undefined)?.currency;
-          if (currency !== undefined) break;
-        }
-      }
-      const jobById = new Map(manifest.jobs.map((j) => [j.id, j] as const));
-      const table = new TaskTable(
-        {
-          concurrency,
-          policy,
-          callbacks: options.callbacks !== undefined,
-          // Any task the lockfile does not record as created may exist all the same (a
-          // lockfile restored from git, a lost journal): looked up by external id before
-          // its first create (start-up lookups are batched, Recovery.ts). A fresh service
-          // cannot hold tasks this lockfile lost: no lookups there.
-          lookupFirst: !fresh,
-          mayLackCreates: !fresh && store.mayLackCreatesUntil !== undefined,
-          freshService: fresh,
-          ...(options.maxWaitMs !== undefined ? { deadline: started + options.maxWaitMs } : {}),
-          ...(manifest.budget ? { budget: manifest.budget } : {}),
-          withAttempt: (task, attempt) => manifest.withAttempt(task, attempt),
-          retryFailedOf: (job) => jobById.get(job)?.retryFailed,
-        },
-        currency,
-      );
+      const table = tableOf(manifest, options, store, recorder, policy, concurrency, started);
       startedAs = (id) => {
         const entry = table.entries.get(id);
         const bucket = entry?.startedAs;
@@ -292,23 +343,7 @@ export const runEngine = (
       // looked up by the next run; a download cut off leaves only a temp file.
       yield* FiberSet.clear(workers);
       if (table.stop === "lock") return yield* Effect.fail(runLockLost(store.path));
-      // Intents written ahead whose create never started: nothing was sent, so planned
-      // again (quietly: they were never announced), and the next run creates them at once.
-      const stoppedAt = yield* now;
-      for (const e of table.intentsUnsent()) yield* recorder.record(e.task, { state: "planned" }, stoppedAt, true);
-      yield* store.flush;
-      // A run of a chosen part names only what it chose: the rest is left as it was on purpose.
-      const sel = options.selection;
-      for (const { id, state } of leftBehind(table, recorder, sel ? (rec) => !sel.failed && sel.selects(rec) : undefined)) {
-        emit({
-          type: "notice",
-          level: "warn",
-          message: `${id}: ${state} in the lockfile but not taken up by this run (no longer in the manifest, or its upstream task is not done); its result is not fetched. It stays in the lockfile: restore its manifest entry (or let the upstream finish) and run again to fetch it`,
-        });
-      }
-      const ended = yield* now;
-      const lost = yield* planning.lostOfRun;
-      return summarize(table, recorder, manifest, ended - started, hold, lost, planning.held.size, [...planning.unexpanded.values()]);
+      return yield* wrapUp(table, recorder, store, manifest, options, emit, planning, started, hold);
     }),
   ).pipe(
     Effect.mapError((error) =>

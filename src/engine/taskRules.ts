@@ -3,7 +3,7 @@
 // appends its effects. Pure.
 
 import type { PlannedTask } from "../manifest/PlannedTask.js";
-import { mayRetry } from "../manifest/retryRule.js";
+import { mayRetry } from "../plan/retryRule.js";
 import type { EngineEffect } from "./EngineEvent.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
 
@@ -22,13 +22,8 @@ export const retryAllowed = (table: TaskTable, task: PlannedTask, firstAttempt: 
     { code, message },
   );
 
-/**
- * A downloaded task's record when a run admits it: stay with it, follow to its next
- * attempt (made before, by `--recreate-lost`), or make that attempt now (`recreate`:
- * asked for, and results of this one are lost). Paying again is only ever the user's choice.
- */
-export const nextAfterDownloaded = (nextRecorded: boolean, recreateLost: boolean, lost: number): "stay" | "follow" | "recreate" =>
-  nextRecorded ? "follow" : recreateLost && lost > 0 ? "recreate" : "stay";
+// A downloaded attempt's next step is the attempt walk's (src/plan/attempts.ts).
+export { nextAfterDownloaded } from "../plan/attempts.js";
 
 export const watermarkOf = (task: PlannedTask | undefined): boolean =>
   task?.kind === "video" ? task.request.options?.watermark_info?.enabled === true : task?.request?.watermark_info?.enabled === true;

@@ -14,7 +14,7 @@ import { expectedResults, withMissingResults } from "./resultCount.js";
 import { enterUnknown, notice, record, type Out } from "./taskRules.js";
 import { tick } from "./tick.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { startBucketOf } from "../manifest/runTotals.js";
+import { startBucketOf } from "../plan/runTotals.js";
 
 export const transition = (table: TaskTable, event: EngineEvent): Transition<TaskTable> => {
   const effects: EngineEffect[] = [];
@@ -289,6 +289,9 @@ const admit = (out: Out, event: Extract<EngineEvent, { _tag: "Admit" }>): void =
     case "failed":
       return table.setPhase(entry, "failed");
     case "rejected":
-      return table.setPhase(entry, "rejected");
+      // The service refused the create: nothing was made. Sent again, as the plan says
+      // (`+`), after a lookup (a refused create proves nothing about an earlier one).
+      entry.lookupFirst = true;
+      return;
   }
 };

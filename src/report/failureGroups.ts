@@ -7,7 +7,7 @@
 import type { FailureGroup, Failures } from "../engine/Failures.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
 import { describeVars } from "../manifest/outputFolder.js";
-import { mayRetry } from "../manifest/retryRule.js";
+import { mayRetry } from "../plan/retryRule.js";
 
 /** A for_each job and how many of its tasks one upstream task gives (about). */
 export interface DownstreamShape {

@@ -4,7 +4,7 @@
 // content. The old request comes from the record the reports keep (results.jsonl); the
 // external id and callback are not part of what a person changed. Pure.
 
-import type { PlanResult } from "../manifest/diffPlan.js";
+import type { PlanResult } from "../plan/diffPlan.js";
 import type { LockFile } from "../state/LockFile.js";
 import { filesByHash, type InputView, type RequestView, requestView } from "./provenance.js";
 

@@ -2,7 +2,7 @@
 // (the attempt is part of the hash) but is the manifest's task sent again, so its
 // record in the reports carries the request it was sent with. Pure.
 
-import { slotDirs } from "../manifest/diffPlan.js";
+import { slotDirs } from "../plan/diffPlan.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile } from "../state/LockFile.js";
 

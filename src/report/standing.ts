@@ -5,7 +5,7 @@
 // Pure: the lockfile and, when the manifest is at hand, the plan against it (with the
 // review decisions the plan is made with: a downstream task of an approved output is current).
 
-import { type DiffOptions, diffPlan, type PlanResult } from "../manifest/diffPlan.js";
+import { type DiffOptions, diffPlan, type PlanResult } from "../plan/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
 

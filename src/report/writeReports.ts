@@ -12,7 +12,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "nod
 import { appendFile, mkdir, readFile, rm } from "node:fs/promises";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { outsideProblem } from "../fs/insidePath.js";
-import type { DiffOptions } from "../manifest/diffPlan.js";
+import type { DiffOptions } from "../plan/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockFile } from "../state/LockFile.js";

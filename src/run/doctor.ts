@@ -16,8 +16,8 @@ import { OmniClient, type OmniClientConfig, type OmniClientService } from "../ap
 import { refusalCheck, refusalLine, ServiceRefused } from "../api/refusal.js";
 import { paths } from "../api/wire.js";
 import { ManifestInvalid } from "../manifest/Diagnostic.js";
-import { diffPlan } from "../manifest/diffPlan.js";
-import { planEntryLine } from "../manifest/formatPlan.js";
+import { diffPlan } from "../plan/diffPlan.js";
+import { planEntryLine } from "../plan/formatPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { loadManifest } from "../manifest/loadManifest.js";
 import { imageModelNames } from "../rules/imageCreate.js";

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { diffPlan } from "../../src/manifest/diffPlan.js";
+import { diffPlan } from "../../src/plan/diffPlan.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import type { LockTask } from "../../src/state/LockFile.js";
 

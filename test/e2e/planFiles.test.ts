@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { MAX_PLAN_BYTES } from "../../src/manifest/savedPlan.js";
+import { MAX_PLAN_BYTES } from "../../src/plan/savedPlan.js";
 import { bin, workspace, type Workspace } from "./runFixture.js";
 import { selectYaml } from "./selectFixture.js";
 

@@ -1,68 +1,31 @@
-// `omnibatch run M.yaml`: turns flags into a call of the engine (runManifest), wires
-// SIGINT/SIGTERM to a clean stop, shows progress, and returns the run's exit code.
+// `omnibatch run M.yaml`: turns flags into a run request (runFlags.ts), supplies what the
+// run says and asks once it has its plan (runQuestions.ts), wires SIGINT/SIGTERM to a
+// clean stop, shows progress, and returns the run's exit code. The run itself is the
+// pipeline the library shares (src/run/runLoadedManifest.ts).
 
 import { resolve } from "node:path";
-import type { CallbackSetting } from "../../run/CallbackSetting.js";
 import { timeScaleVariable } from "../../policy/timeScale.js";
 import { Progress, type ProgressMode } from "../Progress.js";
-import { runLoadedManifest } from "../../run/runLoadedManifest.js";
-import { budgetOutlook } from "../../manifest/budgetOutlook.js";
-import { diffPlan } from "../../manifest/diffPlan.js";
+import { NotConfirmed, runLoadedManifest } from "../../run/runLoadedManifest.js";
 import { loadManifest } from "../../manifest/loadManifest.js";
 import { ManifestInvalid } from "../../manifest/Diagnostic.js";
 import type { LoadedManifest } from "../../manifest/LoadedManifest.js";
-import { readLockFile } from "../../state/readLockFile.js";
-import { manifestDecisions } from "../../review/manifestDecisions.js";
-import { askYesNo, recreateQuestion, spendQuestion } from "../confirmSpend.js";
-import { recreatePlan } from "../../run/recreatePlan.js";
-import { resultsAt } from "../../outputs/resultsAt.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions, serviceNameOf } from "../commonOptions.js";
 import { ExitCode } from "../../exit/ExitCode.js";
 import { UsageError } from "../UsageError.js";
 import { annotateRunFailures } from "../ciAnnotations.js";
+import type { SavedPlan } from "../../plan/savedPlan.js";
+import type { RunEvent } from "../../engine/RunEvent.js";
+import { checkPlanApplies, checkSelectionEarly, readSavedPlan, runSelectionOf, selectionFromArgs, selectionOptions } from "../selectionFlags.js";
 import { emulatedManifest } from "../../run/EmulatedRun.js";
-import type { SavedPlan } from "../../manifest/savedPlan.js";
-import type { PlanResult } from "../../manifest/diffPlan.js";
-import type { RunSelection } from "../../engine/RunSelection.js";
-import { checkPlanApplies, readSavedPlan, runSelectionOf, selectedPlan, selectionFromArgs, selectionLines, selectionOptions } from "../selectionFlags.js";
+import { readLockFile } from "../../state/readLockFile.js";
+import { manifestDecisions } from "../../review/manifestDecisions.js";
 import { outputsOption, withOutputs } from "../outputsOption.js";
+import { runFlags, parseDuration } from "../runFlags.js";
+import { runQuestions } from "../runQuestions.js";
 
-const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** `90s`, `25m`, `2h`, `1.5h`, `500ms`; a bare number is seconds. */
-export const parseDuration = (text: string): number | undefined => {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text);
-  if (!m) return undefined;
-  return Math.round(Number(m[1]) * units[(m[2] ?? "s").toLowerCase()]!);
-};
-
-/** --no-callbacks / --callback-url / --callback-listen: undefined leaves the choice to the engine (on for loopback). */
-const callbackSetting = (v: Record<string, string | boolean | string[] | undefined>): false | CallbackSetting | undefined => {
-  const url = typeof v["callback-url"] === "string" ? v["callback-url"] : undefined;
-  const listen = typeof v["callback-listen"] === "string" ? v["callback-listen"] : undefined;
-  if (v["no-callbacks"]) {
-    if (url !== undefined || listen !== undefined) {
-      throw new UsageError({ command: "run", message: "--no-callbacks excludes --callback-url and --callback-listen" });
-    }
-    return false;
-  }
-  if (url === undefined && listen === undefined) return undefined;
-  if (url !== undefined && !/^https?:\/\/[^/\s]+/i.test(url)) {
-    throw new UsageError({ command: "run", message: `--callback-url '${url}' must be an http(s) address, e.g. https://hooks.example.com/omnibatch` });
-  }
-  let host: string | undefined;
-  let port: number | undefined;
-  if (listen !== undefined) {
-    const m = /^\[?([^\]]*?)\]?:(\d{1,5})$/.exec(listen.trim());
-    port = m ? Number(m[2]) : NaN;
-    if (!m || !m[1] || port > 65535) {
-      throw new UsageError({ command: "run", message: `--callback-listen '${listen}' must be HOST:PORT, e.g. 0.0.0.0:8787` });
-    }
-    host = m[1];
-  }
-  return { ...(url !== undefined ? { url } : {}), ...(host !== undefined ? { host } : {}), ...(port !== undefined ? { port } : {}) };
-};
+export { parseDuration };
 
 export const runCommand = defineCommand({
   name: "run",
@@ -138,30 +101,12 @@ export const runCommand = defineCommand({
   run: async (args, io) => {
     const file = resolve(io.cwd, args.positionals[0]!);
     const v = args.values;
-    let maxWaitMs: number | undefined;
-    if (typeof v["max-wait"] === "string") {
-      maxWaitMs = parseDuration(v["max-wait"]);
-      if (maxWaitMs === undefined || maxWaitMs <= 0) {
-        throw new UsageError({ command: "run", message: `--max-wait '${v["max-wait"]}' is not a duration: use e.g. 90s, 25m or 2h` });
-      }
-    }
-    let concurrency: number | undefined;
-    if (typeof v.concurrency === "string") {
-      concurrency = Number(v.concurrency);
-      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
-        throw new UsageError({ command: "run", message: `--concurrency '${v.concurrency}' must be a whole number from 1 to 1000` });
-      }
-    }
-    const callbacks = callbackSetting(v);
-    if (v.emulate && typeof v["base-url"] === "string") {
-      throw new UsageError({ command: "run", message: "--emulate and --base-url exclude each other: --emulate runs against an in-process emulator" });
-    }
+    const { maxWaitMs, concurrency, callbacks } = runFlags(v);
     // Several manifests at once, sharing the account's slots (issue 30): runSeveral.ts.
     if (args.positionals.length > 1) {
       const { runSeveral } = await import("./runSeveral.js");
       return runSeveral(args.positionals.map((p) => resolve(io.cwd, p)), { values: v, ...(maxWaitMs !== undefined ? { maxWaitMs } : {}), ...(concurrency !== undefined ? { concurrency } : {}), ...(callbacks !== undefined ? { callbacks } : {}) }, io);
     }
-
     // A run of a chosen part, or of a saved plan (which carries its own selection).
     let selection = selectionFromArgs("run", v);
     let saved: SavedPlan | undefined;
@@ -188,58 +133,31 @@ export const runCommand = defineCommand({
       }
       throw error;
     }
-    let chosen: PlanResult | undefined;
-    let runSelection: RunSelection | undefined;
     if (saved) selection = await checkPlanApplies(saved, loaded, v.emulate === true, v.plan as string);
     if (selection) {
       const m = v.emulate ? emulatedManifest(loaded) : loaded;
-      const reviews = manifestDecisions(loaded, v.emulate === true);
-      chosen = selectedPlan("run", m, await readLockFile(m.lockfilePath), selection, reviews);
-      runSelection = runSelectionOf(selection, loaded, saved ? new Set(saved.create.map((t) => t.id)) : undefined);
-      // What this part will create and cost, before anything is sent.
-      for (const message of selectionLines(chosen)) {
-        if (v.json) io.stdout.write(`${JSON.stringify({ type: "notice", at: new Date().toISOString(), level: "info", message })}\n`);
-        else if (!v.quiet) io.stderr.write(`${message}\n`);
-      }
+      await checkSelectionEarly("run", m, selection, () => readLockFile(m.lockfilePath), manifestDecisions(loaded, v.emulate === true));
     }
-    // --max-wait counts from the process's start (loading the manifest and the lockfile is
-    // part of the run), except the time a person takes to answer a question below.
-    let maxWaitSince = Math.round(performance.timeOrigin);
-    // Ask before spending: only a person at a terminal, only when money can go out.
-    // Without a key the run stops before sending anything: no question (the address has a default).
-    const configured = !!io.env["OMNIBATCH_API_KEY"];
-    if (!v.emulate && !v.yes && !v.json && configured && io.stdout.isTTY && io.stdin?.isTTY) {
-      const lock = await readLockFile(loaded.lockfilePath);
-      const reviews = manifestDecisions(loaded, false);
-      const plan = chosen ?? diffPlan(loaded, lock, reviews ? { reviews } : {});
-      const question = spendQuestion(plan, loaded.budget ? budgetOutlook(plan, lock, loaded.budget) : undefined);
-      if (question !== undefined && !(await askYesNo(question, io.stdin, io.stdout))) {
-        io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
-        return ExitCode.Pending;
-      }
-      if (question !== undefined) maxWaitSince = Date.now();
-    }
-
-    // Paying again for lost results: only when asked, shown first, confirmed on a terminal.
-    if (v["recreate-lost"] && !v.emulate) {
-      const lock = await readLockFile(loaded.lockfilePath);
-      // With outputs in a store, its listing says what is there (one that cannot be listed: exit 2, nothing sent).
-      const at = await resultsAt(loaded.outputsDir, io.env);
-      const question = recreateQuestion(recreatePlan(loaded, lock, Date.now(), at), !v.yes && !v.json && configured && !!io.stdout.isTTY && !!io.stdin?.isTTY);
-      if (question !== undefined && !v.json) {
-        if (question.endsWith("[y/N] ")) {
-          if (!(await askYesNo(question, io.stdin!, io.stdout))) {
-            io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
-            return ExitCode.Pending;
-          }
-          maxWaitSince = Date.now();
-        } else io.stdout.write(question);
-      }
-    }
-
-    const mode = progressMode;
-    // Without a terminal (CI): a status line this often (OMNIBATCH_PROGRESS_EVERY, e.g. 10s; default 30 s).
-    const progress = makeProgress();
+    const runSelection = selection ? runSelectionOf(selection, loaded, saved ? new Set(saved.create.map((t) => t.id)) : undefined) : undefined;
+    // The live view starts once the run has said and asked what it does with its plan
+    // (runQuestions.ts): drawn before, it would draw over the question. Events until then wait.
+    let progress: Progress | undefined;
+    const early: RunEvent[] = [];
+    const startProgress = () => {
+      progress ??= makeProgress();
+      for (const event of early.splice(0)) progress.onEvent(event);
+      return progress;
+    };
+    const questions = runQuestions({
+      io,
+      loaded,
+      selection,
+      json: v.json === true,
+      quiet: v.quiet === true,
+      emulate: v.emulate === true,
+      yes: v.yes === true,
+      recreateLost: v["recreate-lost"] === true,
+    });
 
     // First signal: stop cleanly (exit 3, lockfile written). Second: leave at once; the
     // lockfile is still valid because every write is atomic or journaled.
@@ -247,12 +165,9 @@ export const runCommand = defineCommand({
     let signals = 0;
     const onSignal = (name: NodeJS.Signals) => {
       signals++;
-      if (signals === 1) {
-        if (mode !== "json") io.stderr.write(`\nomnibatch: ${name}: stopping (again to quit at once); run the same command to continue\n`);
-        abort.abort();
-      } else {
-        process.exit(130);
-      }
+      if (signals > 1) process.exit(130);
+      if (progressMode !== "json") io.stderr.write(`\nomnibatch: ${name}: stopping (again to quit at once); run the same command to continue\n`);
+      abort.abort();
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
@@ -269,19 +184,30 @@ export const runCommand = defineCommand({
         client: { service },
         ...(v.emulate ? { emulate: true } : {}),
         ...(concurrency !== undefined ? { concurrency } : {}),
-        ...(maxWaitMs !== undefined ? { maxWaitMs, maxWaitSince } : {}),
+        // --max-wait counts from the process's start (loading the manifest and the lockfile is
+        // part of the run), except the time a person takes to answer a question.
+        ...(maxWaitMs !== undefined ? { maxWaitMs, maxWaitSince: Math.round(performance.timeOrigin) } : {}),
         ...(callbacks !== undefined ? { callbacks } : {}),
         ...(runSelection ? { selection: runSelection } : {}),
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
         ...(v["switch-service"] ? { switchService: true } : {}),
         ...(v["recreate-lost"] ? { recreateLost: true } : {}),
+        confirm: async (plan, lock) => {
+          const go = await questions(plan, lock);
+          if (go) startProgress();
+          return go;
+        },
         signal: abort.signal,
-        onEvent: progress.onEvent,
+        onEvent: (event) => (progress ? progress.onEvent(event) : event.type === "notice" ? early.push(event) : startProgress().onEvent(event)),
       });
       await annotateRunFailures(file, summary, io);
       return summary.exitCode as ExitCode;
+    } catch (error) {
+      if (!(error instanceof NotConfirmed)) throw error;
+      io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
+      return ExitCode.Pending;
     } finally {
-      progress.close();
+      startProgress().close();
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
       io.outputClosed?.removeEventListener("abort", onClosed);

@@ -219,8 +219,8 @@ export const keepsEntry = (s: Selection, jobs: readonly SelectionJob[]): ((e: Pl
       const up = byId.get(e.job)?.upstream?.job;
       return !s.failed && chosen.has(e.job) && up !== undefined && chosen.has(up);
     }
-    // --failed: a new attempt of a task whose latest attempt failed.
-    return selectsTask(s, e) && (!s.failed || (e.mark === "+" && e.state === "failed"));
+    // --failed: a new attempt of a task whose latest attempt failed, or one to create past a failed attempt (the run takes it: attempts.ts).
+    return selectsTask(s, e) && (!s.failed || (e.mark === "+" && (e.state === "failed" || e.pastFailed === true)));
   };
 };
 

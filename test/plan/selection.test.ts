@@ -1,4 +1,4 @@
-// The selection rule of runs of a chosen part (src/manifest/selection.ts): parsing the
+// The selection rule of runs of a chosen part (src/plan/selection.ts): parsing the
 // flags, matching matrix values (dotted paths into data rows, through a downstream
 // task's upstream vars), checking against the manifest, and cutting a plan down; plus
 // seeded property tests: a plan cut down keeps exactly the entries the rule selects,
@@ -6,7 +6,7 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PlanEntry, PlanMark, PlanResult } from "../../src/manifest/diffPlan.js";
+import type { PlanEntry, PlanMark, PlanResult } from "../../src/plan/diffPlan.js";
 import {
   checkSelection,
   countEntries,
@@ -23,7 +23,7 @@ import {
   type Selection,
   type SelectionJob,
   type WhereClause,
-} from "../../src/manifest/selection.js";
+} from "../../src/plan/selection.js";
 import { seeded } from "../engine/machine.js";
 
 const w = (text: string): WhereClause => {

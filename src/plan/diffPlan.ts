@@ -4,16 +4,16 @@
 // `…` downstream tasks waiting on their upstream job. Pure: the engine uses the same
 // answer to decide what to create.
 
-import { replacedByEarlier, type LockFile, type LockTask, type TaskState } from "../state/LockFile.js";
-import type { LoadedManifest } from "./LoadedManifest.js";
+import type { LockFile, LockTask, TaskState } from "../state/LockFile.js";
+import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { type Amount, amountOf, formatAmount, plus, times } from "../money/Money.js";
-import type { PlannedTask, UpstreamItem } from "./PlannedTask.js";
-import { plannedFiles } from "./taskFiles.js";
-import { itemFile } from "./itemFile.js";
+import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
+import { plannedFiles } from "../manifest/taskFiles.js";
+import { itemFile } from "../manifest/itemFile.js";
 import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
-import { defaultFolderOf, folderHolders, resultFolder } from "./resultFolder.js";
-import { mayRetry } from "./retryRule.js";
+import { defaultFolderOf, folderHolders, resultFolder } from "../manifest/resultFolder.js";
+import { attempts, attemptsAllowed, type AttemptRecords, type AttemptRules, type AttemptWalk } from "./attempts.js";
 
 export type PlanMark = "+" | "=" | "~" | "-" | "…";
 
@@ -37,6 +37,8 @@ export interface PlanEntry {
   readonly estimate?: { readonly currency: string; readonly amount: string };
   /** `…`: number of tasks expected once the upstream job has its results (`estimate` covers them all). */
   readonly count?: number;
+  /** `+`: the attempt walk passed a failed attempt to reach it (attempts.ts): what `--failed` takes. */
+  readonly pastFailed?: boolean;
   /** Why, in a few words (e.g. "retry 2 of 3", "failed, no retries left"). */
   readonly note?: string;
   /**
@@ -136,16 +138,23 @@ export interface DiffOptions {
   readonly reviews?: DecisionIndex;
 }
 
-export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions = {}): PlanResult => {
-  const reviews: DecisionIndex = options.reviews ?? new Map();
+/**
+ * The first pass: every manifest task against its records (the attempt walk), with what
+ * the passes after it share: the entries so far, the records accounted for, the finished
+ * attempts and output counts of jobs others feed on, and the tasks still unmatched.
+ */
+const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions) => {
   const entries: PlanEntry[] = [];
   const lockTasks = lock?.tasks ?? {};
   const slotKey = (job: string, dir: string) => `${job}\u0000${dir}`;
   // Later attempts have ids of their own: find them by matrix position. They are few.
   const retries = new Map<string, [string, LockTask][]>();
+  /** `job\0attempt` of every later attempt recorded: the walk works out a next attempt's id only when one may be recorded. */
+  const laterAttempts = new Set<string>();
   for (const id in lockTasks) {
     const t = lockTasks[id]!;
     if (t.attempt <= 1) continue;
+    laterAttempts.add(`${t.job}\u0000${t.attempt}`);
     const key = slotKey(t.job, t.dir);
     const list = retries.get(key);
     if (list) list.push([id, t]);
@@ -155,7 +164,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   // recorded tasks would fill a set of them for nothing) and later attempts found by
   // position (kept). The set of all is made only when some record may be unaccounted for.
   const accounted = new Set<string>();
-  let ownAccounted = 0;
+  const counts = { own: 0 };
   let everyAccounted: Set<string> | undefined;
   const accountedAll = (): Set<string> => {
     if (everyAccounted === undefined) {
@@ -199,22 +208,36 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task, estimate: task.estimate }
       : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task };
 
+  /** The attempt walk (attempts.ts) over the lockfile's records: the engine's own, so a run does what its plan said. */
+  const records: AttemptRecords = { get: (id) => lockTasks[id], hasAttempt: (job, attempt) => laterAttempts.has(`${job}\u0000${attempt}`) };
+  const rules: AttemptRules = {
+    withAttempt: (task, attempt) => manifest.withAttempt(task, attempt),
+    ...(options.renewFailed ? { renew: options.renewFailed } : {}),
+  };
+
   /** `+` for the next attempt of a recorded task (a new id): a retry, a --failed renewal, or a task abandoned at another service. */
-  /** `after`: the highest attempt number recorded for the task (a later attempt replaced by the latest one keeps its number). */
-  const pushNextAttempt = (task: PlannedTask, folder: string, latest: LockTask, note: (attempt: number) => string, after = latest.attempt): void => {
-    const next = manifest.withAttempt(task, after + 1);
+  const pushNextAttempt = (task: PlannedTask, folder: string, walk: AttemptWalk): void => {
+    const next = walk.task;
+    const last = lockTasks[walk.walked[walk.walked.length - 1]!]!;
+    const note =
+      walk.why === "abandoned"
+        ? `abandoned at ${walk.abandonedAt ?? last.abandoned?.service ?? "another service"}: new attempt ${next.attempt} here`
+        : walk.why === "renew"
+          ? `new attempt ${next.attempt} (--failed)`
+          : `retry: attempt ${next.attempt} of ${attemptsAllowed(walk, task)}`;
     entries.push({
       mark: "+",
       id: next.id,
       job: task.job,
       vars: task.vars,
       dir: folder,
-      state: latest.state,
+      state: last.state,
       attempt: next.attempt,
       task: next,
       ...(next.estimate ? { estimate: next.estimate } : {}),
-      note: note(next.attempt),
+      note,
       ...placedOf(task),
+      ...(walk.pastFailed ? { pastFailed: true } : {}),
     });
   };
 
@@ -228,12 +251,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     // Where its results really go (folderOf, with the record already at hand).
     const folder = direct !== undefined ? direct.dir : resultFolder(task, undefined, holders());
     const later = retries.size ? retries.get(slotKey(task.job, folder)) : undefined;
-    let latestId = task.id;
-    let latest: LockTask;
-    // Attempts replaced by an earlier one taken up again (the engine's walk passes them by, as abandoned ones): their numbers are used.
-    let replacedUpTo = -Infinity;
-    // Attempts abandoned at another service (--switch-service) failed nothing: they use up no retry.
-    let abandoned = 0;
+    // The records this task accounts for: its own, and its later attempts at its position.
     if (later === undefined) {
       // The usual case: the task's own record and no later attempt at its position.
       if (direct === undefined) {
@@ -241,44 +259,35 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         entries.push(create(task, folder));
         return;
       }
-      ownAccounted++;
-      latest = direct;
-      if (direct.abandoned !== undefined) abandoned++;
+      counts.own++;
     } else {
-      const chain: [string, LockTask][] = [];
-      if (direct) chain.push([task.id, direct]);
+      let matched = direct !== undefined;
       for (const [id, t] of later) {
-        if (id !== task.id && manifest.withAttempt(task, t.attempt).requestHash === t.request_hash) chain.push([id, t]);
+        if (id !== task.id && manifest.withAttempt(task, t.attempt).requestHash === t.request_hash) {
+          accounted.add(id);
+          matched = true;
+        }
       }
-      if (chain.length === 0) {
+      if (!matched) {
         unmatched.push({ task, at: entries.length });
         entries.push(create(task, folder));
         return;
       }
-      latestId = chain[0]![0];
-      latest = chain[0]![1];
-      if (direct) ownAccounted++;
-      for (const [id, t] of chain) {
-        if (id !== task.id) accounted.add(id);
-        // Abandoned elsewhere and replaced by an earlier attempt taken up again at its own service: not the latest.
-        if (t.superseded_by !== undefined && chain.some(([other, o]) => o.attempt < t.attempt && replacedByEarlier(t, other))) {
-          replacedUpTo = Math.max(replacedUpTo, t.attempt);
-          continue;
-        }
-        if (t.attempt > latest.attempt) {
-          latestId = id;
-          latest = t;
-        }
-      }
-      for (const [, t] of chain) if (t.abandoned !== undefined) abandoned++;
+      if (direct) counts.own++;
+    }
+    const walk = attempts(task, records, rules);
+    for (const id of walk.walked) if (id !== task.id) accounted.add(id);
+    const latest = walk.record;
+    const latestId = walk.task.id;
+    if (latest === undefined) {
+      // Past the recorded attempts: the next one is made (a retry, --failed, abandoned elsewhere).
+      if (walk.walked.length === 0) entries.push(create(task, folder));
+      else pushNextAttempt(task, folder, walk);
+      return;
     }
     const state = latest.state;
     const keep = feeding.has(task.job);
-    if (latest.abandoned !== undefined) {
-      // Abandoned there: made again here as its next attempt (a new id); its record stays as history.
-      const service = latest.abandoned.service;
-      pushNextAttempt(task, folder, latest, (n) => `abandoned at ${service}: new attempt ${n} here`, Math.max(latest.attempt, replacedUpTo));
-    } else if (DONE.has(state)) {
+    if (DONE.has(state)) {
       // Succeeded but not downloaded yet: its outputs are not recorded, it still makes what it asked for.
       if (keep) {
         if (state === "downloaded" || outputCount(latest) > 0) outputsOf.set(task.id, outputCount(latest));
@@ -288,22 +297,14 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     } else if (IN_FLIGHT.has(state)) {
       entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, inFlight: true });
     } else if (state === "failed") {
-      const attempts = 1 + task.retryFailed + abandoned;
-      // The engine's rule (retryRule.ts): a content-risk failure is tried again only when the job asks.
-      const retry = mayRetry(task, latest.attempt - task.attempt - abandoned, latest.error);
-      const renew = !retry && options.renewFailed?.(task) === true;
-      if (retry || renew) {
-        pushNextAttempt(task, folder, latest, (n) => (renew ? `new attempt ${n} (--failed)` : `retry: attempt ${n} of ${attempts}`), Math.max(latest.attempt, replacedUpTo));
-      } else {
-        const note =
-          latest.attempt < attempts ? "content risk: not retried without retry_content_risk: true" : attempts > 1 ? "failed, no retries left" : "failed";
-        // It makes nothing: no downstream task waits on it.
-        if (keep) outputsOf.set(task.id, 0);
-        entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note });
-      }
+      const allowed = attemptsAllowed(walk, task);
+      const note = latest.attempt < allowed ? "content risk: not retried without retry_content_risk: true" : allowed > 1 ? "failed, no retries left" : "failed";
+      // It makes nothing: no downstream task waits on it.
+      if (keep) outputsOf.set(task.id, 0);
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note });
     } else {
       // planned (never sent) or rejected (the service refused it): create it (again).
-      const again = latest.attempt === task.attempt ? task : manifest.withAttempt(task, latest.attempt);
+      const again = walk.task;
       entries.push({
         mark: "+",
         id: again.id,
@@ -314,22 +315,39 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         task: again,
         ...(again.estimate ? { estimate: again.estimate } : {}),
         ...placedOf(task),
+        ...(walk.pastFailed ? { pastFailed: true } : {}),
         ...(state === "rejected" ? { note: "the service rejected it before" } : {}),
       });
     }
   };
 
   const tasksOf = new Map<string, PlannedTask[]>();
-  for (const task of manifest.tasks) {
-    classify(task);
-    const list = tasksOf.get(task.job);
-    if (list) list.push(task);
-    else tasksOf.set(task.job, [task]);
-  }
+  return {
+    entries,
+    lockTasks,
+    slotKey,
+    accounted,
+    counts,
+    accountedAll,
+    everyAccountedSize: () => everyAccounted?.size,
+    outputsOf,
+    finished,
+    unmatched,
+    lockedCount,
+    tasksOf,
+    classify,
+  };
+};
 
-  // Downstream jobs: their tasks exist for the upstream results the lockfile records.
-  // Identity uses content hashes, not URLs, so they can be expanded here exactly; the
-  // rest wait for their upstream tasks.
+type Classifier = ReturnType<typeof classifierOf>;
+
+/**
+ * Downstream jobs: their tasks exist for the upstream results the lockfile records.
+ * Identity uses content hashes, not URLs, so they can be expanded here exactly; the rest
+ * wait for their upstream tasks. A reviewed job's outputs go downstream once approved.
+ */
+const downstreamPass = (manifest: LoadedManifest, st: Classifier, reviews: DecisionIndex): PlanResult["review"] => {
+  const { entries, classify, tasksOf, finished, outputsOf } = st;
   const reviewed = new Set(manifest.jobs.filter((j) => j.review).map((j) => j.id));
   const review: Record<string, { awaiting: number; approved: number; rejected: number } | { waitingOnReview: number }> = {};
   for (const id of reviewed) {
@@ -414,8 +432,12 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       });
     }
   }
+  return reviewed.size > 0 ? review : undefined;
+};
 
-  // `~`: a task without attempts whose matrix position holds other (older) tasks.
+/** `~`: a task without attempts whose matrix position holds other (older) tasks. */
+const changedPass = (st: Classifier): void => {
+  const { entries, lockTasks, slotKey, unmatched, accountedAll } = st;
   if (unmatched.length > 0) {
     const accounted = accountedAll();
     const leftover = new Map<string, string[]>();
@@ -438,11 +460,16 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       entries[at] = { ...entries[at]!, mark: "~", replaces: older.sort() };
     }
   }
+};
 
-  // `-`: superseded when the manifest's task at its position is another one, else orphaned.
-  // (Every record accounted for by the manifest's tasks: none is, and none is looked at.)
+/**
+ * `-`: superseded when the manifest's task at its position is another one, else orphaned.
+ * (Every record accounted for by the manifest's tasks: none is, and none is looked at.)
+ */
+const orphanPass = (st: Classifier): void => {
+  const { entries, lockTasks, slotKey, accounted, counts, accountedAll, lockedCount } = st;
   let current: Map<string, string> | undefined;
-  const candidates = (everyAccounted?.size ?? accounted.size + ownAccounted) < lockedCount ? Object.keys(lockTasks) : [];
+  const candidates = (st.everyAccountedSize() ?? accounted.size + counts.own) < lockedCount ? Object.keys(lockTasks) : [];
   const all = candidates.length > 0 ? accountedAll() : accounted;
   for (const id of candidates) {
     if (all.has(id)) continue;
@@ -461,7 +488,22 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     const by = t.superseded_by ?? slotDirs(id, t).map((d) => current!.get(slotKey(t.job, d))).find((c) => c !== undefined && c !== id);
     entries.push({ mark: "-", id, job: t.job, vars: t.vars, dir: t.dir, state: t.state, ...(by !== undefined ? { supersededBy: by } : {}) });
   }
+};
 
+export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions = {}): PlanResult => {
+  const reviews: DecisionIndex = options.reviews ?? new Map();
+  const st = classifierOf(manifest, lock, options);
+  const { entries, classify, tasksOf } = st;
+  for (const task of manifest.tasks) {
+    classify(task);
+    const list = tasksOf.get(task.job);
+    if (list) list.push(task);
+    else tasksOf.set(task.job, [task]);
+  }
+
+  const review = downstreamPass(manifest, st, reviews);
+  changedPass(st);
+  orphanPass(st);
   const { jobs, total, estimate, waitingEstimate } = countEntries(entries, manifest.jobs.map((j) => j.id));
   return {
     manifest: manifest.file,
@@ -472,7 +514,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     total,
     estimate,
     waitingEstimate,
-    ...(reviewed.size > 0 ? { review } : {}),
+    ...(review ? { review } : {}),
   };
 };
 

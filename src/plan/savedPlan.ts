@@ -6,7 +6,7 @@
 
 import { createHash } from "node:crypto";
 import * as Data from "effect/Data";
-import { canonicalJson } from "./TaskIdentity.js";
+import { canonicalJson } from "../manifest/TaskIdentity.js";
 import type { LockFile } from "../state/LockFile.js";
 import type { PlanResult } from "./diffPlan.js";
 import { parseOnly, parseWhere, type Selection } from "./selection.js";

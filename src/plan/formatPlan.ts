@@ -4,7 +4,7 @@
 // and, when the manifest has a budget, what the work left would do to it.
 
 import { entryFiles, type PlanCounts, type PlanEntry, type PlanResult } from "./diffPlan.js";
-import { describeVars } from "./outputFolder.js";
+import { describeVars } from "../manifest/outputFolder.js";
 import { describeOutlook, type BudgetOutlook } from "./budgetOutlook.js";
 
 /** Lines listed per job and mark before "... and N more". */

@@ -1,10 +1,10 @@
-// The plan against the budget (src/manifest/budgetOutlook.ts): spend counts every cash
+// The plan against the budget (src/plan/budgetOutlook.ts): spend counts every cash
 // charge of the lockfile and never goes down; tasks that would not run are counted in
 // creation order with exact decimals; unpriced tasks are named, not guessed.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { budgetOutlook, describeOutlook } from "../../src/manifest/budgetOutlook.js";
-import type { PlanEntry, PlanResult } from "../../src/manifest/diffPlan.js";
+import { budgetOutlook, describeOutlook } from "../../src/plan/budgetOutlook.js";
+import type { PlanEntry, PlanResult } from "../../src/plan/diffPlan.js";
 import type { LockFile, LockTask } from "../../src/state/LockFile.js";
 
 const entry = (mark: PlanEntry["mark"], job: string, amount?: string, count?: number): PlanEntry => ({

@@ -2,12 +2,12 @@
 // estimate per currency.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { diffPlan } from "../../src/manifest/diffPlan.js";
+import { diffPlan } from "../../src/plan/diffPlan.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
 import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
 import type { LockFile, LockTask, TaskState } from "../../src/state/LockFile.js";
-import { tempManifest } from "./tempManifest.js";
+import { tempManifest } from "../manifest/tempManifest.js";
 import { ownFolders } from "../../src/engine/ownFolders.js";
 
 const manifest = (prompt = "a {{ c }} mug") => `version: 1

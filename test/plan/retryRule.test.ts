@@ -6,17 +6,17 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { diffPlan } from "../../src/manifest/diffPlan.js";
+import { diffPlan } from "../../src/plan/diffPlan.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
-import { mayRetry } from "../../src/manifest/retryRule.js";
-import { runTotals } from "../../src/manifest/runTotals.js";
+import { mayRetry } from "../../src/plan/retryRule.js";
+import { runTotals } from "../../src/plan/runTotals.js";
 import { groupFailures } from "../../src/report/failureGroups.js";
 import { shapeOf } from "../../src/report/manifestLocations.js";
 import { retryAllowed } from "../../src/engine/taskRules.js";
 import type { LockFile, LockTask } from "../../src/state/LockFile.js";
 import { makeTable } from "../engine/machine.js";
-import { tempManifest } from "./tempManifest.js";
+import { tempManifest } from "../manifest/tempManifest.js";
 
 const risk = { code: 1301, message: "content risk" };
 const riskByWords = { message: "Task failed: the content was flagged by the platform's content-risk review (emulated)." };

@@ -4,8 +4,8 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PlanEntry, PlanResult } from "../../src/manifest/diffPlan.js";
-import { describeResume, describeTotals, runTotals } from "../../src/manifest/runTotals.js";
+import type { PlanEntry, PlanResult } from "../../src/plan/diffPlan.js";
+import { describeResume, describeTotals, runTotals } from "../../src/plan/runTotals.js";
 
 const counts = () => ({ "+": 0, "=": 0, "~": 0, "-": 0, "…": 0, inFlight: 0 });
 const plan = (entries: PlanEntry[]): PlanResult => ({

@@ -4,9 +4,25 @@
 // good, or still to create. The live view's totals and the "resuming: ..." line come from
 // here, so a run and `plan` count the same way. Pure.
 
-import type { JobOutlook, StartBucket } from "../engine/RunEvent.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { PlanEntry, PlanResult } from "./diffPlan.js";
+
+/** Where the start event's totals counted a task recorded before the run (see JobOutlook). */
+export type StartBucket = "done" | "inFlight" | "failed";
+
+/** What the run found and expects, per job, from the plan (runTotals below). */
+export interface JobOutlook {
+  /** Every task the job is expected to have: recorded, to create, and expected downstream ones. */
+  readonly total: number;
+  /** Results on disk already. */
+  readonly done: number;
+  /** Created (or finished) at the service, results not on disk yet. */
+  readonly inFlight: number;
+  /** Failed with no attempt left. */
+  readonly failed: number;
+  /** To create now, plus expected downstream tasks that wait on their upstream job. */
+  readonly toCreate: number;
+}
 
 export interface RunTotals {
   readonly total: number;

@@ -5,7 +5,7 @@
 // and plan's files follow the run's folder rule.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { diffPlan, entryFiles, slotDirs, supersessions } from "../../src/manifest/diffPlan.js";
+import { diffPlan, entryFiles, slotDirs, supersessions } from "../../src/plan/diffPlan.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
 import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
@@ -14,7 +14,7 @@ import { retryAttempts } from "../../src/report/retryAttempts.js";
 import { standingOf, standings } from "../../src/report/standing.js";
 import type { LockFile, LockTask, TaskState } from "../../src/state/LockFile.js";
 import { decodeTaskLine, encodeTaskLine } from "../../src/state/TaskLine.js";
-import { tempManifest } from "./tempManifest.js";
+import { tempManifest } from "../manifest/tempManifest.js";
 
 const manifest = (prompt: string, colours = "[red, green, blue]") => `version: 1
 name: p

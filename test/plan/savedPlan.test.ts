@@ -1,11 +1,11 @@
-// Saved plans (src/manifest/savedPlan.ts): what `plan --out` writes, the digests that
+// Saved plans (src/plan/savedPlan.ts): what `plan --out` writes, the digests that
 // tie it to a manifest and a lockfile, and the field-by-field check on load.
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PlanResult } from "../../src/manifest/diffPlan.js";
-import { checkSavedPlan, lockDigest, manifestDigest, savePlan, selectionOfPlan, type SavedPlan } from "../../src/manifest/savedPlan.js";
-import { parseWhere, type WhereClause } from "../../src/manifest/selection.js";
+import type { PlanResult } from "../../src/plan/diffPlan.js";
+import { checkSavedPlan, lockDigest, manifestDigest, savePlan, selectionOfPlan, type SavedPlan } from "../../src/plan/savedPlan.js";
+import { parseWhere, type WhereClause } from "../../src/plan/selection.js";
 import type { LockTask } from "../../src/state/LockFile.js";
 
 const plan: PlanResult = {
