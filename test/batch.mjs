@@ -3,7 +3,8 @@
 // imported, then its suites (every `test.run()` it called) run before the next file is
 // imported, as uvu's own CLI does for several files. Between files it prints marker lines
 // the runner reads: `@@batch start FILE`, then the file's own uvu output, then
-// `@@batch end FILE total passed skipped ms`. A file that throws while loading counts as
+// `@@batch end FILE total passed skipped ms cpuMs` (cpuMs: this process's CPU time, user +
+// system, while the file ran). A file that throws while loading counts as
 // broken (total 0 and a message); a file that never ends is stopped by the runner, which
 // then starts the files after it in a new batch.
 
@@ -47,6 +48,7 @@ const write = (text) => new Promise((resolve) => process.stdout.write(text, () =
 for (const [index, file] of process.argv.slice(2).entries()) {
   await write(`\n@@batch start ${file}\n`);
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   globalThis.UVU_INDEX = index;
   globalThis.UVU_QUEUE[index] = [null];
   let total = 0;
@@ -79,7 +81,9 @@ for (const [index, file] of process.argv.slice(2).entries()) {
     );
   }
   const ms = Math.round(performance.now() - started);
-  await write(`\n@@batch end ${file} ${total} ${passed} ${skipped} ${ms}${broken ? " broken" : ""}\n`);
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
+  await write(`\n@@batch end ${file} ${total} ${passed} ${skipped} ${ms} ${cpuMs}${broken ? " broken" : ""}\n`);
 }
 // A file may leave a handle open (an idle keep-alive socket): the batch is done all the same.
 process.exit(0);

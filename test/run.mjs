@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import pLimit from "p-limit";
 import { classify } from "./classify.mjs";
+import { cpuMs } from "./cpuUsage.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const testRoot = join(root, "test");
@@ -63,8 +64,19 @@ let failed = 0;
 let skipped = 0;
 /** Test files that said their browser tests were skipped (test/browser/browser.ts prints the marker). */
 const browserSkips = [];
-/** Per file: seconds, and whether it ran in a shared process. */
+/** Per file: milliseconds of wall and of CPU time, and whether it ran in a shared process. */
 const timings = [];
+/** CPU milliseconds of every test process (alone or shared), from their `@@cpu` lines. */
+let testCpuMs = 0;
+const cpuPreload = join(testRoot, "cpuReport.mjs");
+/** The CPU milliseconds a test process printed as it exited (test/cpuReport.mjs), and its output without that line. */
+const takeCpu = (output) => {
+  const m = /\n?@@cpu (\d+)\n?/.exec(output);
+  if (!m) return { cpu: undefined, output };
+  testCpuMs += Number(m[1]);
+  return { cpu: Number(m[1]), output: output.slice(0, m.index) + output.slice(m.index + m[0].length) };
+};
+const cpuText = (cpu) => (cpu === undefined ? "" : `, ${seconds(cpu)} s CPU`);
 
 // How long each file took last time (kept in test/.tmp, which git ignores and `npm ci` keeps),
 // so the longest start first.
@@ -79,19 +91,19 @@ const lastTimes = (() => {
 })();
 
 /** One file's result, counted and printed. `output` is what the file printed. */
-const record = (name, c, output, ms, { broken = false, why = "", shared = false } = {}) => {
+const record = (name, c, output, ms, { broken = false, why = "", shared = false, cpu } = {}) => {
   // uvu's Total counts the tests that ran: skipped ones are not in it.
   const fileFailed = c.total - c.passed;
   if (output.includes("BROWSER TESTS SKIPPED")) browserSkips.push(name);
   passed += c.passed;
   skipped += c.skipped;
   failed += fileFailed + (broken && fileFailed === 0 ? 1 : 0);
-  timings.push({ name, ms, shared });
-  const secs = seconds(ms);
+  timings.push({ name, ms, cpu, shared });
+  const secs = `${seconds(ms)} s${cpuText(cpu)}`;
   if (fileFailed > 0 || broken) {
-    process.stdout.write(`\nFAIL ${name}${why} [${secs} s]\n${output}\n`);
+    process.stdout.write(`\nFAIL ${name}${why} [${secs}]\n${output}\n`);
   } else {
-    process.stdout.write(`ok   ${name}: ${c.passed} passed${c.skipped ? `, ${c.skipped} skipped` : ""} [${secs} s]${shared ? " (shared)" : ""}\n`);
+    process.stdout.write(`ok   ${name}: ${c.passed} passed${c.skipped ? `, ${c.skipped} skipped` : ""} [${secs}]${shared ? " (shared)" : ""}\n`);
   }
 };
 
@@ -111,10 +123,10 @@ const childEnv = { FORCE_COLOR: "0", NO_COLOR: "1", OMNIBATCH_CACHE_DIR: cacheDi
 const runAlone = async (file) => {
   const name = relative(root, file);
   const t0 = Date.now();
-  const result = await execa("node", ["--import", "tsx", file], { cwd: root, reject: false, all: true, timeout: fileTimeoutMs, env: childEnv });
-  const output = result.all ?? "";
+  const result = await execa("node", ["--import", "tsx", "--import", cpuPreload, file], { cwd: root, reject: false, all: true, timeout: fileTimeoutMs, env: childEnv });
+  const { cpu, output } = takeCpu(result.all ?? "");
   const why = result.timedOut ? ` (timed out after ${fileTimeoutMs / 1000} s)` : "";
-  record(name, counts(output), output, Date.now() - t0, { broken: result.exitCode !== 0, why });
+  record(name, counts(output), output, Date.now() - t0, { broken: result.exitCode !== 0, why, cpu });
 };
 
 /**
@@ -125,7 +137,7 @@ const runAlone = async (file) => {
 const runShared = async (files) => {
   let rest = files;
   while (rest.length > 0) {
-    const child = execa("node", ["--import", "tsx", join(testRoot, "batch.mjs"), ...rest], { cwd: root, reject: false, all: true, env: childEnv, buffer: false });
+    const child = execa("node", ["--import", "tsx", "--import", cpuPreload, join(testRoot, "batch.mjs"), ...rest], { cwd: root, reject: false, all: true, env: childEnv, buffer: false });
     let text = ""; // what the process printed and this has not read yet
     let current; // the file it is running: { file, started, timedOut }
     let timer;
@@ -151,9 +163,9 @@ const runShared = async (files) => {
         }
         const end = line(`@@batch end ${current.file} `);
         if (!end) return;
-        const [total, ok, skip, ms, broken] = end.rest.split(" ");
+        const [total, ok, skip, ms, cpu, broken] = end.rest.split(" ");
         const output = text.slice(0, end.at).trim();
-        record(relative(root, current.file), { total: Number(total), passed: Number(ok), skipped: Number(skip) }, output, Number(ms), { broken: broken === "broken", shared: true });
+        record(relative(root, current.file), { total: Number(total), passed: Number(ok), skipped: Number(skip) }, output, Number(ms), { broken: broken === "broken", shared: true, cpu: Number(cpu) });
         done.add(current.file);
         text = text.slice(end.next);
         current = undefined;
@@ -167,6 +179,7 @@ const runShared = async (files) => {
     const result = await child;
     clearTimeout(timer);
     scan();
+    text = takeCpu(text).output; // the whole process's CPU, start-up included, counts in the total
     if (current) {
       const why = current.timedOut ? ` (timed out after ${fileTimeoutMs / 1000} s, in a shared process)` : ` (its process ended with ${result.signal ?? `exit code ${result.exitCode}`})`;
       const output = text;
@@ -239,17 +252,21 @@ try {
   for (const t of timings) times[t.name] = t.ms;
   mkdirSync(join(testRoot, ".tmp"), { recursive: true });
   writeFileSync(timesPath, `${JSON.stringify(times, null, 1)}\n`);
+  writeFileSync(join(testRoot, ".tmp", "last-run.json"), `${JSON.stringify({ cpuMs: testCpuMs, files: timings }, null, 1)}\n`);
 } catch {
   // Only the order of the next run depends on it.
 }
 
 const slowest = [...timings].sort((a, b) => b.ms - a.ms).slice(0, 10);
+const allCpu = cpuMs();
 process.stdout.write(
   `\n${files.length} test files (${shared.length} in ${groupCount} shared process${groupCount === 1 ? "" : "es"}, ${alone.length} alone) in ${seconds(Date.now() - started)} s; ` +
-    `${seconds(Date.now() - runStarted)} s with the build and type check\n`,
+    `${seconds(Date.now() - runStarted)} s with the build and type check\n` +
+    (allCpu === undefined ? "" : `CPU: ${seconds(testCpuMs)} s in the test processes and what they started; ${seconds(allCpu)} s with the build, type check and runner\n`),
 );
 if (slowest.length > 0) {
-  process.stdout.write(`slowest files:\n${slowest.map((t) => `  ${seconds(t.ms).padStart(6)} s  ${t.name}${t.shared ? " (shared)" : ""}`).join("\n")}\n`);
+  const cpuColumn = (t) => (t.cpu === undefined ? "" : `${seconds(t.cpu).padStart(6)} s CPU`);
+  process.stdout.write(`slowest files (wall, CPU):\n${slowest.map((t) => `  ${seconds(t.ms).padStart(6)} s ${cpuColumn(t)}  ${t.name}${t.shared ? " (shared)" : ""}`).join("\n")}\n`);
 }
 if (browserSkips.length > 0) {
   process.stdout.write(

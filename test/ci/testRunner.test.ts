@@ -56,7 +56,7 @@ t("batch: each file's counts and time between markers; a failure, a file that ca
   const after = file("after.test.ts", uvuFile(`test("clean", () => assert.is(process.env["OMNIBATCH_LEAK"], "1"));`));
   const r = await execa("node", ["--import", "tsx", join(testRoot, "batch.mjs"), ok, bad, broken, leaky, after], { cwd: checkoutRoot, reject: false, all: true, env: { NO_COLOR: "1" } });
   assert.is(r.exitCode, 0, r.all);
-  const ends = Object.fromEntries([...r.all.matchAll(/^@@batch end (\S+) (\d+) (\d+) (\d+) (\d+)( broken)?$/gm)].map((m) => [m[1], [m[2], m[3], m[4], m[6] ?? ""]]));
+  const ends = Object.fromEntries([...r.all.matchAll(/^@@batch end (\S+) (\d+) (\d+) (\d+) (\d+) (\d+)( broken)?$/gm)].map((m) => [m[1], [m[2], m[3], m[4], m[7] ?? ""]]));
   assert.equal(ends[ok], ["2", "2", "0", ""]);
   assert.equal(ends[bad], ["2", "1", "0", ""]);
   assert.equal(ends[broken], ["0", "0", "0", " broken"]);
