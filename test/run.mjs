@@ -18,7 +18,6 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
-import pLimit from "p-limit";
 import { classify } from "./classify.mjs";
 import { cpuMs } from "./cpuUsage.mjs";
 
@@ -129,70 +128,77 @@ const runAlone = async (file) => {
   record(name, counts(output), output, Date.now() - t0, { broken: result.exitCode !== 0, why, cpu });
 };
 
+/** How many shared processes (test/batch.mjs) were started, and how many of them ended in a failure. */
+let batchesStarted = 0;
+
 /**
- * Several files in one process (test/batch.mjs), each counted and timed as its own. A file
- * that runs past the time limit or takes the process down fails; the files after it start
- * again in a new process.
+ * A shared process (test/batch.mjs --stdin) that runs the files handed to it one at a time,
+ * each counted and timed as its own. `run(file)` resolves when the file is done: true, or
+ * false when the file ran past the time limit or took the process down (then the process is
+ * gone and the file failed; the caller starts a new one for the next file). `end()` lets the
+ * process exit.
  */
-const runShared = async (files) => {
-  let rest = files;
-  while (rest.length > 0) {
-    const child = execa("node", ["--import", "tsx", "--import", cpuPreload, join(testRoot, "batch.mjs"), ...rest], { cwd: root, reject: false, all: true, env: childEnv, buffer: false });
-    let text = ""; // what the process printed and this has not read yet
-    let current; // the file it is running: { file, started, timedOut }
-    let timer;
-    const done = new Set();
-    const line = (marker) => {
-      const at = text.indexOf(marker);
-      const eol = at < 0 ? -1 : text.indexOf("\n", at);
-      return eol < 0 ? undefined : { at, rest: text.slice(at + marker.length, eol), next: eol + 1 };
-    };
-    const scan = () => {
-      for (;;) {
-        if (!current) {
-          const start = line("@@batch start ");
-          if (!start) return;
-          current = { file: start.rest, started: Date.now(), timedOut: false };
-          text = text.slice(start.next);
-          clearTimeout(timer);
-          timer = setTimeout(() => {
-            current.timedOut = true;
-            child.kill("SIGKILL");
-          }, fileTimeoutMs);
-          continue;
-        }
-        const end = line(`@@batch end ${current.file} `);
-        if (!end) return;
-        const [total, ok, skip, ms, cpu, broken] = end.rest.split(" ");
-        const output = text.slice(0, end.at).trim();
-        record(relative(root, current.file), { total: Number(total), passed: Number(ok), skipped: Number(skip) }, output, Number(ms), { broken: broken === "broken", shared: true, cpu: Number(cpu) });
-        done.add(current.file);
-        text = text.slice(end.next);
-        current = undefined;
-        clearTimeout(timer);
-      }
-    };
-    child.all.on("data", (chunk) => {
-      text += chunk.toString("utf8");
-      scan();
-    });
-    const result = await child;
+const startBatch = () => {
+  batchesStarted += 1;
+  const child = execa("node", ["--import", "tsx", "--import", cpuPreload, join(testRoot, "batch.mjs"), "--stdin"], { cwd: root, reject: false, all: true, env: childEnv, buffer: false, stdin: "pipe" });
+  let text = ""; // what the process printed and this has not read yet
+  let current; // the file it is running: { file, started, timedOut, resolve }
+  let timer;
+  let ended = false;
+  const line = (marker) => {
+    const at = text.indexOf(marker);
+    const eol = at < 0 ? -1 : text.indexOf("\n", at);
+    return eol < 0 ? undefined : { at, rest: text.slice(at + marker.length, eol), next: eol + 1 };
+  };
+  const scan = () => {
+    if (!current) return;
+    const end = line(`@@batch end ${current.file} `);
+    if (!end) return;
+    const [total, ok, skip, ms, cpu, broken] = end.rest.split(" ");
+    const begin = line(`@@batch start ${current.file}`);
+    const output = text.slice(begin && begin.at < end.at ? begin.next : 0, end.at).trim();
+    record(relative(root, current.file), { total: Number(total), passed: Number(ok), skipped: Number(skip) }, output, Number(ms), { broken: broken === "broken", shared: true, cpu: Number(cpu) });
+    text = text.slice(end.next);
+    clearTimeout(timer);
+    const { resolve } = current;
+    current = undefined;
+    resolve(true);
+  };
+  child.all.on("data", (chunk) => {
+    text += chunk.toString("utf8");
+    scan();
+  });
+  const exited = child.then((result) => {
+    ended = true;
     clearTimeout(timer);
     scan();
     text = takeCpu(text).output; // the whole process's CPU, start-up included, counts in the total
     if (current) {
       const why = current.timedOut ? ` (timed out after ${fileTimeoutMs / 1000} s, in a shared process)` : ` (its process ended with ${result.signal ?? `exit code ${result.exitCode}`})`;
-      const output = text;
+      const begin = line(`@@batch start ${current.file}`);
+      const output = begin ? text.slice(begin.next) : text;
       record(relative(root, current.file), counts(output), output, Date.now() - current.started, { broken: true, why, shared: true });
-      done.add(current.file);
-    } else if (done.size === 0) {
-      // The process could not even start its first file.
-      process.stdout.write(`\nFAIL test/batch.mjs (exit ${result.exitCode})\n${text}\n`);
-      failed += 1;
-      return;
+      const { resolve } = current;
+      current = undefined;
+      resolve(false);
     }
-    rest = rest.filter((f) => !done.has(f));
-  }
+  });
+  return {
+    run: (file) =>
+      new Promise((resolve) => {
+        if (ended) return resolve(false);
+        current = { file, started: Date.now(), timedOut: false, resolve };
+        timer = setTimeout(() => {
+          current.timedOut = true;
+          child.kill("SIGKILL");
+        }, fileTimeoutMs);
+        child.stdin.write(`${file}\n`);
+      }),
+    end: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
 };
 
 // `npm run build` (tsc, then the CLI bundle that the CLI tests run, scripts/bundleCli.mjs) and
@@ -227,24 +233,29 @@ const files = findTests(testRoot)
   .sort();
 const { shared, alone } = isolate ? { shared: [], alone: files.map((file) => ({ file })) } : classify(files, testRoot);
 
-// Shared files go in a few groups of about equal time (by last run), so the groups and the
-// files alone keep both places busy; the longest work starts first.
+// OMNIBATCH_TEST_JOBS places, each taking the next file, the longest (by last run) first:
+// a file that needs its own process runs in one; the others run in the place's shared
+// process (started at its first such file, kept for the next). So both places stay busy to
+// the end and Node, tsx and the modules a file imports start once per place, not per file.
+// The type check holds one place until it ends.
 const guess = (file) => lastTimes[relative(root, file)] ?? 2000;
-const groupCount = Math.min(Math.ceil(shared.length / 10), Math.max(parallel, Math.ceil(shared.length / 40)));
-const groups = Array.from({ length: groupCount }, () => ({ files: [], ms: 0 }));
-for (const file of [...shared].sort((a, b) => guess(b) - guess(a))) {
-  const lightest = groups.reduce((a, b) => (b.ms < a.ms ? b : a));
-  lightest.files.push(file);
-  lightest.ms += guess(file);
-}
-const jobs = [
-  ...groups.map((g) => ({ ms: g.ms + 1000, run: () => runShared(g.files.sort()) })),
-  ...alone.map(({ file }) => ({ ms: guess(file) + 1000, run: () => runAlone(file) })),
-].sort((a, b) => b.ms - a.ms);
-
-const limit = pLimit(parallel);
+const own = new Set(alone.map(({ file }) => file));
+const queue = [...files].sort((a, b) => guess(b) - guess(a));
+const place = async (first) => {
+  if (first) await typecheck.then((ok) => void (ok || (failed += 1)));
+  let batch;
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    if (own.has(file)) {
+      await runAlone(file);
+      continue;
+    }
+    batch ??= startBatch();
+    if (!(await batch.run(file))) batch = undefined;
+  }
+  await batch?.end();
+};
 const started = Date.now();
-await Promise.all([limit(() => typecheck.then((ok) => void (ok || (failed += 1)))), ...jobs.map((job) => limit(job.run))]);
+await Promise.all(Array.from({ length: Math.max(1, parallel) }, (_, i) => place(i === 0)));
 
 rmSync(cacheDir, { recursive: true, force: true });
 try {
@@ -260,7 +271,7 @@ try {
 const slowest = [...timings].sort((a, b) => b.ms - a.ms).slice(0, 10);
 const allCpu = cpuMs();
 process.stdout.write(
-  `\n${files.length} test files (${shared.length} in ${groupCount} shared process${groupCount === 1 ? "" : "es"}, ${alone.length} alone) in ${seconds(Date.now() - started)} s; ` +
+  `\n${files.length} test files (${shared.length} in ${batchesStarted} shared process${batchesStarted === 1 ? "" : "es"}, ${alone.length} alone) in ${seconds(Date.now() - started)} s; ` +
     `${seconds(Date.now() - runStarted)} s with the build and type check\n` +
     (allCpu === undefined ? "" : `CPU: ${seconds(testCpuMs)} s in the test processes and what they started; ${seconds(allCpu)} s with the build, type check and runner\n`),
 );
