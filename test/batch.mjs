@@ -1,13 +1,18 @@
-// One Node process running several in-process test files, one after another, for the test
-// runner (test/run.mjs): started as `node --import tsx test/batch.mjs FILE...`. Each file is
-// imported, then its suites (every `test.run()` it called) run before the next file is
-// imported, as uvu's own CLI does for several files. Between files it prints marker lines
-// the runner reads: `@@batch start FILE`, then the file's own uvu output, then
-// `@@batch end FILE total passed skipped ms`. A file that throws while loading counts as
-// broken (total 0 and a message); a file that never ends is stopped by the runner, which
-// then starts the files after it in a new batch.
+// One Node process running several test files, one after another, for the test runner
+// (test/run.mjs): started as `node --import tsx test/batch.mjs FILE...`, or with `--stdin`
+// to take the files one per line from its standard input as the runner hands them out (it
+// ends when its input does). Each file is imported, then its suites (every `test.run()` it
+// called) run before the next file is imported, as uvu's own CLI does for several files.
+// Between files it prints marker lines the runner reads: `@@batch start FILE`, then the
+// file's own uvu output, then `@@batch end FILE total passed skipped ms cpuMs` (cpuMs: the
+// CPU time, user + system, of this process and of the child processes it waited for while
+// the file ran). A file that throws while loading counts as broken (total 0 and a message);
+// a file that never ends is stopped by the runner, which then runs the files after it in a
+// new process.
 
+import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
+import { cpuMs } from "./cpuUsage.mjs";
 
 globalThis.UVU_DEFER = 1;
 globalThis.UVU_QUEUE = globalThis.UVU_QUEUE ?? [];
@@ -44,9 +49,13 @@ const changes = (before, after) => {
 
 const write = (text) => new Promise((resolve) => process.stdout.write(text, () => resolve()));
 
-for (const [index, file] of process.argv.slice(2).entries()) {
+/** The CPU milliseconds so far, children included where /proc tells (else this process's alone). */
+const cpuNow = () => cpuMs() ?? (({ user, system }) => (user + system) / 1000)(process.cpuUsage());
+
+const runFile = async (index, file) => {
   await write(`\n@@batch start ${file}\n`);
   const started = performance.now();
+  const cpuBefore = cpuNow();
   globalThis.UVU_INDEX = index;
   globalThis.UVU_QUEUE[index] = [null];
   let total = 0;
@@ -79,7 +88,15 @@ for (const [index, file] of process.argv.slice(2).entries()) {
     );
   }
   const ms = Math.round(performance.now() - started);
-  await write(`\n@@batch end ${file} ${total} ${passed} ${skipped} ${ms}${broken ? " broken" : ""}\n`);
+  const cpu = Math.round(cpuNow() - cpuBefore);
+  await write(`\n@@batch end ${file} ${total} ${passed} ${skipped} ${ms} ${cpu}${broken ? " broken" : ""}\n`);
+};
+
+if (process.argv[2] === "--stdin") {
+  let index = 0;
+  for await (const line of createInterface({ input: process.stdin })) if (line.trim()) await runFile(index++, line.trim());
+} else {
+  for (const [index, file] of process.argv.slice(2).entries()) await runFile(index, file);
 }
 // A file may leave a handle open (an idle keep-alive socket): the batch is done all the same.
 process.exit(0);

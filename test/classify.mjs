@@ -1,12 +1,14 @@
 // Which test files may share one Node process (test/batch.mjs) and which need their own, for
 // the test runner (test/run.mjs). The rule is read from the source, so a new test file is
 // classified without anyone listing it: a file runs in its own process when it, or a test
-// helper it imports (relative imports inside test/, followed through), starts child
-// processes, a browser, or touches process-wide state (environment variables, the working
-// folder, process event handlers, the exit code, globals). Everything else (pure code,
-// in-process servers on port 0 that the file closes, TestClock) shares. A file can ask for
-// its own process in words: a comment `test-runner: own process`. A shared file that leaves
-// process-wide state changed after all is caught by test/batch.mjs and fails, saying so.
+// helper it imports (relative imports inside test/, followed through), starts a browser or
+// touches process-wide state (environment variables, the working folder, process event
+// handlers or signals, the exit code, the standard streams, globals). Everything else
+// shares: pure code, in-process servers on port 0 that the file closes, TestClock, and child
+// processes (the CLI, a lockfile writer) that the file waits for, whose own state is theirs.
+// A file can ask for its own process in words: a comment `test-runner: own process`. A
+// shared file that leaves process-wide state changed after all is caught by test/batch.mjs
+// and fails, saying so.
 
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -15,7 +17,7 @@ export const OWN_PROCESS_MARK = "test-runner: own process";
 
 /** What makes a file need its own process, each with the reason the runner can print. */
 const NEEDS_OWN_PROCESS = [
-  [/\bexeca\b|node:child_process|["']child_process["']|\bspawn(?:Sync)?\(|\bfork\(|execFile(?:Sync)?\(|worker_threads/, "starts child processes"],
+  [/worker_threads/, "starts worker threads"],
   [/playwright|chromium/i, "starts a browser"],
   [/process\.chdir\(|process\.umask\(/, "changes the working folder or umask"],
   [

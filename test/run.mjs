@@ -1,31 +1,34 @@
 // The test command (`npm test`): builds (unless dist/ is newer than its sources), type-checks,
-// then runs every uvu test file (test/**/*.test.ts), two processes at a time, each file with a
-// time limit, and ends with the total time, the ten slowest files and the line
-// `N passed, N failed`. Files that only run code in the test's own process share a few Node
-// processes (test/batch.mjs; test/classify.mjs decides which, from the source, so a new file
-// needs no list); files that start child processes or touch process-wide state each run in
-// their own. Browser tests (test/browser) need a Chromium; without one they are counted as
-// skipped and a loud notice says how to run them.
+// then runs every uvu test file (test/**/*.test.ts), three files at a time, each with a time
+// limit, and ends with the total time and CPU, the ten slowest files (wall and CPU) and the
+// line `N passed, N failed`. Each of the three places keeps one shared Node process
+// (test/batch.mjs) for the files that may share one (test/classify.mjs decides, from the
+// source, so a new file needs no list): Node, tsx and the modules of src/ load once per place.
+// Files that touch process-wide state (environment variables, process events, ...) or start a
+// browser run in their own. Browser tests (test/browser) need a Chromium; without one they
+// are counted as skipped and a loud notice says how to run them. Three places on two cores:
+// many files spend most of their time waiting for an emulator's clock or a child process,
+// and a third place fills those waits.
 //
 //   npm test                 all tests
 //   npm test -- emulator     only files whose path contains "emulator"
 //
-// OMNIBATCH_TEST_JOBS (default 2) processes at a time; OMNIBATCH_TEST_TIMEOUT_MS (default
-// 300000) per file; OMNIBATCH_TEST_ISOLATE=1 runs every file in its own process.
+// OMNIBATCH_TEST_JOBS (default 3) places; OMNIBATCH_TEST_TIMEOUT_MS (default 300000) per
+// file; OMNIBATCH_TEST_ISOLATE=1 runs every file in its own process.
 
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
-import pLimit from "p-limit";
 import { classify } from "./classify.mjs";
+import { cpuMs } from "./cpuUsage.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const testRoot = join(root, "test");
 const filters = process.argv.slice(2);
 const fileTimeoutMs = Number(process.env.OMNIBATCH_TEST_TIMEOUT_MS ?? 300_000);
-const parallel = Number(process.env.OMNIBATCH_TEST_JOBS ?? 2);
+const parallel = Number(process.env.OMNIBATCH_TEST_JOBS ?? 3);
 const isolate = process.env.OMNIBATCH_TEST_ISOLATE === "1";
 const runStarted = Date.now();
 const seconds = (ms) => (ms / 1000).toFixed(1);
@@ -63,8 +66,19 @@ let failed = 0;
 let skipped = 0;
 /** Test files that said their browser tests were skipped (test/browser/browser.ts prints the marker). */
 const browserSkips = [];
-/** Per file: seconds, and whether it ran in a shared process. */
+/** Per file: milliseconds of wall and of CPU time, and whether it ran in a shared process. */
 const timings = [];
+/** CPU milliseconds of every test process (alone or shared), from their `@@cpu` lines. */
+let testCpuMs = 0;
+const cpuPreload = join(testRoot, "cpuReport.mjs");
+/** The CPU milliseconds a test process printed as it exited (test/cpuReport.mjs), and its output without that line. */
+const takeCpu = (output) => {
+  const m = /\n?@@cpu (\d+)\n?/.exec(output);
+  if (!m) return { cpu: undefined, output };
+  testCpuMs += Number(m[1]);
+  return { cpu: Number(m[1]), output: output.slice(0, m.index) + output.slice(m.index + m[0].length) };
+};
+const cpuText = (cpu) => (cpu === undefined ? "" : `, ${seconds(cpu)} s CPU`);
 
 // How long each file took last time (kept in test/.tmp, which git ignores and `npm ci` keeps),
 // so the longest start first.
@@ -79,19 +93,19 @@ const lastTimes = (() => {
 })();
 
 /** One file's result, counted and printed. `output` is what the file printed. */
-const record = (name, c, output, ms, { broken = false, why = "", shared = false } = {}) => {
+const record = (name, c, output, ms, { broken = false, why = "", shared = false, cpu } = {}) => {
   // uvu's Total counts the tests that ran: skipped ones are not in it.
   const fileFailed = c.total - c.passed;
   if (output.includes("BROWSER TESTS SKIPPED")) browserSkips.push(name);
   passed += c.passed;
   skipped += c.skipped;
   failed += fileFailed + (broken && fileFailed === 0 ? 1 : 0);
-  timings.push({ name, ms, shared });
-  const secs = seconds(ms);
+  timings.push({ name, ms, cpu, shared });
+  const secs = `${seconds(ms)} s${cpuText(cpu)}`;
   if (fileFailed > 0 || broken) {
-    process.stdout.write(`\nFAIL ${name}${why} [${secs} s]\n${output}\n`);
+    process.stdout.write(`\nFAIL ${name}${why} [${secs}]\n${output}\n`);
   } else {
-    process.stdout.write(`ok   ${name}: ${c.passed} passed${c.skipped ? `, ${c.skipped} skipped` : ""} [${secs} s]${shared ? " (shared)" : ""}\n`);
+    process.stdout.write(`ok   ${name}: ${c.passed} passed${c.skipped ? `, ${c.skipped} skipped` : ""} [${secs}]${shared ? " (shared)" : ""}\n`);
   }
 };
 
@@ -111,75 +125,83 @@ const childEnv = { FORCE_COLOR: "0", NO_COLOR: "1", OMNIBATCH_CACHE_DIR: cacheDi
 const runAlone = async (file) => {
   const name = relative(root, file);
   const t0 = Date.now();
-  const result = await execa("node", ["--import", "tsx", file], { cwd: root, reject: false, all: true, timeout: fileTimeoutMs, env: childEnv });
-  const output = result.all ?? "";
+  const result = await execa("node", ["--import", "tsx", "--import", cpuPreload, file], { cwd: root, reject: false, all: true, timeout: fileTimeoutMs, env: childEnv });
+  const { cpu, output } = takeCpu(result.all ?? "");
   const why = result.timedOut ? ` (timed out after ${fileTimeoutMs / 1000} s)` : "";
-  record(name, counts(output), output, Date.now() - t0, { broken: result.exitCode !== 0, why });
+  record(name, counts(output), output, Date.now() - t0, { broken: result.exitCode !== 0, why, cpu });
 };
 
+/** How many shared processes (test/batch.mjs) were started, and how many of them ended in a failure. */
+let batchesStarted = 0;
+
 /**
- * Several files in one process (test/batch.mjs), each counted and timed as its own. A file
- * that runs past the time limit or takes the process down fails; the files after it start
- * again in a new process.
+ * A shared process (test/batch.mjs --stdin) that runs the files handed to it one at a time,
+ * each counted and timed as its own. `run(file)` resolves when the file is done: true, or
+ * false when the file ran past the time limit or took the process down (then the process is
+ * gone and the file failed; the caller starts a new one for the next file). `end()` lets the
+ * process exit.
  */
-const runShared = async (files) => {
-  let rest = files;
-  while (rest.length > 0) {
-    const child = execa("node", ["--import", "tsx", join(testRoot, "batch.mjs"), ...rest], { cwd: root, reject: false, all: true, env: childEnv, buffer: false });
-    let text = ""; // what the process printed and this has not read yet
-    let current; // the file it is running: { file, started, timedOut }
-    let timer;
-    const done = new Set();
-    const line = (marker) => {
-      const at = text.indexOf(marker);
-      const eol = at < 0 ? -1 : text.indexOf("\n", at);
-      return eol < 0 ? undefined : { at, rest: text.slice(at + marker.length, eol), next: eol + 1 };
-    };
-    const scan = () => {
-      for (;;) {
-        if (!current) {
-          const start = line("@@batch start ");
-          if (!start) return;
-          current = { file: start.rest, started: Date.now(), timedOut: false };
-          text = text.slice(start.next);
-          clearTimeout(timer);
-          timer = setTimeout(() => {
-            current.timedOut = true;
-            child.kill("SIGKILL");
-          }, fileTimeoutMs);
-          continue;
-        }
-        const end = line(`@@batch end ${current.file} `);
-        if (!end) return;
-        const [total, ok, skip, ms, broken] = end.rest.split(" ");
-        const output = text.slice(0, end.at).trim();
-        record(relative(root, current.file), { total: Number(total), passed: Number(ok), skipped: Number(skip) }, output, Number(ms), { broken: broken === "broken", shared: true });
-        done.add(current.file);
-        text = text.slice(end.next);
-        current = undefined;
-        clearTimeout(timer);
-      }
-    };
-    child.all.on("data", (chunk) => {
-      text += chunk.toString("utf8");
-      scan();
-    });
-    const result = await child;
+const startBatch = () => {
+  batchesStarted += 1;
+  const child = execa("node", ["--import", "tsx", "--import", cpuPreload, join(testRoot, "batch.mjs"), "--stdin"], { cwd: root, reject: false, all: true, env: childEnv, buffer: false, stdin: "pipe" });
+  let text = ""; // what the process printed and this has not read yet
+  let current; // the file it is running: { file, started, timedOut, resolve }
+  let timer;
+  let ended = false;
+  const line = (marker) => {
+    const at = text.indexOf(marker);
+    const eol = at < 0 ? -1 : text.indexOf("\n", at);
+    return eol < 0 ? undefined : { at, rest: text.slice(at + marker.length, eol), next: eol + 1 };
+  };
+  const scan = () => {
+    if (!current) return;
+    const end = line(`@@batch end ${current.file} `);
+    if (!end) return;
+    const [total, ok, skip, ms, cpu, broken] = end.rest.split(" ");
+    const begin = line(`@@batch start ${current.file}`);
+    const output = text.slice(begin && begin.at < end.at ? begin.next : 0, end.at).trim();
+    record(relative(root, current.file), { total: Number(total), passed: Number(ok), skipped: Number(skip) }, output, Number(ms), { broken: broken === "broken", shared: true, cpu: Number(cpu) });
+    text = text.slice(end.next);
+    clearTimeout(timer);
+    const { resolve } = current;
+    current = undefined;
+    resolve(true);
+  };
+  child.all.on("data", (chunk) => {
+    text += chunk.toString("utf8");
+    scan();
+  });
+  const exited = child.then((result) => {
+    ended = true;
     clearTimeout(timer);
     scan();
+    text = takeCpu(text).output; // the whole process's CPU, start-up included, counts in the total
     if (current) {
       const why = current.timedOut ? ` (timed out after ${fileTimeoutMs / 1000} s, in a shared process)` : ` (its process ended with ${result.signal ?? `exit code ${result.exitCode}`})`;
-      const output = text;
+      const begin = line(`@@batch start ${current.file}`);
+      const output = begin ? text.slice(begin.next) : text;
       record(relative(root, current.file), counts(output), output, Date.now() - current.started, { broken: true, why, shared: true });
-      done.add(current.file);
-    } else if (done.size === 0) {
-      // The process could not even start its first file.
-      process.stdout.write(`\nFAIL test/batch.mjs (exit ${result.exitCode})\n${text}\n`);
-      failed += 1;
-      return;
+      const { resolve } = current;
+      current = undefined;
+      resolve(false);
     }
-    rest = rest.filter((f) => !done.has(f));
-  }
+  });
+  return {
+    run: (file) =>
+      new Promise((resolve) => {
+        if (ended) return resolve(false);
+        current = { file, started: Date.now(), timedOut: false, resolve };
+        timer = setTimeout(() => {
+          current.timedOut = true;
+          child.kill("SIGKILL");
+        }, fileTimeoutMs);
+        child.stdin.write(`${file}\n`);
+      }),
+    end: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
 };
 
 // `npm run build` (tsc, then the CLI bundle that the CLI tests run, scripts/bundleCli.mjs) and
@@ -214,24 +236,29 @@ const files = findTests(testRoot)
   .sort();
 const { shared, alone } = isolate ? { shared: [], alone: files.map((file) => ({ file })) } : classify(files, testRoot);
 
-// Shared files go in a few groups of about equal time (by last run), so the groups and the
-// files alone keep both places busy; the longest work starts first.
+// OMNIBATCH_TEST_JOBS places, each taking the next file, the longest (by last run) first:
+// a file that needs its own process runs in one; the others run in the place's shared
+// process (started at its first such file, kept for the next). So both places stay busy to
+// the end and Node, tsx and the modules a file imports start once per place, not per file.
+// The type check holds one place until it ends.
 const guess = (file) => lastTimes[relative(root, file)] ?? 2000;
-const groupCount = Math.min(Math.ceil(shared.length / 10), Math.max(parallel, Math.ceil(shared.length / 40)));
-const groups = Array.from({ length: groupCount }, () => ({ files: [], ms: 0 }));
-for (const file of [...shared].sort((a, b) => guess(b) - guess(a))) {
-  const lightest = groups.reduce((a, b) => (b.ms < a.ms ? b : a));
-  lightest.files.push(file);
-  lightest.ms += guess(file);
-}
-const jobs = [
-  ...groups.map((g) => ({ ms: g.ms + 1000, run: () => runShared(g.files.sort()) })),
-  ...alone.map(({ file }) => ({ ms: guess(file) + 1000, run: () => runAlone(file) })),
-].sort((a, b) => b.ms - a.ms);
-
-const limit = pLimit(parallel);
+const own = new Set(alone.map(({ file }) => file));
+const queue = [...files].sort((a, b) => guess(b) - guess(a));
+const place = async (first) => {
+  if (first) await typecheck.then((ok) => void (ok || (failed += 1)));
+  let batch;
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    if (own.has(file)) {
+      await runAlone(file);
+      continue;
+    }
+    batch ??= startBatch();
+    if (!(await batch.run(file))) batch = undefined;
+  }
+  await batch?.end();
+};
 const started = Date.now();
-await Promise.all([limit(() => typecheck.then((ok) => void (ok || (failed += 1)))), ...jobs.map((job) => limit(job.run))]);
+await Promise.all(Array.from({ length: Math.max(1, parallel) }, (_, i) => place(i === 0)));
 
 rmSync(cacheDir, { recursive: true, force: true });
 try {
@@ -239,17 +266,21 @@ try {
   for (const t of timings) times[t.name] = t.ms;
   mkdirSync(join(testRoot, ".tmp"), { recursive: true });
   writeFileSync(timesPath, `${JSON.stringify(times, null, 1)}\n`);
+  writeFileSync(join(testRoot, ".tmp", "last-run.json"), `${JSON.stringify({ cpuMs: testCpuMs, files: timings }, null, 1)}\n`);
 } catch {
   // Only the order of the next run depends on it.
 }
 
 const slowest = [...timings].sort((a, b) => b.ms - a.ms).slice(0, 10);
+const allCpu = cpuMs();
 process.stdout.write(
-  `\n${files.length} test files (${shared.length} in ${groupCount} shared process${groupCount === 1 ? "" : "es"}, ${alone.length} alone) in ${seconds(Date.now() - started)} s; ` +
-    `${seconds(Date.now() - runStarted)} s with the build and type check\n`,
+  `\n${files.length} test files (${shared.length} in ${batchesStarted} shared process${batchesStarted === 1 ? "" : "es"}, ${alone.length} alone) in ${seconds(Date.now() - started)} s; ` +
+    `${seconds(Date.now() - runStarted)} s with the build and type check\n` +
+    (allCpu === undefined ? "" : `CPU: ${seconds(testCpuMs)} s in the test processes and what they started; ${seconds(allCpu)} s with the build, type check and runner\n`),
 );
 if (slowest.length > 0) {
-  process.stdout.write(`slowest files:\n${slowest.map((t) => `  ${seconds(t.ms).padStart(6)} s  ${t.name}${t.shared ? " (shared)" : ""}`).join("\n")}\n`);
+  const cpuColumn = (t) => (t.cpu === undefined ? "" : `${seconds(t.cpu).padStart(6)} s CPU`);
+  process.stdout.write(`slowest files (wall, CPU):\n${slowest.map((t) => `  ${seconds(t.ms).padStart(6)} s ${cpuColumn(t)}  ${t.name}${t.shared ? " (shared)" : ""}`).join("\n")}\n`);
 }
 if (browserSkips.length > 0) {
   process.stdout.write(

@@ -29,7 +29,7 @@ const file = (name: string, text: string): string => {
 };
 const uvuFile = (body: string) => `import { test } from "uvu";\nimport * as assert from "uvu/assert";\n${body}\ntest.run();\n`;
 
-t("classify: pure files share; child processes, env writes, process events, the AWS SDK and the mark, also through a helper, run alone", () => {
+t("classify: pure files and files that start child processes share; env writes, process events, the AWS SDK and the mark, also through a helper, run alone", () => {
   const pure = file("pure.test.ts", uvuFile(`import { x } from "./pureHelper.js";\ntest("a", () => assert.is(x, 1));\nconst home = process.env["HOME"];`));
   file("pureHelper.ts", "export const x = 1;\n");
   const spawns = file("spawns.test.ts", uvuFile(`import { execa } from "execa";`));
@@ -39,32 +39,36 @@ t("classify: pure files share; child processes, env writes, process events, the 
   const aws = file("aws.test.ts", uvuFile(`import { openS3Store } from "../../../src/store/S3Store.js";`));
   const marked = file("marked.test.ts", uvuFile("// test-runner: own process (it says why)"));
   const { shared, alone } = classify([pure, spawns, viaHelper, listens, aws, marked], testRoot) as { shared: string[]; alone: { file: string; why: string }[] };
-  assert.equal(shared, [pure]);
+  assert.equal(shared, [pure, spawns]);
   const why = Object.fromEntries(alone.map((a) => [a.file, a.why]));
-  assert.match(why[spawns]!, "starts child processes");
   assert.match(why[viaHelper]!, /envHelper\.ts sets environment variables/);
   assert.match(why[listens]!, "process events");
   assert.match(why[aws]!, "AWS SDK");
   assert.match(why[marked]!, "asks for its own process");
 });
 
-t("batch: each file's counts and time between markers; a failure, a file that cannot load and a change to the environment are reported per file", async () => {
-  const ok = file("ok.test.ts", uvuFile(`test("one", () => assert.ok(true));\ntest("two", () => assert.ok(true));`));
-  const bad = file("bad.test.ts", uvuFile(`test("fails", () => assert.is(1, 2, "one is not two"));\ntest("passes", () => {});`));
-  const broken = file("broken.test.ts", `import "./no-such-module.js";\n`);
-  const leaky = file("leaky.test.ts", uvuFile(`test("sets", () => { process.env["OMNIBATCH_LEAK"] = "1"; });`));
-  const after = file("after.test.ts", uvuFile(`test("clean", () => assert.is(process.env["OMNIBATCH_LEAK"], "1"));`));
-  const r = await execa("node", ["--import", "tsx", join(testRoot, "batch.mjs"), ok, bad, broken, leaky, after], { cwd: checkoutRoot, reject: false, all: true, env: { NO_COLOR: "1" } });
-  assert.is(r.exitCode, 0, r.all);
-  const ends = Object.fromEntries([...r.all.matchAll(/^@@batch end (\S+) (\d+) (\d+) (\d+) (\d+)( broken)?$/gm)].map((m) => [m[1], [m[2], m[3], m[4], m[6] ?? ""]]));
-  assert.equal(ends[ok], ["2", "2", "0", ""]);
-  assert.equal(ends[bad], ["2", "1", "0", ""]);
-  assert.equal(ends[broken], ["0", "0", "0", " broken"]);
-  assert.equal(ends[leaky], ["1", "1", "0", " broken"]);
-  assert.equal(ends[after], ["1", "1", "0", ""], "the next file still runs (and sees the change: that is why it fails the leaky file)");
-  assert.match(r.all, "one is not two");
-  assert.match(r.all, /leaky\.test\.ts changed process-wide state .*environment variables \(OMNIBATCH_LEAK\)/);
-  assert.is([...r.all.matchAll(/^@@batch start /gm)].length, 5);
-});
+for (const mode of ["arguments", "--stdin"] as const) {
+  t(`batch (files as ${mode === "--stdin" ? "lines on its standard input" : "arguments"}): each file's counts, time and CPU between markers; a failure, a file that cannot load and a change to the environment are reported per file`, async () => {
+    const ok = file("ok.test.ts", uvuFile(`test("one", () => assert.ok(true));\ntest("two", () => assert.ok(true));`));
+    const bad = file("bad.test.ts", uvuFile(`test("fails", () => assert.is(1, 2, "one is not two"));\ntest("passes", () => {});`));
+    const broken = file("broken.test.ts", `import "./no-such-module.js";\n`);
+    const leaky = file("leaky.test.ts", uvuFile(`test("sets", () => { process.env["OMNIBATCH_LEAK"] = "1"; });`));
+    const after = file("after.test.ts", uvuFile(`test("clean", () => assert.is(process.env["OMNIBATCH_LEAK"], "1"));`));
+    const files = [ok, bad, broken, leaky, after];
+    const args = mode === "--stdin" ? ["--stdin"] : files;
+    const input = mode === "--stdin" ? `${files.join("\n")}\n` : undefined;
+    const r = await execa("node", ["--import", "tsx", join(testRoot, "batch.mjs"), ...args], { cwd: checkoutRoot, reject: false, all: true, env: { NO_COLOR: "1" }, ...(input ? { input } : {}) });
+    assert.is(r.exitCode, 0, r.all);
+    const ends = Object.fromEntries([...r.all.matchAll(/^@@batch end (\S+) (\d+) (\d+) (\d+) (\d+) (\d+)( broken)?$/gm)].map((m) => [m[1], [m[2], m[3], m[4], m[7] ?? ""]]));
+    assert.equal(ends[ok], ["2", "2", "0", ""]);
+    assert.equal(ends[bad], ["2", "1", "0", ""]);
+    assert.equal(ends[broken], ["0", "0", "0", " broken"]);
+    assert.equal(ends[leaky], ["1", "1", "0", " broken"]);
+    assert.equal(ends[after], ["1", "1", "0", ""], "the next file still runs (and sees the change: that is why it fails the leaky file)");
+    assert.match(r.all, "one is not two");
+    assert.match(r.all, /leaky\.test\.ts changed process-wide state .*environment variables \(OMNIBATCH_LEAK\)/);
+    assert.is([...r.all.matchAll(/^@@batch start /gm)].length, 5);
+  });
+}
 
 t.run();

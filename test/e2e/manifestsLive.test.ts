@@ -6,10 +6,9 @@
 // emulator's own count, GET /_emulator/stats), and the emulator refused no create.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -17,9 +16,11 @@ import type { EmulatorStats } from "../../src/emulator/Emulator.js";
 import { defaultElements } from "../../src/emulator/ElementLibrary.js";
 import { lockfilePathFor } from "../../src/manifest/lockfilePath.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
+import { committedFiles, copyManifests } from "../checkoutFiles.js";
 import { bin } from "./runFixture.js";
 
-const manifests = fileURLToPath(new URL("../../manifests", import.meta.url));
+// The manifests git holds: not a lockfile, review file or manifest a user's commands left beside them.
+const committed = committedFiles("manifests");
 const t = suite("manifests/ against the emulator's live answers");
 
 let child: ChildProcess | undefined;
@@ -29,7 +30,7 @@ let dir = "";
 t.before(async () => {
   dir = mkdtempSync(join(tmpdir(), "omnibatch-live-"));
   // The manifests write to ../outputs/<name>: a copy keeps the checkout clean.
-  cpSync(manifests, join(dir, "manifests"), { recursive: true });
+  copyManifests(dir, committed);
   // The account's element library holds the elements character.yaml names (account data,
   // not an answer of the service). Only the task durations are shortened; every answer is
   // the emulator's default.
@@ -66,7 +67,7 @@ t.after(() => {
 
 const stats = async (): Promise<EmulatorStats> => (await (await fetch(`${url}/_emulator/stats`)).json()) as EmulatorStats;
 
-for (const name of readdirSync(manifests).filter((f) => f.endsWith(".yaml")).sort()) {
+for (const name of committed.filter((f) => /^[^/]+\.yaml$/.test(f)).sort()) {
   t(`manifests/${name}: exit 0 with --base-url, nothing rejected, each external id created once`, async () => {
     await fetch(`${url}/_emulator/reset`, { method: "POST" });
     const file = join(dir, "manifests", name);

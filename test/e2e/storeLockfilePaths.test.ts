@@ -5,18 +5,17 @@
 // `status` and `pull` refuse the lockfile (exit 2, naming its line and task, no stack),
 // and nothing lands in the store outside the prefix.
 
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { startS3rver, type S3rverHandle } from "../store/s3rverServer.js";
+import { copyManifests } from "../checkoutFiles.js";
 import { bin } from "./runFixture.js";
 
-const manifestsDir = fileURLToPath(new URL("../../manifests", import.meta.url));
 const t = suite<{ emu: RunningEmulator; s3: S3rverHandle }>("lockfile paths with a store", {} as never);
 
 t.before(async (ctx) => {
@@ -37,7 +36,7 @@ const filesUnder = (dir: string): string[] =>
 t("a lockfile line whose dir climbs out of the prefix: run, status and pull refuse it (exit 2, its line named); nothing is written outside the prefix", async ({ emu, s3 }) => {
   const root = mkdtempSync(join(tmpdir(), "omnibatch-store-paths-"));
   try {
-    cpSync(manifestsDir, join(root, "manifests"), { recursive: true });
+    copyManifests(root);
     const manifest = join(root, "manifests", "demo.yaml");
     const lockfile = join(root, "manifests", "demo.lock.json");
     const url = `s3://${s3.bucket}/pre`;

@@ -9,6 +9,9 @@ import { Client, fileServer, fixture, start } from "./harness.js";
 const MB = 1024 * 1024;
 const emu = await start({
   slots: { video: 1_000_000, image: 1_000_000 },
+  // The size rules fetch 200 MB over loopback: under load that outlasted the default 10 s
+  // (a timeout, not a size, then answered 1201). No rule here is about the fetch's time.
+  mediaFetch: { maxBytes: 210 * MB, timeoutMs: 120_000 },
   elements: [
     { id: "800000000001", name: "Mika", element_type: "multi_image_elements" },
     { id: "800000000002", name: "Rover", element_type: "multi_image_elements" },

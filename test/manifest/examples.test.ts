@@ -8,15 +8,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { tempManifest } from "./tempManifest.js";
-import { execFileSync } from "node:child_process";
-import { checkoutRoot } from "../checkoutFiles.js";
+import { committedFiles } from "../checkoutFiles.js";
 
 const dir = fileURLToPath(new URL("../../manifests", import.meta.url));
 // The manifests git holds, not what a user's commands left beside them (review files are YAML too).
-const examples = execFileSync("git", ["ls-files", "-z", "--", "manifests"], { cwd: checkoutRoot, encoding: "utf8" })
-  .split("\0")
-  .map((p) => p.slice("manifests/".length))
-  .filter((f) => /^[^/]+\.ya?ml$/.test(f));
+const examples = committedFiles("manifests").filter((f) => /^[^/]+\.ya?ml$/.test(f));
 
 test("there are examples, demo.yaml among them", () => {
   assert.ok(examples.includes("demo.yaml"));

@@ -15,10 +15,12 @@ import { encodeLockFile } from "../../src/state/LockfileText.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
 import { sameJson } from "../../src/state/sameJson.js";
 import { stableJson } from "../../src/state/stableJson.js";
+import { childScript } from "../childScript.js";
 import { task, taskId } from "./lockTask.js";
 
-const writer = fileURLToPath(new URL("./lockWriter.ts", import.meta.url));
-const rewriter = fileURLToPath(new URL("./lockRewriter.ts", import.meta.url));
+// Plain Node runs the writers (test/childScript.ts): 22 starts under tsx cost about 40 s of CPU.
+const writer = await childScript(new URL("./lockWriter.ts", import.meta.url));
+const rewriter = await childScript(new URL("./lockRewriter.ts", import.meta.url));
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const TASKS_PER_STEP = 10;
 const writerTaskId = (round: number, step: number, i: number) => `r${round}-s${step}-t${i}`;
@@ -26,7 +28,7 @@ const writerTaskId = (round: number, step: number, i: number) => `r${round}-s${s
 /** Runs the writer, kills it `afterMs` after it is ready; resolves with the last step it reported flushed. */
 const runAndKill = (path: string, round: number, afterMs: number): Promise<number> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", writer, path, String(round)], {
+    const child = spawn(process.execPath, [...writer, path, String(round)], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -124,7 +126,7 @@ test("killed at random moments while a large version-1 lockfile is rewritten as 
 /** Runs the rewriter, kills it `afterMs` after "ready"; resolves with the last step it reported compacted. */
 const rewriteAndKill = (path: string, afterMs: number): Promise<number> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", rewriter, path], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...rewriter, path], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     let timer: NodeJS.Timeout | undefined;

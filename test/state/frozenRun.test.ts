@@ -5,16 +5,16 @@
 // tries again every few ms), so on thawing its first act is a create. Real emulator.
 
 import { execa } from "execa";
-import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmulator } from "../../src/emulator/Emulator.js";
 import { makePolicy } from "../../src/policy/Policy.js";
 import { runLoadedManifest } from "../../src/run/runLoadedManifest.js";
 import { tempDir, testManifest } from "../engine/testManifest.js";
+import { childScript } from "../childScript.js";
 
 const t = suite("run lock: a frozen run thawed after a takeover");
-const child = fileURLToPath(new URL("./frozenRunChild.ts", import.meta.url));
+const child = await childScript(new URL("./frozenRunChild.ts", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const STALE_MS = 1500;
 
@@ -23,7 +23,7 @@ t("SIGSTOP, takeover by a second run, SIGCONT: the thawed run sends no create an
   const name = `frozen${Date.now().toString(36)}`;
   const emu = await startEmulator({ slots: { video: 0, image: 0 }, timing: { scale: 0.1 } }, { port: 0 });
   const creates = () => emu.stats().requests["video.create"] ?? 0;
-  const a = execa("node", ["--import", "tsx", child, tmp.dir, name, emu.url, emu.apiKey, String(STALE_MS)], { reject: false, all: true, timeout: 90_000 });
+  const a = execa("node", [...child, tmp.dir, name, emu.url, emu.apiKey, String(STALE_MS)], { reject: false, all: true, timeout: 90_000 });
   try {
     // A tries its creates (refused: no slot) again and again.
     const until = Date.now() + 30_000;

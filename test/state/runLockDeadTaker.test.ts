@@ -14,15 +14,15 @@ import { execa } from "execa";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Effect, Exit, Scope } from "effect";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { LockfileBusy } from "../../src/state/LockfileError.js";
 import { acquireRunLock, runLockPathOf } from "../../src/state/RunLock.js";
 import { staleMarginMs } from "../../src/state/RunLockRules.js";
+import { childScript } from "../childScript.js";
 
-const child = fileURLToPath(new URL("./takeoverChild.ts", import.meta.url));
+const child = await childScript(new URL("./takeoverChild.ts", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const STALE_MS = 1_000;
 const DEAD_PID = 2 ** 22 + 12347;
@@ -44,7 +44,7 @@ for (const taker of ["killed", "frozen"] as const) {
     // No heartbeat of its own during the test: its heartbeat goes late as in a blocked run.
     const held = await Effect.runPromise(Scope.extend(acquireRunLock(lockfile, { staleMs: STALE_MS, heartbeatMs: 600_000 }), scope));
     await sleep(STALE_MS + staleMarginMs(STALE_MS) + 300);
-    const a = execa("node", ["--import", "tsx", child, lockfile, String(STALE_MS), "judged"], { reject: false, all: true, timeout: 90_000 });
+    const a = execa("node", [...child, lockfile, String(STALE_MS), "judged"], { reject: false, all: true, timeout: 90_000 });
     try {
       let out = "";
       a.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));

@@ -13,13 +13,13 @@ import { execa } from "execa";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Effect, Exit, Scope } from "effect";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { acquireRunLock, runLockPathOf } from "../../src/state/RunLock.js";
+import { childScript } from "../childScript.js";
 
-const child = fileURLToPath(new URL("./takeoverChild.ts", import.meta.url));
+const child = await childScript(new URL("./takeoverChild.ts", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const STALE_MS = 1_000;
 
@@ -43,7 +43,7 @@ for (const step of ["judged", "moving"] as const) {
     writeFileSync(join(lockDir, "owner.json"), JSON.stringify({ pid: 1, host: `not-${hostname()}`, started: 1, token: "dead" }));
     const old = new Date(Date.now() - 120_000);
     utimesSync(lockDir, old, old);
-    const a = execa("node", ["--import", "tsx", child, lockfile, String(STALE_MS), step], { reject: false, all: true, timeout: 90_000 });
+    const a = execa("node", [...child, lockfile, String(STALE_MS), step], { reject: false, all: true, timeout: 90_000 });
     const scope = await Effect.runPromise(Scope.make());
     try {
       let out = "";

@@ -12,13 +12,13 @@ import { execa } from "execa";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Effect, Exit, Scope } from "effect";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { acquireRunLock, runLockPathOf } from "../../src/state/RunLock.js";
+import { childScript } from "../childScript.js";
 
-const child = fileURLToPath(new URL("./takeoverChild.ts", import.meta.url));
+const child = await childScript(new URL("./takeoverChild.ts", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DEAD_PID = 2 ** 22 + 12347;
 const token = (n: number) => n.toString(16).padStart(16, "0");
@@ -94,7 +94,7 @@ test("a taker killed (SIGKILL) right after moving a dead run's lock aside leaves
     writeFileSync(join(lock, "owner.json"), JSON.stringify({ pid: 1, host: `not-${hostname()}`, started: 1, token: "dead" }));
     const old = new Date(Date.now() - 120_000);
     utimesSync(lock, old, old);
-    const a = execa("node", ["--import", "tsx", child, lockfile, "30000", "moved"], { reject: false, all: true, timeout: 90_000 });
+    const a = execa("node", [...child, lockfile, "30000", "moved"], { reject: false, all: true, timeout: 90_000 });
     try {
       let out = "";
       a.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));

@@ -14,14 +14,14 @@ import { execa } from "execa";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Effect, Exit, Scope } from "effect";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { LockfileBusy } from "../../src/state/LockfileError.js";
 import { acquireRunLock, runLockPathOf } from "../../src/state/RunLock.js";
+import { childScript } from "../childScript.js";
 
-const child = fileURLToPath(new URL("./takeoverChild.ts", import.meta.url));
+const child = await childScript(new URL("./takeoverChild.ts", import.meta.url));
 const DEAD_PID = 2 ** 22 + 12347;
 
 /** Our own host key, as this build writes it in its owner file. */
@@ -90,7 +90,7 @@ test("a run in another pid namespace of the same hostname (unshare) does not tak
   try {
     const lockfile = join(dir, "m.lock.json");
     const held = await Effect.runPromise(Scope.extend(acquireRunLock(lockfile, { staleMs: 30_000 }), scope));
-    const other = await execa("unshare", ["-Upf", "--map-root-user", "--mount-proc", process.execPath, "--import", "tsx", child, lockfile, "30000", "never"], {
+    const other = await execa("unshare", ["-Upf", "--map-root-user", "--mount-proc", process.execPath, ...child, lockfile, "30000", "never"], {
       reject: false,
       all: true,
       timeout: 90_000,
