@@ -4,6 +4,7 @@
 // and hashes what it downloads; this is the full check, asked for. The comparison is pure
 // (`differenceOf`); reading and hashing the files is the shell around it.
 
+import pLimit from "p-limit";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { realpath } from "node:fs/promises";
@@ -92,19 +93,17 @@ const hashStream = (body: Readable): Promise<{ size: number; sha256: string }> =
 const WIDTH = 4;
 
 const checkAll = async (results: readonly RecordedResult[], look: (r: RecordedResult) => Promise<Found>): Promise<ResultDifference[]> => {
-  const out: (ResultDifference | undefined)[] = new Array(results.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < results.length) {
-      const at = next++;
-      const r = results[at]!;
-      const expected = { size: r.output.size, sha256: r.output.sha256 };
-      const found = await look(r);
-      const what = differenceOf(expected, found);
-      if (what) out[at] = { id: r.id, job: r.job, path: r.output.path, expected, found, what };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(WIDTH, results.length) }, worker));
+  const limit = pLimit(WIDTH);
+  const out = await Promise.all(
+    results.map((r) =>
+      limit(async (): Promise<ResultDifference | undefined> => {
+        const expected = { size: r.output.size, sha256: r.output.sha256 };
+        const found = await look(r);
+        const what = differenceOf(expected, found);
+        return what ? { id: r.id, job: r.job, path: r.output.path, expected, found, what } : undefined;
+      }),
+    ),
+  );
   return out.filter((d): d is ResultDifference => d !== undefined);
 };
 
