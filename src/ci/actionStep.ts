@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The GitHub Action's main step (action.yml runs `node dist/ci/actionStep.js`): reads the
-// action's inputs from INPUT_* variables, masks the API key, runs `omnibatch run --json`,
-// writes the step outputs and a line to the job summary from the run's NDJSON summary
-// event, commits the lockfile back, and maps the exit code for a scheduler (stepResult.ts).
+// action's inputs from INPUT_* variables, masks the API key, runs `omnibatch run --json`
+// (several manifests, or a glob, in one process: manifestInput.ts, severalOutputs.ts),
+// writes the step outputs and a line to the job summary from the runs' NDJSON summary
+// events, commits the lockfiles back, and maps the exit code for a scheduler (stepResult.ts).
 // Tests run it exactly as the runner does: env files, a git checkout with a remote.
 
 import { describeResume } from "../plan/runTotals.js";
@@ -15,6 +16,10 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import { commitBack, type CommitBackResult } from "./commitBack.js";
+import { expandManifestInput, ManifestInputError } from "./manifestInput.js";
+import { combinedOutputs, combinedReason, mainReport, manifestsJson, type ManifestRun, severalSummaryMarkdown, sumSpend, worstRun } from "./severalOutputs.js";
+import { worstExitCode } from "../run/runManifests.js";
+import { reviewFilePathFor } from "../review/ReviewFile.js";
 import { planSummaryMarkdown, planVerdict, type PlanFigures } from "./planSummary.js";
 import { markdownCode, markdownText } from "../report/markdownText.js";
 import { firstErrorLine, spendLine, stepResult } from "./stepResult.js";
@@ -25,7 +30,8 @@ const bin = fileURLToPath(new URL("../cli/bin.js", import.meta.url));
 
 interface Inputs {
   readonly command: "run" | "plan";
-  readonly manifest: string;
+  /** The manifests, as the input names them (patterns expanded); at least one. */
+  readonly manifests: readonly string[];
   readonly maxWait: string;
   readonly emulate: boolean;
   readonly concurrency: string;
@@ -45,14 +51,21 @@ const bool = (env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new InputError(`input ${name.toLowerCase().replace(/_/g, "-")} must be true or false (got '${raw}')`);
 };
 
-const readInputs = (env: NodeJS.ProcessEnv): Inputs => {
+const readInputs = (env: NodeJS.ProcessEnv, cwd: string): Inputs => {
   const manifest = (env["INPUT_MANIFEST"] ?? "").trim();
   if (manifest === "") throw new InputError("input manifest is required: the path of the manifest, e.g. manifests/spring.yaml");
   const command = (env["INPUT_COMMAND"] ?? "").trim() || "run";
   if (command !== "run" && command !== "plan") throw new InputError(`input command must be run or plan (got '${command}')`);
+  let manifests: readonly string[];
+  try {
+    manifests = expandManifestInput(manifest, cwd, resolve(cwd, env["GITHUB_WORKSPACE"] ?? cwd));
+  } catch (error) {
+    if (error instanceof ManifestInputError) throw new InputError(error.message);
+    throw error;
+  }
   return {
     command,
-    manifest,
+    manifests,
     maxWait: (env["INPUT_MAX_WAIT"] ?? "").trim(),
     emulate: bool(env, "EMULATE", false),
     concurrency: (env["INPUT_CONCURRENCY"] ?? "").trim(),
@@ -76,12 +89,26 @@ const appendSummary = (env: NodeJS.ProcessEnv, markdown: string): void => {
   if (file) appendFileSync(file, markdown);
 };
 
-/** Runs `omnibatch run --json`, echoing what matters to the log; resolves to the exit code, the summary and stderr. */
+/** What one manifest's run printed: its name (start event) and summary. */
+interface RunSeen {
+  name?: string;
+  summary?: RunSummary;
+}
+
+/**
+ * Runs `omnibatch run --json`, echoing what matters to the log; resolves to the exit code,
+ * stderr, and what each manifest's run printed, keyed by its `file` (several manifests
+ * tag their events with it; one manifest's are under "").
+ */
 const runOmnibatch = (args: readonly string[], env: NodeJS.ProcessEnv, cwd: string) =>
-  new Promise<{ code: number; summary?: RunSummary; name?: string; stderr: string }>((done) => {
+  new Promise<{ code: number; runs: ReadonlyMap<string, RunSeen>; stderr: string }>((done) => {
     const child = spawn(process.execPath, [bin, "run", ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let summary: RunSummary | undefined;
-    let name: string | undefined;
+    const runs = new Map<string, RunSeen>();
+    const seen = (key: string): RunSeen => {
+      let r = runs.get(key);
+      if (r === undefined) runs.set(key, (r = {}));
+      return r;
+    };
     let stderr = "";
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.on("SIGINT", forward);
@@ -91,32 +118,34 @@ const runOmnibatch = (args: readonly string[], env: NodeJS.ProcessEnv, cwd: stri
       if (stderr.length < 64_000) stderr += chunk.toString("utf8");
     });
     createInterface({ input: child.stdout }).on("line", (line) => {
-      let event: RunEvent;
+      let event: RunEvent & { file?: string };
       try {
-        event = JSON.parse(line) as RunEvent;
+        event = JSON.parse(line) as RunEvent & { file?: string };
       } catch {
         process.stdout.write(`${line}\n`);
         return;
       }
+      const run = seen(event.file ?? "");
       if (event.type === "start") {
-        name = event.name;
+        run.name = event.name;
         const size = event.totals && event.total !== undefined ? `${event.total} task(s): ${Object.entries(event.totals).map(([j, c]) => `${c.total} ${j}`).join(", ")}` : `${event.tasks} task(s), jobs ${event.jobs.join(", ")}`;
         process.stdout.write(`omnibatch: ${event.name}: ${size}${event.emulated ? " (emulated)" : ""}\n`);
         if (event.resume) process.stdout.write(`omnibatch: ${describeResume(event.resume)}\n`);
       } else if (event.type === "notice") {
-        process.stdout.write(`omnibatch: ${event.level === "warn" ? "warning: " : ""}${event.message}\n`);
+        process.stdout.write(`omnibatch: ${event.file !== undefined && run.name ? `${run.name}: ` : ""}${event.level === "warn" ? "warning: " : ""}${event.message}\n`);
       } else if (event.type === "task" && (event.state === "failed" || event.state === "rejected")) {
         const what = event.vars ? `${event.job} ${describeVars(event.vars)}` : event.id;
-        process.stdout.write(`  ${event.state}: ${what}${event.error ? `: ${event.error.message}${event.error.code !== undefined ? ` (code ${event.error.code})` : ""}` : ""}\n`);
+        process.stdout.write(`  ${event.file !== undefined && run.name ? `${run.name}: ` : ""}${event.state}: ${what}${event.error ? `: ${event.error.message}${event.error.code !== undefined ? ` (code ${event.error.code})` : ""}` : ""}\n`);
       } else if (event.type === "summary") {
-        const { type: _type, ...rest } = event;
-        summary = rest;
+        const { type: _type, file: _file, ...rest } = event;
+        // Several manifests: `manifest` is the tag (the name); the path is `file`.
+        run.summary = _file !== undefined ? { ...rest, manifest: _file } : rest;
       }
     });
     child.on("close", (code, signal) => {
       process.off("SIGINT", forward);
       process.off("SIGTERM", forward);
-      done({ code: code ?? (signal ? 128 + 15 : 70), ...(summary ? { summary } : {}), ...(name ? { name } : {}), stderr });
+      done({ code: code ?? (signal ? 128 + 15 : 70), runs, stderr });
     });
   });
 
@@ -134,24 +163,23 @@ const runCli = (args: readonly string[], env: NodeJS.ProcessEnv, cwd: string) =>
     child.on("close", (code) => done({ code: code ?? 70, stdout, stderr }));
   });
 
-/** `command: plan`, for pull requests: the plan in the log and the job summary, with the estimate against the budget. Sends nothing. */
-const planStep = async (inputs: Inputs, env: NodeJS.ProcessEnv, cwd: string): Promise<number> => {
+/** One manifest's plan: in the log and the job summary; its figures, or the exit code that stopped it. */
+const planOne = async (manifest: string, inputs: Inputs, env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number; reason?: string; figures?: PlanFigures }> => {
   const extra = [...(inputs.emulate ? ["--emulate"] : []), ...(inputs.outputs !== "" ? ["--outputs", inputs.outputs] : [])];
-  const text = await runCli(["plan", inputs.manifest, ...extra], env, cwd);
+  const text = await runCli(["plan", manifest, ...extra], env, cwd);
   process.stdout.write(text.stdout);
   if (text.code !== 0) {
     const reason = text.code === 2 ? `invalid: ${firstErrorLine(text.stderr) ?? "see the log"}` : `plan ended with exit ${text.code}`;
-    setOutputs(env, { outcome: text.code === 2 ? "invalid" : "error", "exit-code": String(text.code) });
-    appendSummary(env, `### omnibatch plan: ❌ ${markdownCode(inputs.manifest)}\n\n${markdownText(reason)}\n\n`);
-    process.stdout.write(`${annotation("error", `omnibatch: ${reason}`, { title: "omnibatch: plan" })}\n`);
-    return text.code === 0 ? 1 : text.code;
+    appendSummary(env, `### omnibatch plan: ❌ ${markdownCode(manifest)}\n\n${markdownText(reason)}\n\n`);
+    process.stdout.write(`${annotation("error", `omnibatch: ${inputs.manifests.length > 1 ? `${manifest}: ` : ""}${reason}`, { title: "omnibatch: plan" })}\n`);
+    return { code: text.code, reason };
   }
-  const json = await runCli(["plan", inputs.manifest, "--json", ...extra], { ...env, GITHUB_ACTIONS: "false" }, cwd);
+  const json = await runCli(["plan", manifest, "--json", ...extra], { ...env, GITHUB_ACTIONS: "false" }, cwd);
   const plan = JSON.parse(json.stdout) as { total: Record<string, number>; estimate: Record<string, string>; waitingEstimate: Record<string, string> };
   const { loadManifest } = await import("../manifest/loadManifest.js");
-  const m = await loadManifest(inputs.manifest, { cwd, service: serviceInEnv(env) });
+  const m = await loadManifest(manifest, { cwd, service: serviceInEnv(env) });
   const figures: PlanFigures = {
-    manifest: inputs.manifest,
+    manifest,
     planText: text.stdout,
     toCreate: (plan.total["+"] ?? 0) + (plan.total["~"] ?? 0),
     estimate: plan.estimate,
@@ -160,17 +188,36 @@ const planStep = async (inputs: Inputs, env: NodeJS.ProcessEnv, cwd: string): Pr
   };
   const verdict = planVerdict(figures);
   appendSummary(env, planSummaryMarkdown(figures));
+  if (verdict.overBudget) {
+    process.stdout.write(`${annotation("warning", `omnibatch: the estimate (${spendLine(verdict.total)}) is over the budget (${m.budget!.max} ${m.budget!.currency})`, { file: manifest, title: "omnibatch: budget" })}\n`);
+  }
+  return { code: 0, figures };
+};
+
+/**
+ * `command: plan`, for pull requests: each manifest's plan in the log and the job summary,
+ * with its estimate against its budget. Sends nothing. Several manifests: `to-create` and
+ * `estimate` (per currency) are sums, `over-budget` is true when any is, `exit-code` the worst.
+ */
+const planStep = async (inputs: Inputs, env: NodeJS.ProcessEnv, cwd: string): Promise<number> => {
+  const plans = [];
+  for (const manifest of inputs.manifests) plans.push(await planOne(manifest, inputs, env, cwd));
+  const code = worstExitCode(plans.map((p) => p.code));
+  if (code !== 0) {
+    setOutputs(env, { outcome: code === 2 ? "invalid" : "error", "exit-code": String(code) });
+    return code;
+  }
+  const figures = plans.map((p) => p.figures!);
+  const verdicts = figures.map(planVerdict);
+  const budget = figures.length === 1 && figures[0]!.budget ? `${figures[0]!.budget.max} ${figures[0]!.budget.currency}` : "";
   setOutputs(env, {
     outcome: "planned",
     "exit-code": "0",
-    "to-create": String(figures.toCreate),
-    estimate: spendLine(verdict.total),
-    budget: m.budget ? `${m.budget.max} ${m.budget.currency}` : "",
-    "over-budget": String(verdict.overBudget === true),
+    "to-create": String(figures.reduce((n, f) => n + f.toCreate, 0)),
+    estimate: spendLine(sumSpend(verdicts.map((v) => v.total))),
+    budget,
+    "over-budget": String(verdicts.some((v) => v.overBudget === true)),
   });
-  if (verdict.overBudget) {
-    process.stdout.write(`${annotation("warning", `omnibatch: the estimate (${spendLine(verdict.total)}) is over the budget (${m.budget!.max} ${m.budget!.currency})`, { file: inputs.manifest, title: "omnibatch: budget" })}\n`);
-  }
   return 0;
 };
 
@@ -194,7 +241,7 @@ const runUrl = (env: NodeJS.ProcessEnv): string | undefined =>
 export const main = async (env: NodeJS.ProcessEnv, cwd: string): Promise<number> => {
   let inputs: Inputs;
   try {
-    inputs = readInputs(env);
+    inputs = readInputs(env, cwd);
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
     process.stdout.write(`${annotation("error", `omnibatch: ${error.message}`, { title: "omnibatch" })}\n`);
@@ -208,82 +255,108 @@ export const main = async (env: NodeJS.ProcessEnv, cwd: string): Promise<number>
   const childEnv: NodeJS.ProcessEnv = { ...env, ...(apiKey !== "" ? { OMNIBATCH_API_KEY: apiKey } : {}) };
   delete childEnv["INPUT_API_KEY"];
 
-  const args = [inputs.manifest, "--json"];
+  const several = inputs.manifests.length > 1;
+  const args = [...inputs.manifests, "--json"];
   if (inputs.emulate) args.push("--emulate");
   if (inputs.maxWait !== "") args.push("--max-wait", inputs.maxWait);
   if (inputs.concurrency !== "") args.push("--concurrency", inputs.concurrency);
   if (inputs.outputs !== "") args.push("--outputs", inputs.outputs);
   process.stdout.write(`omnibatch run ${args.filter((a) => a !== "--json").join(" ")}\n`);
   const run = await runOmnibatch(args, childEnv, cwd);
-  const result = stepResult(run.code, run.summary, run.stderr);
-  const s = run.summary;
+  // Each manifest's run: one manifest's events carry no `file`; several tag theirs with its path.
+  const runs: ManifestRun[] = inputs.manifests.map((manifest) => {
+    const seen = run.runs.get(several ? resolve(cwd, manifest) : "") ?? {};
+    const exitCode = seen.summary?.exitCode ?? run.code;
+    return { manifest, ...seen, exitCode, result: stepResult(exitCode, seen.summary, run.stderr) };
+  });
+  const summaries = runs.flatMap((r) => (r.summary ? [r.summary] : []));
+  // Several that ran: the worst manifest's result; stopped before any ran (an invalid one): the step's, from stderr.
+  const ran = several && summaries.length > 0;
+  const result = ran ? worstRun(runs, run.code).result : stepResult(run.code, runs[0]!.summary, run.stderr);
   const workspace = env["GITHUB_WORKSPACE"] ?? cwd;
   const shown = (p: string) => {
     const rel = relative(workspace, p);
     return rel.startsWith("..") ? p : rel;
   };
-  // The report a person opens: the HTML report, else the billing summary.
-  const billing = s?.reports.find((r) => basename(r) === "report.html") ?? s?.reports.find((r) => basename(r) === "billing.md") ?? s?.reports[0];
 
-  // Commit back whatever the outcome: the lockfile records work that was paid for.
+  // Commit back whatever the outcome: the lockfiles record work that was paid for. Several
+  // manifests: every lockfile (and review file) in one commit.
   let commit: CommitBackResult | undefined;
   let commitNote = "";
-  if (inputs.commitLockfile && s) {
+  if (inputs.commitLockfile && summaries.length > 0) {
     const branch = branchOf(env);
-    if (s.emulated) {
-      commitNote = "emulated run: its lockfile is not committed";
+    const lockfiles = several ? "the lockfiles are" : "the lockfile is";
+    if (summaries.some((s) => s.emulated)) {
+      commitNote = `emulated run: ${several ? "their lockfiles are" : "its lockfile is"} not committed`;
     } else if (branch === undefined) {
-      commitNote = `not on a branch (${env["GITHUB_REF"] ?? "GITHUB_REF unset"}): the lockfile is not committed`;
+      commitNote = `not on a branch (${env["GITHUB_REF"] ?? "GITHUB_REF unset"}): ${lockfiles} not committed`;
       process.stdout.write(`${annotation("warning", `omnibatch: ${commitNote}`, { title: "omnibatch" })}\n`);
     } else {
-      const review = resolve(s.manifest.replace(/\.ya?ml$/i, "") + ".review.yaml");
-      const counts = `${s.created} created, ${s.downloaded} downloaded, ${s.failures.length} failed`;
+      const counts = (s: RunSummary) => `${s.created} created, ${s.downloaded} downloaded, ${s.failures.length} failed`;
       const url = runUrl(env);
+      const withSummary = runs.filter((r) => r.summary !== undefined);
+      const message = several
+        ? `omnibatch: lockfiles of ${withSummary.map((r) => r.name ?? basename(r.manifest)).join(", ")} after ${runLabel(env)} (${result.outcome})\n\n` +
+          withSummary.map((r) => `${r.name ?? basename(r.manifest)}: ${r.result.outcome}: ${counts(r.summary!)}`).join("\n") +
+          `${url ? `\n\n${url}` : ""}\n`
+        : `omnibatch: ${runs[0]!.name ?? basename(summaries[0]!.manifest)} lockfile after ${runLabel(env)} (${result.outcome}: ${counts(summaries[0]!)})${url ? `\n\n${url}` : ""}\n`;
       commit = await commitBack({
-        files: [s.lockfile, review],
+        files: summaries.flatMap((s) => [s.lockfile, resolve(reviewFilePathFor(s.manifest))]),
         branch,
         env,
-        message: `omnibatch: ${run.name ?? basename(s.manifest)} lockfile after ${runLabel(env)} (${result.outcome}: ${counts})${url ? `\n\n${url}` : ""}\n`,
+        message,
       });
       if (commit.kind === "committed") commitNote = `committed ${commit.files.join(", ")} as ${commit.sha.slice(0, 12)} to ${branch}`;
-      else if (commit.kind === "unchanged") commitNote = "the lockfile did not change";
-      else commitNote = `the lockfile could not be committed: ${commit.reason}`;
+      else if (commit.kind === "unchanged") commitNote = several ? "the lockfiles did not change" : "the lockfile did not change";
+      else commitNote = `${several ? "the lockfiles" : "the lockfile"} could not be committed: ${commit.reason}`;
     }
     process.stdout.write(`omnibatch: ${commitNote}\n`);
   }
 
   const failed = commit?.kind === "failed";
-  setOutputs(env, {
-    outcome: result.outcome,
-    pending: String(result.pending),
-    "exit-code": String(run.code),
-    created: String(s?.created ?? 0),
-    downloaded: String(s?.downloaded ?? 0),
-    failed: String(s?.failures.length ?? 0),
-    spend: spendLine(s?.spend),
-    report: billing ? shown(billing) : "",
-    reports: (s?.reports ?? []).map(shown).join("\n"),
-    outputs: s ? shown(s.outputs) : "",
-    lockfile: s ? shown(s.lockfile) : "",
-    name: run.name ?? "",
-    committed: commit?.kind === "committed" ? commit.sha : "",
-  });
-  appendSummary(
-    env,
-    `### omnibatch: ${result.ok ? (result.pending ? "⏳" : "✅") : "❌"} ${result.outcome}\n\n${markdownText(result.reason)}.` +
-      `${s ? ` Spend: ${markdownText(spendLine(s.spend))}.` : ""}${commitNote ? ` ${markdownText(`${commitNote[0]!.toUpperCase()}${commitNote.slice(1)}`)}.` : ""}\n\n`,
-  );
+  const committed = commit?.kind === "committed" ? commit.sha : "";
+  if (ran) {
+    setOutputs(env, { ...combinedOutputs(runs, run.code, shown), committed });
+    appendSummary(env, severalSummaryMarkdown(runs, run.code, commitNote));
+  } else {
+    const s = summaries[0];
+    const billing = s ? mainReport(s.reports) : undefined;
+    setOutputs(env, {
+      outcome: result.outcome,
+      pending: String(result.pending),
+      "exit-code": String(run.code),
+      created: String(s?.created ?? 0),
+      downloaded: String(s?.downloaded ?? 0),
+      failed: String(s?.failures.length ?? 0),
+      spend: spendLine(s?.spend),
+      report: billing ? shown(billing) : "",
+      reports: (s?.reports ?? []).map(shown).join("\n"),
+      outputs: s ? shown(s.outputs) : "",
+      lockfile: s ? shown(s.lockfile) : "",
+      name: several ? "" : (runs[0]!.name ?? ""),
+      manifests: manifestsJson(runs, shown),
+      committed,
+    });
+    appendSummary(
+      env,
+      `### omnibatch: ${result.ok ? (result.pending ? "⏳" : "✅") : "❌"} ${result.outcome}${several ? ` (${inputs.manifests.map(markdownCode).join(", ")})` : ""}\n\n${markdownText(result.reason)}.` +
+        `${s ? ` Spend: ${markdownText(spendLine(s.spend))}.` : ""}${commitNote ? ` ${markdownText(`${commitNote[0]!.toUpperCase()}${commitNote.slice(1)}`)}.` : ""}\n\n`,
+    );
+  }
 
   if (failed) {
     process.stdout.write(`${annotation("error", `omnibatch: ${commitNote}`, { title: "omnibatch" })}\n`);
     return result.ok ? 1 : result.exitCode;
   }
-  if (!result.ok) {
-    process.stdout.write(`${annotation("error", `omnibatch: ${result.reason}`, { title: `omnibatch: ${result.outcome}` })}\n`);
-    return result.exitCode;
+  // Several: one error line per manifest that is red (the first, the invalid input, when none printed a summary).
+  const red = ran ? runs.filter((r) => !r.result.ok) : !result.ok ? [{ ...runs[0]!, name: undefined, result }] : [];
+  for (const r of red) {
+    process.stdout.write(`${annotation("error", `omnibatch: ${r.name ? `${r.name}: ` : ""}${r.result.reason}`, { title: `omnibatch: ${r.result.outcome}` })}\n`);
   }
-  if (result.pending) process.stdout.write(`${annotation("notice", `omnibatch: ${result.reason}`, { title: "omnibatch: pending" })}\n`);
-  else process.stdout.write(`omnibatch: ${result.reason}\n`);
+  if (!result.ok) return result.exitCode;
+  const reason = ran ? combinedReason(runs, run.code) : result.reason;
+  if (ran ? runs.some((r) => r.result.pending) : result.pending) process.stdout.write(`${annotation("notice", `omnibatch: ${reason}`, { title: "omnibatch: pending" })}\n`);
+  else process.stdout.write(`omnibatch: ${reason}\n`);
   return 0;
 };
 

@@ -259,4 +259,123 @@ t("command plan: the plan and the estimate against the budget in the job summary
   });
 });
 
+t("two manifests, one per line: one process runs both, exit the worst (1), outputs summed, each lockfile in one bot commit, the summary shows each", async () => {
+  const files = { "manifests/north.yaml": manifest("north", { clip: true }), "manifests/south.yaml": manifest("south", { subjects: "apple, '[fail] boat'" }) };
+  await withRepo(files, async (g) => {
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "manifests/north.yaml\nmanifests/south.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(r.exitCode, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, "omnibatch run manifests/north.yaml manifests/south.yaml --max-wait 5h\n");
+    assert.is(r.outputs["exit-code"], "1");
+    assert.is(r.outputs["outcome"], "failed");
+    assert.is(r.outputs["pending"], "false");
+    assert.is(r.outputs["created"], "6");
+    assert.is(r.outputs["failed"], "1");
+    assert.is(r.outputs["name"], "north+south");
+    const each = JSON.parse(r.outputs["manifests"]!) as { manifest: string; name: string; outcome: string; "exit-code": number; created: number; lockfile: string; spend: string }[];
+    assert.equal(each.map((m) => [m.manifest, m.name, m.outcome, m["exit-code"], m.created, m.lockfile]), [
+      ["manifests/north.yaml", "north", "done", 0, 4, "manifests/north.lock.json"],
+      ["manifests/south.yaml", "south", "failed", 1, 2, "manifests/south.lock.json"],
+    ]);
+    // spend: the sum per currency of each manifest's, as their lockfiles record it.
+    const cash = async (lock: string) =>
+      sum(
+        Object.values((await readLockFile(join(g.work, lock)))!.tasks)
+          .flatMap((x) => x.billing ?? [])
+          .filter((b) => b.charge_type === "cash")
+          .map((b) => amountOf(b.amount)),
+      );
+    const north = await cash("manifests/north.lock.json");
+    const south = await cash("manifests/south.lock.json");
+    assert.is(each[0]!.spend, `${formatAmount(north)} USD`);
+    assert.is(r.outputs["spend"], `${formatAmount(sum([north, south]))} USD`);
+    assert.equal(r.outputs["report"]!.split("\n"), ["manifests/out/north/report.html", "manifests/out/south/report.html"]);
+    assert.is(r.outputs["reports"]!.split("\n").length, 10);
+    assert.is(r.uploads[0]!.with["name"], "omnibatch-reports-north+south-4242-1");
+    // One error line, naming the manifest that is red.
+    assert.equal(r.stdout.split("\n").filter((l) => l.startsWith("::error")), ["::error title=omnibatch%3A failed::omnibatch: south: 1 task failed or rejected (see the warnings and results.jsonl)"]);
+    // The summary: each run's own section, then a row per manifest.
+    assert.match(r.summary, "### omnibatch: ❌ failed (2 manifests)");
+    assert.match(r.summary, /\| `manifests\/north\.yaml` \(north\) \| ✅ done \| 4 \| 4 \| 0 \| [\d.]+ USD \|/);
+    assert.match(r.summary, /\| `manifests\/south\.yaml` \(south\) \| ❌ failed \| 2 \| 1 \| 1 \| [\d.]+ \|$/m, "south charged images only: its spend names no currency (the account's), and joins north's USD in the sum");
+    assert.match(r.summary, "- south: 1 task failed or rejected");
+    assert.ok(r.summary.split("billing").length > 2, "each run's billing section");
+    // Both lockfiles, one commit by the bot, naming each manifest's outcome.
+    const sha = r.outputs["committed"]!;
+    assert.is(await g.git(["rev-parse", "main"], g.remote), sha);
+    assert.equal((await g.git(["show", "--name-only", "--format=", "main"], g.remote)).split("\n").sort(), ["manifests/north.lock.json", "manifests/south.lock.json"]);
+    const message = await g.git(["log", "-1", "--format=%B", "main"], g.remote);
+    assert.match(message, "omnibatch: lockfiles of north, south after omnibatch spring run 4242 (failed)");
+    assert.match(message, "north: done: 4 created, 4 downloaded, 0 failed\nsouth: failed: 2 created, 1 downloaded, 1 failed");
+    for (const lock of ["manifests/north.lock.json", "manifests/south.lock.json"]) {
+      assert.is(await g.git(["show", `main:${lock}`], g.remote), readFileSync(join(g.work, lock), "utf8").trimEnd());
+    }
+  });
+});
+
+t("a glob, expanded inside the repository: both run green; one matching nothing, or reaching outside, is red (exit 2) naming it, nothing sent", async () => {
+  const files = { "manifests/one.yaml": manifest("one", { subjects: "apple" }), "manifests/two.yaml": manifest("two", { subjects: "boat" }), "manifests/notes.md": "not a manifest\n" };
+  await withRepo(files, async (g) => {
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "manifests/*.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(r.exitCode, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, "omnibatch run manifests/one.yaml manifests/two.yaml --max-wait 5h\n");
+    assert.is(r.outputs["outcome"], "done");
+    assert.is(r.outputs["created"], "2");
+    assert.equal((JSON.parse(r.outputs["manifests"]!) as { lockfile: string }[]).map((m) => m.lockfile), ["manifests/one.lock.json", "manifests/two.lock.json"]);
+    assert.match(r.stdout, "omnibatch: 2 manifests: one done, two done");
+    assert.match(r.summary, "### omnibatch: ✅ done (2 manifests)");
+    assert.equal((await g.git(["show", "--name-only", "--format=", "main"], g.remote)).split("\n").sort(), ["manifests/one.lock.json", "manifests/two.lock.json"]);
+    const before = await g.git(["rev-list", "--count", "main"], g.remote);
+    const creates = Object.keys(emu.stats().creates).length;
+    for (const [pattern, says] of [
+      ["manifests/*.yml", "the pattern 'manifests/*.yml' matches no file in the repository"],
+      ["../*.yaml", "the pattern '../*.yaml' reaches outside the repository"],
+      [`${g.root}/*/manifests/*.yaml`, `the pattern '${g.root}/*/manifests/*.yaml' reaches outside the repository`],
+    ] as const) {
+      const bad = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: `manifests/one.yaml ${pattern}` }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+      assert.is(bad.exitCode, 2, bad.stdout + bad.stderr);
+      assert.is(bad.outputs["outcome"], "invalid");
+      assert.match(bad.stdout, `::error title=omnibatch::omnibatch: input manifest: ${says}`);
+      assert.not.match(bad.stdout, "omnibatch run ", "nothing ran");
+    }
+    assert.is(Object.keys(emu.stats().creates).length, creates);
+    assert.is(await g.git(["rev-list", "--count", "main"], g.remote), before);
+  });
+});
+
+t("one invalid manifest among two: red (exit 2) before anything is sent for either, the problem an annotation at its line; nothing committed", async () => {
+  const bad = manifest("broken").replace('prompt: "a {{ subject }} on a table"', "prompt: 42");
+  await withRepo({ "good.yaml": manifest("good", { subjects: "kettle, lamp" }), "broken.yaml": bad }, async (g) => {
+    const creates = Object.keys(emu.stats().creates).length;
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "good.yaml broken.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
+    assert.is(r.exitCode, 2, r.stdout + r.stderr);
+    assert.is(r.outputs["outcome"], "invalid");
+    assert.is(r.outputs["exit-code"], "2");
+    assert.is(r.outputs["committed"], "");
+    assert.is(Object.keys(emu.stats().creates).length, creates, "nothing created for either");
+    assert.not.ok(existsSync(join(g.work, "good.lock.json")));
+    assert.match(r.stderr, "::error file=broken.yaml,line=14,col=13,title=omnibatch%3A manifest::jobs.stills.prompt must be a string");
+    assert.match(r.stdout, /^::error title=omnibatch%3A invalid::omnibatch: invalid: the manifest is invalid: broken\.yaml:14:13: error: jobs\.stills\.prompt must be a string/m);
+    assert.match(r.summary, "### omnibatch: ❌ invalid (`good.yaml`, `broken.yaml`)");
+    assert.is(await g.git(["rev-list", "--count", "main"], g.remote), "1");
+  });
+});
+
+t("command plan with two manifests: each plan in the summary, to-create and the estimate summed, over-budget when one is", async () => {
+  const prices = "prices:\n  image: { \"1k\": 0.02 }";
+  const files = { "m/a.yaml": manifest("a", { extra: `budget: { max: 0.01, currency: USD }\n${prices}` }), "m/b.yaml": manifest("b", { subjects: "apple", extra: `budget: { max: 5, currency: USD }\n${prices}` }) };
+  await withRepo(files, async (g) => {
+    const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { command: "plan", manifest: "m/*.yaml" }, env: jobEnv() });
+    assert.is(r.exitCode, 0, r.stdout + r.stderr);
+    assert.is(r.outputs["outcome"], "planned");
+    assert.is(r.outputs["to-create"], "4");
+    assert.is(r.outputs["estimate"], "0.08 USD");
+    assert.is(r.outputs["over-budget"], "true");
+    assert.match(r.summary, "### omnibatch plan: `m/a.yaml`");
+    assert.match(r.summary, "### omnibatch plan: `m/b.yaml`");
+    assert.match(r.summary, "+ a-stills-");
+    assert.match(r.summary, "+ b-stills-");
+    assert.equal(r.stdout.split("\n").filter((l) => l.startsWith("::warning")), ["::warning file=m/a.yaml,title=omnibatch%3A budget::omnibatch: the estimate (0.06 USD) is over the budget (0.01 USD)"]);
+  });
+});
+
 t.run();

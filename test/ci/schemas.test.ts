@@ -31,7 +31,7 @@ t("action.yml is a valid action (SchemaStore github-action.json)", () => {
   assert.ok(validateAction(action), problems(validateAction));
 });
 
-for (const file of ["scheduled.yml", "plan-on-pull-request.yml"]) {
+for (const file of ["scheduled.yml", "scheduled-several.yml", "plan-on-pull-request.yml"]) {
   t(`examples/github/${file} is a valid workflow (SchemaStore github-workflow.json)`, () => {
     const workflow = yamlOf(`../../examples/github/${file}`);
     assert.ok(validateWorkflow(workflow), problems(validateWorkflow));
@@ -54,7 +54,7 @@ t("the workflow init writes is a valid workflow, with a schedule, concurrency, N
 });
 
 t("every action the examples use runs on a Node 24 runtime release (checkout v5, setup-node v5, cache v5, upload-artifact v6)", () => {
-  const texts = ["../../action.yml", "../../examples/github/scheduled.yml", "../../examples/github/plan-on-pull-request.yml"].map((p) => readFileSync(here(p), "utf8"));
+  const texts = ["../../action.yml", "../../examples/github/scheduled.yml", "../../examples/github/scheduled-several.yml", "../../examples/github/plan-on-pull-request.yml"].map((p) => readFileSync(here(p), "utf8"));
   const uses = texts.flatMap((text) => [...text.matchAll(/uses: (actions\/[\w-]+)@(v\d+)/g)].map((m) => `${m[1]}@${m[2]}`));
   assert.ok(uses.length >= 5);
   const minimum: Record<string, number> = { "actions/checkout": 5, "actions/setup-node": 5, "actions/upload-artifact": 6, "actions/cache": 5 };

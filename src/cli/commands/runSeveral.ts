@@ -3,7 +3,8 @@
 // one that is invalid (or two that would share a lockfile or outputs folder) stops the
 // command with exit 2 before anything is sent for any. Each manifest keeps its own
 // lockfile, outputs, reports and exit status; the exit code is the worst of them. Output:
-// with --json every event of a manifest's run carries `manifest` (its name); otherwise
+// with --json every event of a manifest's run carries `manifest` (its name) and `file`
+// (its path; the Action tells the runs apart by it); otherwise
 // each run's warnings, and its summary under a line naming it as it ends (no progress
 // lines: several would interleave).
 
@@ -93,7 +94,7 @@ export const runSeveral = async (files: readonly string[], flags: SeveralFlags, 
       ...(flags.callbacks !== undefined ? { callbacks: flags.callbacks } : {}),
       signal: abort.signal,
       onEventOf: (manifest) => {
-        if (v.json) return (event: RunEvent) => io.stdout.write(`${JSON.stringify({ ...event, manifest: manifest.name })}\n`);
+        if (v.json) return (event: RunEvent) => io.stdout.write(`${JSON.stringify({ ...event, manifest: manifest.name, file: manifest.file })}\n`);
         const shown = new Progress({ mode: "quiet", stdout: io.stdout, stderr: io.stderr });
         progress.push(shown);
         return (event: RunEvent) => {
