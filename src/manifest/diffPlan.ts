@@ -49,6 +49,8 @@ export interface PlanEntry {
    * it); absent for an orphaned task, whose position the manifest no longer has.
    */
   readonly supersededBy?: string;
+  /** `=` only: not created here, its results taken from a paid task with the same request elsewhere (`note` says where). */
+  readonly reused?: true;
 }
 
 export interface PlanCounts {
@@ -77,6 +79,8 @@ export interface PlanResult {
    * `waitingOnReview`, their tasks held until outputs are reviewed. Absent without such jobs.
    */
   readonly review?: Readonly<Record<string, { readonly awaiting: number; readonly approved: number; readonly rejected: number } | { readonly waitingOnReview: number }>>;
+  /** Of `=`: tasks whose results are reused from a paid task elsewhere (`reusable`); absent when none. */
+  readonly reused?: number;
 }
 
 const IN_FLIGHT: ReadonlySet<TaskState> = new Set(["submitting", "submitted", "processing"]);
@@ -134,6 +138,12 @@ export interface DiffOptions {
   readonly renewFailed?: (task: PlannedTask) => boolean;
   /** Review decisions (src/review/): a `review` job's outputs reach its for_each jobs only once approved. */
   readonly reviews?: DecisionIndex;
+  /**
+   * Reuse across manifests (src/plan/reuse.ts `reuseFor`): asked for a task with no record
+   * here; a paid result of the same request makes it `=` (reused, with the answer's note),
+   * an answer `why` is said on the `+`. Absent: nothing is reused.
+   */
+  readonly reusable?: (task: PlannedTask) => { readonly reuse: { readonly note: string; readonly record: LockTask } } | { readonly why: string } | undefined;
 }
 
 export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions = {}): PlanResult => {
@@ -199,6 +209,20 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
       ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task, estimate: task.estimate }
       : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task };
 
+  // Reuse (issue 31): a task with no record here whose request was paid for elsewhere is `=`, its results taken from there.
+  let reusedCount = 0;
+  const reusedOr = (task: PlannedTask, dir: string): PlanEntry => {
+    const answer = options.reusable?.(task);
+    if (answer === undefined) return create(task, dir);
+    if ("why" in answer) return { ...create(task, dir), note: answer.why };
+    reusedCount++;
+    if (feeding.has(task.job)) {
+      finished.set(task.id, [task.id, answer.reuse.record]);
+      outputsOf.set(task.id, outputCount(answer.reuse.record));
+    }
+    return { mark: "=", id: task.id, job: task.job, vars: task.vars, dir, state: "downloaded", reused: true, note: answer.reuse.note };
+  };
+
   /** `+` for the next attempt of a recorded task (a new id): a retry, a --failed renewal, or a task abandoned at another service. */
   /** `after`: the highest attempt number recorded for the task (a later attempt replaced by the latest one keeps its number). */
   const pushNextAttempt = (task: PlannedTask, folder: string, latest: LockTask, note: (attempt: number) => string, after = latest.attempt): void => {
@@ -221,7 +245,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
   const classify = (task: PlannedTask): void => {
     if (!anyLocked) {
       // Nothing recorded at all: the common case of a first run.
-      entries.push(create(task, task.dir));
+      entries.push(reusedOr(task, task.dir));
       return;
     }
     const direct = lockTasks[task.id];
@@ -237,8 +261,9 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     if (later === undefined) {
       // The usual case: the task's own record and no later attempt at its position.
       if (direct === undefined) {
-        unmatched.push({ task, at: entries.length });
-        entries.push(create(task, folder));
+        const entry = reusedOr(task, folder);
+        if (entry.mark === "+") unmatched.push({ task, at: entries.length });
+        entries.push(entry);
         return;
       }
       ownAccounted++;
@@ -251,8 +276,9 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
         if (id !== task.id && manifest.withAttempt(task, t.attempt).requestHash === t.request_hash) chain.push([id, t]);
       }
       if (chain.length === 0) {
-        unmatched.push({ task, at: entries.length });
-        entries.push(create(task, folder));
+        const entry = reusedOr(task, folder);
+        if (entry.mark === "+") unmatched.push({ task, at: entries.length });
+        entries.push(entry);
         return;
       }
       latestId = chain[0]![0];
@@ -473,6 +499,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     estimate,
     waitingEstimate,
     ...(reviewed.size > 0 ? { review } : {}),
+    ...(reusedCount > 0 ? { reused: reusedCount } : {}),
   };
 };
 
