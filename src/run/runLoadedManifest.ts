@@ -51,6 +51,7 @@ import { shapeOf } from "../report/manifestLocations.js";
 import { plannable, standings, type Standings } from "../report/standing.js";
 import type { LockFile } from "../state/LockFile.js";
 import { foreignLinesWarning } from "../state/foreignLines.js";
+import { reuseResults } from "./reuseResults.js";
 
 /** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
 type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream">;
@@ -197,6 +198,8 @@ export interface RunManifestOptions {
   readonly store?: Omit<OpenStoreOptions, "env" | "check">;
   /** Make tasks whose results are lost again, as new attempts (`run --recreate-lost`). */
   readonly recreateLost?: boolean;
+  /** false (`run --no-reuse`): create every task, never reuse a paid result of the same request elsewhere (issue 31). Default true. */
+  readonly reuse?: boolean;
 }
 
 /** The step summary's line about outputs awaiting review, when any. */
@@ -344,6 +347,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       const placed = ownFolders(manifest, recorded);
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
+      // Paid results of the same request elsewhere: copied and recorded before anything is planned (reuseResults.ts).
+      if (isLoaded(manifest)) yield* reuseResults(manifest, store, { emulated, service: current, off: options.reuse === false, ...(reviews ? { reviews } : {}), ...(onEvent ? { onEvent } : {}) });
       // In CI without a store, results absent at start live only on this runner: said once.
       // (The folder is looked at only then: a local run's start pays no stat per recorded file.)
       if (!emulated && !outputStore && env["CI"] === "true") {

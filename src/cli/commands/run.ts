@@ -130,6 +130,10 @@ export const runCommand = defineCommand({
       type: "boolean",
       description: "Pay to make again the tasks whose results are lost (deleted at the service, not here): new attempts, new ids. Shows them and the cost first.",
     },
+    "no-reuse": {
+      type: "boolean",
+      description: "Create every task, even one whose request was already paid for in another lockfile (reuse is on by default: its results are copied, no charge).",
+    },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -267,6 +271,7 @@ export const runCommand = defineCommand({
         ...(saved ? { expectLockfile: saved.digests.lockfile } : {}),
         ...(v["switch-service"] ? { switchService: true } : {}),
         ...(v["recreate-lost"] ? { recreateLost: true } : {}),
+        ...(v["no-reuse"] ? { reuse: false } : {}),
         signal: abort.signal,
         onEvent: progress.onEvent,
       });
