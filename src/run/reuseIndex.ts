@@ -29,6 +29,8 @@ export interface ReuseSettings {
   /** `--no-reuse`. */
   readonly off?: boolean;
   readonly warn: (message: string) => void;
+  /** This manifest's lockfile as the caller already holds it (a run's store): not read again. */
+  readonly ownLock?: LockFile;
 }
 
 /** What the plan and the run ask: the decision per planned task, and the sources chosen (with their tasks), for the copy. */
@@ -130,9 +132,9 @@ export const openReuse = async (manifest: LoadedManifest, settings: ReuseSetting
   const outputsDirs = new Map<ReuseLockfile, string[]>();
   for (const [real, path] of paths) {
     const isOwn = real === realOrSame(own);
-    let lock: LockFile | undefined;
+    let lock: LockFile | undefined = isOwn ? settings.ownLock : undefined;
     try {
-      lock = await readLockFile(path);
+      lock ??= await readLockFile(path);
     } catch (error) {
       settings.warn(`reuse: skipped ${relative(process.cwd(), path) || path}: ${(error as Error).message.split("\n")[0]}`);
       continue;

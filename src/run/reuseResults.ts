@@ -60,12 +60,29 @@ const placeFile = (from: string, to: string, sha256: string): void => {
  */
 export const reuseResults = (manifest: LoadedManifest, store: LockStoreService, run: ReuseRun): Effect.Effect<number, LockfileWriteError> =>
   Effect.gen(function* () {
-    if (isStoreUrl(manifest.outputsDir)) return 0;
+    if (isStoreUrl(manifest.outputsDir) || run.off) return 0;
     const warn = (message: string) => run.onEvent?.({ type: "notice", level: "warn", message });
-    const reuser = yield* Effect.promise(() => openReuse(manifest, { emulated: run.emulated, service: run.service, off: run.off, warn }));
-    if (reuser === undefined) return 0;
     const lock = yield* store.snapshot;
-    const plan = diffPlan(manifest, Object.keys(lock.tasks).length ? lock : undefined, { ...(run.reviews ? { reviews: run.reviews } : {}), reusable: reuser.reusable });
+    const recorded = Object.keys(lock.tasks).length ? lock : undefined;
+    const reviews = run.reviews ? { reviews: run.reviews } : {};
+    // A rerun with a record for every task asks nothing of other lockfiles: they are not read.
+    // (Downstream tasks are known only from the plan: asked once, cheaply, when there are such jobs.)
+    if (recorded !== undefined && manifest.tasks.every((t) => lock.tasks[t.id] !== undefined)) {
+      let asked = false;
+      if (manifest.jobs.some((j) => j.upstream)) {
+        diffPlan(manifest, recorded, {
+          ...reviews,
+          reusable: () => {
+            asked = true;
+            return undefined;
+          },
+        });
+      }
+      if (!asked) return 0;
+    }
+    const reuser = yield* Effect.promise(() => openReuse(manifest, { emulated: run.emulated, service: run.service, off: run.off, warn, ownLock: lock }));
+    if (reuser === undefined) return 0;
+    const plan = diffPlan(manifest, recorded, { ...reviews, reusable: reuser.reusable });
     let reused = 0;
     const now = Date.now();
     for (const e of plan.entries) {

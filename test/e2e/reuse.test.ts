@@ -75,6 +75,10 @@ t("the demo under another name: plan says reused with the source, the run create
   }
   const billing = JSON.parse(readFileSync(join(dir, "outputs/demo2-emulated/billing.json"), "utf8")) as unknown;
   assert.not.match(JSON.stringify(billing), /"amount":"0\.[0-9]*[1-9]/, "the reused results are not charged again in this manifest's billing");
+  const md = readFileSync(join(dir, "outputs/demo2-emulated/billing.md"), "utf8");
+  assert.match(md, "## Reused results");
+  assert.match(md, /10 task\(s\) reused .*no charge here \(not counted above\); their sources cost USD 1\.52 when paid/);
+  assert.match(md, "Nothing was charged to a balance.");
   // A second run: nothing to do.
   const again = await cli(dir, ["run", m, "--emulate", "--json"]);
   assert.is(summaryOf(again.stdout).created, 0);
