@@ -4,6 +4,7 @@
 // without a terminal (CI) and an `--emulate` run (nothing is charged) never ask.
 // `spendQuestion` is pure (the text); `askYesNo` is the small effectful part.
 
+import type { RecreatePlan } from "../run/recreatePlan.js";
 import { createInterface } from "node:readline";
 import type { BudgetOutlook } from "../manifest/budgetOutlook.js";
 import { describeOutlook } from "../manifest/budgetOutlook.js";
@@ -58,16 +59,6 @@ export const askYesNo = (
       if (!answered) resolve(false);
     });
   });
-
-/** What `run --recreate-lost` will make again: each task with lost results, and its estimate where the manifest prices it. */
-export interface RecreatePlan {
-  readonly tasks: readonly { readonly id: string; readonly name: string; readonly results: number; readonly estimate?: { readonly currency: string; readonly amount: string } }[];
-  /** Per currency, over the tasks with an estimate. */
-  readonly estimate: Readonly<Record<string, string>>;
-  readonly unpriced: number;
-  /** Lost downstream tasks whose upstream is made again too: they follow from the new results. */
-  readonly downstream: number;
-}
 
 /** The text `run --recreate-lost` shows (and, on a terminal, asks about), or undefined when nothing is lost. Pure. */
 export const recreateQuestion = (plan: RecreatePlan, ask: boolean): string | undefined => {

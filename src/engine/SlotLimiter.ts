@@ -1,73 +1,92 @@
-// The account's concurrency slots for one product type, as the engine believes them.
-// The manifest's `concurrency` is the ceiling; a 1303 ("no slot") proves the real quota
-// is lower, so the limit in use drops multiplicatively and climbs back one slot at a time
-// (AIMD), finding the quota without being told. Pure bookkeeping, no effects.
+// The account's concurrency slots for one product type, as the engine believes them: the
+// slots its tasks hold (creates on the wire and tasks not seen ended), and the share of
+// the pool the run may use, kept by the slot-share rule (src/policy/slotShare.ts: a 1303
+// lowers it and quiets the kind for the no-slot wait, the run's own ends raise it again,
+// up to the manifest's `concurrency`). Bookkeeping around the pure rule, no effects.
+// With a pool shared by the runs of one process (`pool`), the run's own limit is only its
+// concurrency: the pool counts every run's slots and its share learns from all of them.
 
-export class SlotLimiter {
-  private limitInUse: number;
+import { mayStart, nextShare, slotsAllowed, startShare, type SlotPool, type SlotShare, type SlotShareRule } from "../policy/slotShare.js";
+
+export class SlotLimiter implements SlotPool {
+  private share: SlotShare;
   private inFlight = 0;
-  private cleanFinishes = 0;
-  private strikes = 0;
 
   constructor(
     readonly ceiling: number,
-    private readonly decrease: number,
-    private readonly increaseAfter: number,
+    private readonly rule: SlotShareRule,
+    private readonly pool?: SlotPool,
   ) {
-    this.limitInUse = ceiling;
+    this.share = startShare(ceiling);
   }
 
   get limit(): number {
-    return Math.floor(this.limitInUse);
+    return this.pool ? Math.min(this.ceiling, this.pool.limit) : slotsAllowed(this.share);
   }
 
   get used(): number {
     return this.inFlight;
   }
 
+  /** No create of this kind leaves before this time (ms) unless one of the run's tasks ends first; 0: none. */
+  get quietUntil(): number {
+    return this.pool ? this.pool.quietUntil : this.share.quietUntil;
+  }
+
   /**
    * Whether a task holding `slots` may start now. A task bigger than the whole limit
    * may still start alone, or it could never run.
    */
-  fits(slots: number): boolean {
-    if (this.inFlight === 0) return true;
-    return this.inFlight + slots <= this.limit;
+  fits(slots: number, now: number): boolean {
+    return mayStart(this.share, this.inFlight, slots, now) && (this.pool === undefined || this.pool.fits(slots, now));
+  }
+
+  /**
+   * The run's own limit would let a task of `slots` start, the shared pool not: the other
+   * runs of this process hold the rest. Their ends come on their own loops' time, so a run
+   * held back by them looks again soon (tick.ts).
+   */
+  heldByOthers(slots: number, now: number): boolean {
+    return this.pool !== undefined && mayStart(this.share, this.inFlight, slots, now) && !this.pool.fits(slots, now);
   }
 
   take(slots: number): void {
     this.inFlight += slots;
+    this.pool?.take(slots);
   }
 
   /** The task ended (or its create proved it never started). */
   release(slots: number): void {
-    this.inFlight = Math.max(0, this.inFlight - slots);
+    const released = Math.min(slots, this.inFlight);
+    this.inFlight -= released;
+    this.pool?.release(released);
   }
 
-  /**
-   * A task finished while we held the limit: evidence the limit is fine. Grow by one slot
-   * per window of clean finishes (classic additive increase), so probing above the real
-   * quota costs one 1303 per window, not one per task.
-   */
+  /** A task of the run ended while it held its slots. */
   onFinished(): void {
-    this.cleanFinishes += 1;
-    // Each time the limit had to drop, probing again waits twice as long: an account's
-    // quota does not change within a run, so repeated probes would only cost 1303s.
-    const window = Math.max(this.increaseAfter, this.limit) * 2 ** Math.min(this.strikes, 6);
-    if (this.cleanFinishes >= window && this.limitInUse < this.ceiling) {
-      this.cleanFinishes = 0;
-      this.limitInUse = Math.min(this.ceiling, this.limitInUse + 1);
-    }
+    if (this.pool) this.pool.onFinished();
+    else this.share = nextShare(this.rule, this.share, { _tag: "Ended" });
+  }
+
+  /** The service accepted a create. */
+  onCreated(): void {
+    if (this.pool) this.pool.onCreated();
+    else this.share = nextShare(this.rule, this.share, { _tag: "Accepted" });
   }
 
   /**
-   * 1303 while we held `holding` slots: the service has fewer than holding + the rejected
-   * task's slots. Drop to what it proved it holds, scaled by the decrease factor, never
-   * below one slot.
+   * 1303 for a task of `slots` while the run held what it holds now (the refused task's
+   * slots already released). Returns when the task may be sent again.
    */
-  onNoSlot(holding: number): void {
-    this.cleanFinishes = 0;
-    const next = Math.max(1, Math.floor(Math.min(this.limitInUse, holding) * this.decrease));
-    if (next < this.limit) this.strikes += 1;
-    this.limitInUse = next;
+  onNoSlot(slots: number, now: number, retryAfterMs?: number): number {
+    if (this.pool) return this.pool.onNoSlot(slots, now, retryAfterMs);
+    this.share = nextShare(this.rule, this.share, {
+      _tag: "Refused",
+      now,
+      holding: this.inFlight,
+      slots,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
+    return this.share.quietUntil;
   }
 }

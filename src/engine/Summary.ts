@@ -1,6 +1,6 @@
 // The summary: what the run did, from the task table and the recorded tasks, once the
 // loop has stopped. The outcome names why it ended; its exit code comes from the one
-// table in cli/ExitCode.ts.
+// table in exit/ExitCode.ts.
 
 import { exitCodeByOutcome } from "../exit/ExitCode.js";
 import type { LockTask } from "../state/LockFile.js";

@@ -5,7 +5,7 @@
 
 import type { BigDecimal } from "effect";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
-import type { Policy, ProductKind } from "../policy/Policy.js";
+import { slotShareRule, type Policy, type ProductKind } from "../policy/Policy.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { BudgetLimit } from "./Budget.js";
 import type { StopReason } from "./EngineEvent.js";
@@ -181,8 +181,8 @@ export class TaskTable {
   ) {
     const { concurrency, policy } = config;
     this.limiters = {
-      video: new SlotLimiter(concurrency, policy.slotDecrease, policy.slotIncreaseAfter),
-      image: new SlotLimiter(concurrency, policy.slotDecrease, policy.slotIncreaseAfter),
+      video: new SlotLimiter(concurrency, slotShareRule(policy), policy.slotPools?.pool("video", slotShareRule(policy))),
+      image: new SlotLimiter(concurrency, slotShareRule(policy), policy.slotPools?.pool("image", slotShareRule(policy))),
     };
     this.watch = config.callbacks ? new CallbackWatch(policy) : undefined;
     this.evidence = new DurationEvidence(policy.durationSamples);

@@ -179,9 +179,19 @@ const submit = (out: Out): number | undefined => {
   // A kind can start something only with a task waiting and a slot free; when neither
   // can, nothing is scanned: the event that frees a slot brings the loop back here.
   const open = (kind: ProductKind) =>
-    table.waitingCount[kind] > 0 && (table.limiters[kind].fits(1) || (kind === "video" && table.lenders.size > 0 && now >= table.lendPausedUntil));
-  if (!open("video") && !open("image")) return undefined;
+    table.waitingCount[kind] > 0 && (table.limiters[kind].fits(1, now) || (kind === "video" && table.lenders.size > 0 && now >= table.lendPausedUntil));
+  // A kind quiet after a 1303 (src/policy/slotShare.ts) is looked at again when its wait
+  // ends; one held back by the other runs sharing its pool (runManifests.ts), after the
+  // no-slot wait (their ends do not wake this loop).
   let wakeAt: number | undefined;
+  const lookAgain = now + Duration.toMillis(policy.noSlotWait);
+  for (const kind of KINDS) {
+    if (table.waitingCount[kind] === 0) continue;
+    const limiter = table.limiters[kind];
+    if (limiter.quietUntil > now) wakeAt = Math.min(wakeAt ?? Infinity, limiter.quietUntil);
+    else if (limiter.heldByOthers(1, now)) wakeAt = Math.min(wakeAt ?? Infinity, lookAgain);
+  }
+  if (!open("video") && !open("image")) return wakeAt;
   const waiting = table.waitingCount.video + table.waitingCount.image;
   let seen = 0;
   let leading = true;
@@ -201,8 +211,12 @@ const submit = (out: Out): number | undefined => {
     }
     const limiter = table.limiters[entry.task.kind];
     // Every slot taken by our count: a cued task may lend its own (cueRules.ts).
-    const lender = limiter.fits(entry.task.slots) ? undefined : findLender(table, entry, now);
-    if (!limiter.fits(entry.task.slots) && lender === undefined) continue;
+    const fits = limiter.fits(entry.task.slots, now);
+    const lender = fits ? undefined : findLender(table, entry, now);
+    if (!fits && lender === undefined) {
+      if (limiter.heldByOthers(entry.task.slots, now)) wakeAt = Math.min(wakeAt ?? Infinity, lookAgain);
+      continue;
+    }
     const budget = table.config.budget;
     if (budget && !entry.lookupFirst) {
       const s = { charged: table.charged ?? BigDecimal.fromBigInt(0n), inFlight: inFlightSpend(table, budget.currency) };

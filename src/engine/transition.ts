@@ -95,6 +95,7 @@ const step = (out: Out, event: EngineEvent): void => {
       settleLoan(out, entry, "kept");
       counters.creating--;
       counters.created++;
+      table.limiters[task.kind].onCreated();
       table.setPhase(entry, "inflight");
       entry.taskId = event.taskId;
       entry.createdAt = event.createdAt;
@@ -124,14 +125,19 @@ const step = (out: Out, event: EngineEvent): void => {
       const limiter = table.limiters[task.kind];
       const before = limiter.limit;
       table.release(entry);
-      // On a slot a cue lent: the cue was wrong or early, which says nothing of the quota.
-      if (!settleLoan(out, entry, "refused")) limiter.onNoSlot(limiter.used);
+      if (settleLoan(out, entry, "refused")) {
+        // On a slot a cue lent: the cue was wrong or early, which says nothing of the
+        // quota. The policy's wait, or the service's Retry-After when longer (up to the cap).
+        const policy = table.config.policy;
+        const asked = Math.min(event.retryAfterMs ?? 0, Duration.toMillis(policy.retryAfterCap));
+        entry.notBefore = now + Math.max(Duration.toMillis(policy.noSlotWait), asked);
+      } else {
+        // The run's share of the pool is smaller than it asked for: the slot-share rule
+        // lowers the limit and quiets the kind (src/policy/slotShare.ts).
+        entry.notBefore = limiter.onNoSlot(task.slots, now, event.retryAfterMs);
+      }
       table.setPhase(entry, "waiting");
       entry.lookupFirst = false; // 1303: nothing was created
-      // The policy's wait, or the service's Retry-After when longer (up to the policy's cap).
-      const policy = table.config.policy;
-      const asked = Math.min(event.retryAfterMs ?? 0, Duration.toMillis(policy.retryAfterCap));
-      entry.notBefore = now + Math.max(Duration.toMillis(policy.noSlotWait), asked);
       record(out, entry, { state: "planned" });
       if (limiter.limit < before) {
         notice(out, "info", `${task.kind} slots: the service is full at ${limiter.used + task.slots}; using ${limiter.limit}`);

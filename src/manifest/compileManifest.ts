@@ -40,27 +40,25 @@ export const templatesOf = (job: JobSpec): Value[] => {
   return out.filter((v) => v.template !== undefined);
 };
 
-export const compileManifest = (
-  raw: Raw,
-  sink: DiagnosticSink,
-  loadRows: LoadRows,
-  options: { maxTasks?: number } = {},
-): ManifestSpec => {
-  const name = raw.name as string;
-  const vars = (isRecord(raw.vars) ? raw.vars : {}) as Raw;
-  const defaults = (isRecord(raw.defaults) ? raw.defaults : {}) as Raw;
+/** Makes a manifest value: a template parsed (a mistake reported at its place, the text kept as a literal), or the literal. */
+type MakeValue = (path: YamlPath, v: unknown) => Value;
 
-  const value = (path: YamlPath, v: unknown): Value => {
-    if (typeof v !== "string" || !hasTemplate(v)) return { path, literal: v };
-    const t = parseTemplate(v);
-    if (isTemplateError(t)) {
-      sink.add({ path, textOffset: t.offset }, t.message);
-      return { path, literal: v };
-    }
-    return { path, template: t };
-  };
+const valueMaker = (sink: DiagnosticSink): MakeValue => (path, v) => {
+  if (typeof v !== "string" || !hasTemplate(v)) return { path, literal: v };
+  const t = parseTemplate(v);
+  if (isTemplateError(t)) {
+    sink.add({ path, textOffset: t.offset }, t.message);
+    return { path, literal: v };
+  }
+  return { path, template: t };
+};
 
-  // ------------------------------------------------------------- elements table
+/**
+ * The top-level `elements` table and the element references of the jobs: each reference
+ * resolved to its library id (an unknown name reported), and the ids used remembered for
+ * the rules' name and type checks (`forRules`).
+ */
+const elementResolver = (raw: Raw, sink: DiagnosticSink) => {
   const elementTable = new Map<string, { id: string; name?: string; type?: ElementInfo["element_type"]; path: YamlPath }>();
   if (isRecord(raw.elements)) {
     for (const [key, e] of Object.entries(raw.elements)) {
@@ -74,7 +72,7 @@ export const compileManifest = (
     }
   }
   const usedElementIds = new Map<string, YamlPath>();
-  const resolveElement = (ref: unknown, path: YamlPath): string | undefined => {
+  const resolve = (ref: unknown, path: YamlPath): string | undefined => {
     if (isRecord(ref)) {
       const id = String(ref.id);
       if (!usedElementIds.has(id)) usedElementIds.set(id, path);
@@ -102,211 +100,251 @@ export const compileManifest = (
     if (!usedElementIds.has(entry.id)) usedElementIds.set(entry.id, path);
     return entry.id;
   };
+  /** The elements the rules check names and types against: undefined when none is used or one used has no known name and type (warned). */
+  const forRules = (): ManifestSpec["elements"] => {
+    if (usedElementIds.size === 0) return undefined;
+    const byLibraryId = new Map<string, ElementInfo>();
+    for (const e of elementTable.values()) {
+      if (e.name !== undefined && e.type !== undefined) byLibraryId.set(e.id, { id: e.id, name: e.name, element_type: e.type });
+    }
+    const unknown = [...usedElementIds].find(([id]) => !byLibraryId.has(id));
+    if (unknown) {
+      sink.add(
+        { path: unknown[1] },
+        `element ${unknown[0]} has no known name and type (give both under the top-level 'elements'): the element name and type checks are skipped`,
+        "warning",
+      );
+      return undefined;
+    }
+    return (id) => byLibraryId.get(id);
+  };
+  return { resolve, forRules };
+};
 
-  // ------------------------------------------------------------- jobs
-  const rawJobs = raw.jobs as Record<string, Raw>;
-  const jobs: JobSpec[] = [];
-  const invalidJobs = new Set<string>();
-  for (const [id, job] of Object.entries(rawJobs)) {
-    const errorsBefore = sink.errorCount;
-    const path: YamlPath = ["jobs", id];
-    const kind = job.kind as "video" | "image";
-    const kindDefaults = (isRecord(defaults[kind]) ? defaults[kind] : {}) as Raw;
-    const pick = (key: string): { v: unknown; path: YamlPath } | undefined =>
-      job[key] !== undefined
-        ? { v: job[key], path: [...path, key] }
-        : kindDefaults[key] !== undefined
-          ? { v: kindDefaults[key], path: ["defaults", kind, key] }
-          : undefined;
+type ResolveElement = (ref: unknown, path: YamlPath) => string | undefined;
 
-    const fields = new Map<string, Value>();
-    if (kind === "video") {
-      const settings = (isRecord(job.settings) ? job.settings : {}) as Raw;
-      for (const k of VIDEO_SETTINGS) {
-        if (settings[k] !== undefined) fields.set(`settings.${k}`, value([...path, "settings", k], settings[k]));
-        else if (kindDefaults[k] !== undefined) fields.set(`settings.${k}`, value(["defaults", kind, k], kindDefaults[k]));
-      }
-      // The video model: the create path's last segment, not a body field.
-      const model = pick("model");
-      if (model) fields.set("model", value(model.path, model.v));
-    } else {
-      for (const [k, wire] of Object.entries(IMAGE_FIELDS)) {
-        const p = pick(k);
-        if (p) fields.set(wire, value(p.path, p.v));
+/** A job's request fields (video settings and model, or the image fields), each from the job or the manifest's defaults for its kind. */
+const jobFields = (job: Raw, path: YamlPath, kind: "video" | "image", kindDefaults: Raw, value: MakeValue, pick: Pick): Map<string, Value> => {
+  const fields = new Map<string, Value>();
+  if (kind === "video") {
+    const settings = (isRecord(job.settings) ? job.settings : {}) as Raw;
+    for (const k of VIDEO_SETTINGS) {
+      if (settings[k] !== undefined) fields.set(`settings.${k}`, value([...path, "settings", k], settings[k]));
+      else if (kindDefaults[k] !== undefined) fields.set(`settings.${k}`, value(["defaults", kind, k], kindDefaults[k]));
+    }
+    // The video model: the create path's last segment, not a body field.
+    const model = pick("model");
+    if (model) fields.set("model", value(model.path, model.v));
+  } else {
+    for (const [k, wire] of Object.entries(IMAGE_FIELDS)) {
+      const p = pick(k);
+      if (p) fields.set(wire, value(p.path, p.v));
+    }
+  }
+  return fields;
+};
+
+/** A job's named inputs, in a fixed order: frames, images, videos, the raw contents list, elements; a name used twice is reported. */
+const jobInputs = (job: Raw, id: string, path: YamlPath, kind: "video" | "image", value: MakeValue, resolveElement: ResolveElement, sink: DiagnosticSink): InputSpec[] => {
+  const inputs: InputSpec[] = [];
+  if (kind === "video") {
+    for (const role of ["first_frame", "last_frame"] as const) {
+      if (typeof job[role] === "string") {
+        inputs.push({ name: role, role, src: value([...path, role], job[role]), path: [...path, role] });
       }
     }
-
-    // Named inputs, in a fixed order: frames, images, videos, the raw contents list, elements.
-    const inputs: InputSpec[] = [];
-    if (kind === "video") {
-      for (const role of ["first_frame", "last_frame"] as const) {
-        if (typeof job[role] === "string") {
-          inputs.push({ name: role, role, src: value([...path, role], job[role]), path: [...path, role] });
-        }
-      }
-      if (isRecord(job.images)) {
-        for (const [n, img] of Object.entries(job.images)) {
-          const p: YamlPath = [...path, "images", n];
-          if (typeof img === "string") inputs.push({ name: n, role: "refer_image", src: value(p, img), path: p });
-          else {
-            const o = img as Raw;
-            inputs.push({ name: n, role: (o.role as InputSpec["role"]) ?? "refer_image", src: value([...p, "src"], o.src), path: p });
-          }
-        }
-      }
-      if (isRecord(job.videos)) {
-        for (const [n, vid] of Object.entries(job.videos)) {
-          const p: YamlPath = [...path, "videos", n];
-          if (typeof vid === "string") inputs.push({ name: n, role: "feature_video", src: value(p, vid), path: p });
-          else {
-            const o = vid as Raw;
-            inputs.push({ name: n, role: (o.role as InputSpec["role"]) ?? "feature_video", src: value([...p, "src"], o.src), path: p });
-          }
-        }
-      }
-      if (Array.isArray(job.contents)) {
-        job.contents.forEach((item, i) => {
-          const o = item as Raw;
-          const p: YamlPath = [...path, "contents", i];
-          const roles = ["first_frame", "last_frame", "refer_image", "feature_video", "base_video", "element"].filter((r) => o[r] !== undefined);
-          if (roles.length !== 1) {
-            sink.add({ path: p }, `each contents item needs exactly one of first_frame, last_frame, refer_image, feature_video, base_video, element (found ${roles.length ? roles.join(", ") : "none"})`);
-            return;
-          }
-          const role = roles[0] as InputSpec["role"];
-          const idName = typeof o.id === "string" ? o.id : undefined;
-          if (role === "element") {
-            if (idName === undefined) {
-              sink.add({ path: p }, "an element item needs an 'id': the name the prompt uses for it (@id)");
-              return;
-            }
-            const elementId = resolveElement(o.element, [...p, "element"]);
-            if (elementId !== undefined) inputs.push({ name: idName, role, elementId, path: p });
-          } else {
-            inputs.push({ ...(idName !== undefined ? { name: idName } : {}), role, src: value([...p, role], o[role]), path: p });
-          }
-        });
-      }
-    } else if (isRecord(job.images)) {
+    if (isRecord(job.images)) {
       for (const [n, img] of Object.entries(job.images)) {
         const p: YamlPath = [...path, "images", n];
-        inputs.push({ name: n, role: "image", src: value(p, img), path: p });
+        if (typeof img === "string") inputs.push({ name: n, role: "refer_image", src: value(p, img), path: p });
+        else {
+          const o = img as Raw;
+          inputs.push({ name: n, role: (o.role as InputSpec["role"]) ?? "refer_image", src: value([...p, "src"], o.src), path: p });
+        }
       }
     }
-    if (isRecord(job.elements)) {
-      for (const [n, ref] of Object.entries(job.elements)) {
-        const p: YamlPath = [...path, "elements", n];
-        const elementId = resolveElement(ref, p);
-        if (elementId !== undefined) inputs.push({ name: n, role: "element", elementId, path: p });
+    if (isRecord(job.videos)) {
+      for (const [n, vid] of Object.entries(job.videos)) {
+        const p: YamlPath = [...path, "videos", n];
+        if (typeof vid === "string") inputs.push({ name: n, role: "feature_video", src: value(p, vid), path: p });
+        else {
+          const o = vid as Raw;
+          inputs.push({ name: n, role: (o.role as InputSpec["role"]) ?? "feature_video", src: value([...p, "src"], o.src), path: p });
+        }
       }
     }
-    const names = new Map<string, YamlPath>();
-    for (const input of inputs) {
-      if (input.name === undefined) continue;
-      const first = names.get(input.name);
-      if (first) {
-        sink.add(declarationPlace(input.path), `the input name '${input.name}' is used twice in job '${id}' (also at ${first.join(".")}); names must be unique within a task`);
-      } else names.set(input.name, input.path);
+    if (Array.isArray(job.contents)) {
+      job.contents.forEach((item, i) => {
+        const o = item as Raw;
+        const p: YamlPath = [...path, "contents", i];
+        const roles = ["first_frame", "last_frame", "refer_image", "feature_video", "base_video", "element"].filter((r) => o[r] !== undefined);
+        if (roles.length !== 1) {
+          sink.add({ path: p }, `each contents item needs exactly one of first_frame, last_frame, refer_image, feature_video, base_video, element (found ${roles.length ? roles.join(", ") : "none"})`);
+          return;
+        }
+        const role = roles[0] as InputSpec["role"];
+        const idName = typeof o.id === "string" ? o.id : undefined;
+        if (role === "element") {
+          if (idName === undefined) {
+            sink.add({ path: p }, "an element item needs an 'id': the name the prompt uses for it (@id)");
+            return;
+          }
+          const elementId = resolveElement(o.element, [...p, "element"]);
+          if (elementId !== undefined) inputs.push({ name: idName, role, elementId, path: p });
+        } else {
+          inputs.push({ ...(idName !== undefined ? { name: idName } : {}), role, src: value([...p, role], o[role]), path: p });
+        }
+      });
     }
+  } else if (isRecord(job.images)) {
+    for (const [n, img] of Object.entries(job.images)) {
+      const p: YamlPath = [...path, "images", n];
+      inputs.push({ name: n, role: "image", src: value(p, img), path: p });
+    }
+  }
+  if (isRecord(job.elements)) {
+    for (const [n, ref] of Object.entries(job.elements)) {
+      const p: YamlPath = [...path, "elements", n];
+      const elementId = resolveElement(ref, p);
+      if (elementId !== undefined) inputs.push({ name: n, role: "element", elementId, path: p });
+    }
+  }
+  const names = new Map<string, YamlPath>();
+  for (const input of inputs) {
+    if (input.name === undefined) continue;
+    const first = names.get(input.name);
+    if (first) {
+      sink.add(declarationPlace(input.path), `the input name '${input.name}' is used twice in job '${id}' (also at ${first.join(".")}); names must be unique within a task`);
+    } else names.set(input.name, input.path);
+  }
+  return inputs;
+};
 
-    // Matrix.
-    const axes: AxisSpec[] = [];
-    const unreadAxes: string[] = [];
-    let include: Raw[] = [];
-    let exclude: Raw[] = [];
-    if (isRecord(job.matrix)) {
-      for (const [axis, spec] of Object.entries(job.matrix)) {
-        const p: YamlPath = [...path, "matrix", axis];
-        if (axis === "include" || axis === "exclude") continue;
-        if (RESERVED_NAMES.has(axis)) {
-          sink.add({ path: [...path, "matrix"], key: axis }, `'${axis}' is a reserved name and cannot be a matrix axis`);
+/** A job's matrix: its axes (inline lists, or rows of a data file), include and exclude, each checked against the axes' names. */
+const jobMatrix = (job: Raw, id: string, path: YamlPath, loadRows: LoadRows, sink: DiagnosticSink) => {
+  const axes: AxisSpec[] = [];
+  const unreadAxes: string[] = [];
+  let include: Raw[] = [];
+  let exclude: Raw[] = [];
+  if (isRecord(job.matrix)) {
+    for (const [axis, spec] of Object.entries(job.matrix)) {
+      const p: YamlPath = [...path, "matrix", axis];
+      if (axis === "include" || axis === "exclude") continue;
+      if (RESERVED_NAMES.has(axis)) {
+        sink.add({ path: [...path, "matrix"], key: axis }, `'${axis}' is a reserved name and cannot be a matrix axis`);
+        continue;
+      }
+      if (Array.isArray(spec)) {
+        axes.push({ name: axis, values: spec, places: spec.map((_, i) => ({ path: [...p, i] })) });
+      } else if (isRecord(spec) && typeof spec.rows === "string") {
+        const loaded = loadRows(spec.rows, { path: [...p, "rows"] });
+        if (!loaded) {
+          // Reported in the data file; the name stays known so templates do not cascade.
+          unreadAxes.push(axis);
           continue;
         }
-        if (Array.isArray(spec)) {
-          axes.push({ name: axis, values: spec, places: spec.map((_, i) => ({ path: [...p, i] })) });
-        } else if (isRecord(spec) && typeof spec.rows === "string") {
-          const loaded = loadRows(spec.rows, { path: [...p, "rows"] });
-          if (!loaded) {
-            // Reported in the data file; the name stays known so templates do not cascade.
-            unreadAxes.push(axis);
-            continue;
-          }
-          if (loaded.rows.length === 0) sink.add({ path: [...p, "rows"] }, `the data file '${spec.rows}' has no rows: job '${id}' makes no tasks`, "warning");
-          axes.push({ name: axis, values: loaded.rows, places: loaded.places });
-        }
-      }
-      const axisNames = new Set([...axes.map((a) => a.name), ...unreadAxes]);
-      include = Array.isArray(job.matrix.include) ? (job.matrix.include as Raw[]) : [];
-      exclude = Array.isArray(job.matrix.exclude) ? (job.matrix.exclude as Raw[]) : [];
-      exclude.forEach((e, i) => {
-        for (const k of Object.keys(e)) {
-          if (!axisNames.has(k)) {
-            sink.add({ path: [...path, "matrix", "exclude", i], key: k }, `exclude names '${k}', which is not an axis of this matrix${axisNames.size ? ` (axes: ${[...axisNames].join(", ")})` : ""}`);
-          }
-        }
-      });
-      include.forEach((e, i) => {
-        for (const k of Object.keys(e)) {
-          if (RESERVED_NAMES.has(k)) sink.add({ path: [...path, "matrix", "include", i], key: k }, `'${k}' is a reserved name and cannot be a matrix value`);
-        }
-      });
-    }
-
-    let forEach: JobSpec["forEach"];
-    if (typeof job.for_each === "string") {
-      const [up, mode] = job.for_each.split(".") as [string, "outputs" | "tasks"];
-      forEach = { job: up, mode, path: [...path, "for_each"] };
-    }
-
-    const watermark = pick("watermark");
-    const retryFailed = pick("retry_failed");
-    const retryContentRisk = pick("retry_content_risk");
-    const spec: JobSpec = {
-      id,
-      kind,
-      path,
-      prompt: value([...path, "prompt"], job.prompt),
-      inputs,
-      fields,
-      ...(watermark ? { watermark: value(watermark.path, watermark.v) } : {}),
-      take: typeof job.take === "number" ? job.take : 1,
-      retryFailed: retryFailed ? (retryFailed.v as number) : 0,
-      retryContentRisk: retryContentRisk ? (retryContentRisk.v as boolean) : false,
-      ...(job.review === true ? { review: true as const } : {}),
-      ...(typeof job.output === "string" ? { output: value([...path, "output"], job.output) } : {}),
-      ...(typeof job.name === "string" ? { name: value([...path, "name"], job.name) } : {}),
-      ...(forEach ? { forEach } : {}),
-      axes,
-      ...(unreadAxes.length ? { unreadAxes } : {}),
-      include,
-      exclude,
-    };
-
-    // Template names: known now, so an unknown one is reported once, at its place.
-    const known = new Set<string>(["vars", ...Object.keys(vars), ...axes.map((a) => a.name), ...unreadAxes]);
-    for (const e of include) for (const k of Object.keys(e)) known.add(k);
-    if (forEach) known.add("item");
-    for (const v of templatesOf(spec)) {
-      for (const part of (v.template as Template).parts) {
-        if (typeof part === "string") continue;
-        const first = part.path[0]!;
-        if (!known.has(first)) {
-          const hint = first === "item" ? " ('item' exists only in a job with for_each)" : "";
-          sink.add(
-            { path: v.path, textOffset: part.offset },
-            `unknown name '${first}' in template${hint}; known names: ${[...known].sort().join(", ")}`,
-          );
-        }
+        if (loaded.rows.length === 0) sink.add({ path: [...p, "rows"] }, `the data file '${spec.rows}' has no rows: job '${id}' makes no tasks`, "warning");
+        axes.push({ name: axis, values: loaded.rows, places: loaded.places });
       }
     }
-    for (const a of axes) {
-      if (Object.hasOwn(vars, a.name)) sink.add({ path: [...path, "matrix"], key: a.name }, `the matrix axis '${a.name}' hides the var of the same name in this job's templates`, "warning");
+    const axisNames = new Set([...axes.map((a) => a.name), ...unreadAxes]);
+    include = Array.isArray(job.matrix.include) ? (job.matrix.include as Raw[]) : [];
+    exclude = Array.isArray(job.matrix.exclude) ? (job.matrix.exclude as Raw[]) : [];
+    exclude.forEach((e, i) => {
+      for (const k of Object.keys(e)) {
+        if (!axisNames.has(k)) {
+          sink.add({ path: [...path, "matrix", "exclude", i], key: k }, `exclude names '${k}', which is not an axis of this matrix${axisNames.size ? ` (axes: ${[...axisNames].join(", ")})` : ""}`);
+        }
+      }
+    });
+    include.forEach((e, i) => {
+      for (const k of Object.keys(e)) {
+        if (RESERVED_NAMES.has(k)) sink.add({ path: [...path, "matrix", "include", i], key: k }, `'${k}' is a reserved name and cannot be a matrix value`);
+      }
+    });
+  }
+  return { axes, unreadAxes, include, exclude };
+};
+
+/** The names a job's templates use must be known (vars, axes, include keys, `item` with for_each): each unknown one reported once, at its place. */
+const checkTemplateNames = (spec: JobSpec, vars: Raw, sink: DiagnosticSink): void => {
+  const known = new Set<string>(["vars", ...Object.keys(vars), ...spec.axes.map((a) => a.name), ...(spec.unreadAxes ?? [])]);
+  for (const e of spec.include) for (const k of Object.keys(e)) known.add(k);
+  if (spec.forEach) known.add("item");
+  for (const v of templatesOf(spec)) {
+    for (const part of (v.template as Template).parts) {
+      if (typeof part === "string") continue;
+      const first = part.path[0]!;
+      if (!known.has(first)) {
+        const hint = first === "item" ? " ('item' exists only in a job with for_each)" : "";
+        sink.add(
+          { path: v.path, textOffset: part.offset },
+          `unknown name '${first}' in template${hint}; known names: ${[...known].sort().join(", ")}`,
+        );
+      }
     }
-    jobs.push(spec);
-    if (sink.errorCount > errorsBefore) invalidJobs.add(id);
+  }
+  for (const a of spec.axes) {
+    if (Object.hasOwn(vars, a.name)) sink.add({ path: [...spec.path, "matrix"], key: a.name }, `the matrix axis '${a.name}' hides the var of the same name in this job's templates`, "warning");
+  }
+};
+
+/** A value of the job, else of the manifest's defaults for the job's kind, with its place. */
+type Pick = (key: string) => { v: unknown; path: YamlPath } | undefined;
+
+/** One job's spec, its mistakes reported. */
+const compileJob = (id: string, job: Raw, raw: Raw, sink: DiagnosticSink, loadRows: LoadRows, value: MakeValue, resolveElement: ResolveElement): JobSpec => {
+  const vars = (isRecord(raw.vars) ? raw.vars : {}) as Raw;
+  const defaults = (isRecord(raw.defaults) ? raw.defaults : {}) as Raw;
+  const path: YamlPath = ["jobs", id];
+  const kind = job.kind as "video" | "image";
+  const kindDefaults = (isRecord(defaults[kind]) ? defaults[kind] : {}) as Raw;
+  const pick: Pick = (key) =>
+    job[key] !== undefined
+      ? { v: job[key], path: [...path, key] }
+      : kindDefaults[key] !== undefined
+        ? { v: kindDefaults[key], path: ["defaults", kind, key] }
+        : undefined;
+
+  const fields = jobFields(job, path, kind, kindDefaults, value, pick);
+  const inputs = jobInputs(job, id, path, kind, value, resolveElement, sink);
+  const { axes, unreadAxes, include, exclude } = jobMatrix(job, id, path, loadRows, sink);
+
+  let forEach: JobSpec["forEach"];
+  if (typeof job.for_each === "string") {
+    const [up, mode] = job.for_each.split(".") as [string, "outputs" | "tasks"];
+    forEach = { job: up, mode, path: [...path, "for_each"] };
   }
 
-  // ------------------------------------------------------------- DAG
+  const watermark = pick("watermark");
+  const retryFailed = pick("retry_failed");
+  const retryContentRisk = pick("retry_content_risk");
+  const spec: JobSpec = {
+    id,
+    kind,
+    path,
+    prompt: value([...path, "prompt"], job.prompt),
+    inputs,
+    fields,
+    ...(watermark ? { watermark: value(watermark.path, watermark.v) } : {}),
+    take: typeof job.take === "number" ? job.take : 1,
+    retryFailed: retryFailed ? (retryFailed.v as number) : 0,
+    retryContentRisk: retryContentRisk ? (retryContentRisk.v as boolean) : false,
+    ...(job.review === true ? { review: true as const } : {}),
+    ...(typeof job.output === "string" ? { output: value([...path, "output"], job.output) } : {}),
+    ...(typeof job.name === "string" ? { name: value([...path, "name"], job.name) } : {}),
+    ...(forEach ? { forEach } : {}),
+    axes,
+    ...(unreadAxes.length ? { unreadAxes } : {}),
+    include,
+    exclude,
+  };
+  checkTemplateNames(spec, vars, sink);
+  return spec;
+};
+
+/** The jobs with each upstream job before its downstream ones; a for_each naming no job, itself or a cycle is reported and its jobs made invalid. */
+const orderJobs = (jobs: readonly JobSpec[], invalidJobs: Set<string>, sink: DiagnosticSink): JobSpec[] => {
   const byId = new Map(jobs.map((j) => [j.id, j]));
   for (const j of jobs) {
     if (!j.forEach) continue;
@@ -341,24 +379,11 @@ export const compileManifest = (
     ordered.push(j);
   };
   for (const j of jobs) visit(j, []);
+  return ordered;
+};
 
-  // ------------------------------------------------------------- elements for the rules
-  let elements: ManifestSpec["elements"];
-  if (usedElementIds.size > 0) {
-    const byLibraryId = new Map<string, ElementInfo>();
-    for (const e of elementTable.values()) {
-      if (e.name !== undefined && e.type !== undefined) byLibraryId.set(e.id, { id: e.id, name: e.name, element_type: e.type });
-    }
-    const unknown = [...usedElementIds].find(([id]) => !byLibraryId.has(id));
-    if (unknown) {
-      sink.add(
-        { path: unknown[1] },
-        `element ${unknown[0]} has no known name and type (give both under the top-level 'elements'): the element name and type checks are skipped`,
-        "warning",
-      );
-    } else elements = (id) => byLibraryId.get(id);
-  }
-
+/** The budget and the prices of the estimates (a prices currency other than the budget's is warned about). */
+const budgetAndPrices = (raw: Raw, sink: DiagnosticSink): { budget?: ManifestSpec["budget"]; prices?: PricesSpec } => {
   const budget = isRecord(raw.budget)
     ? { max: String(raw.budget.max), currency: String(raw.budget.currency) }
     : undefined;
@@ -374,6 +399,30 @@ export const compileManifest = (
       sink.add({ path: ["prices", "currency"] }, `prices are in ${String(p.currency)} but the budget is in ${budget.currency}: the budget cannot use these estimates`, "warning");
     }
   }
+  return { ...(budget ? { budget } : {}), ...(prices ? { prices } : {}) };
+};
+
+export const compileManifest = (
+  raw: Raw,
+  sink: DiagnosticSink,
+  loadRows: LoadRows,
+  options: { maxTasks?: number } = {},
+): ManifestSpec => {
+  const name = raw.name as string;
+  const vars = (isRecord(raw.vars) ? raw.vars : {}) as Raw;
+  const value = valueMaker(sink);
+  const elements = elementResolver(raw, sink);
+
+  const jobs: JobSpec[] = [];
+  const invalidJobs = new Set<string>();
+  for (const [id, job] of Object.entries(raw.jobs as Record<string, Raw>)) {
+    const errorsBefore = sink.errorCount;
+    jobs.push(compileJob(id, job, raw, sink, loadRows, value, elements.resolve));
+    if (sink.errorCount > errorsBefore) invalidJobs.add(id);
+  }
+  const ordered = orderJobs(jobs, invalidJobs, sink);
+  const forRules = elements.forRules();
+  const { budget, prices } = budgetAndPrices(raw, sink);
 
   return {
     name,
@@ -385,6 +434,6 @@ export const compileManifest = (
     vars,
     jobs: ordered,
     invalidJobs,
-    ...(elements ? { elements } : {}),
+    ...(forRules ? { elements: forRules } : {}),
   };
 };

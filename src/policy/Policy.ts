@@ -4,6 +4,7 @@
 
 import { RETRY_AFTER_CAP_MS } from "../api/retry.js";
 import { Context, Duration, Layer, Schedule } from "effect";
+import type { SlotPools, SlotShareRule } from "./slotShare.js";
 
 export type ProductKind = "video" | "image";
 
@@ -27,8 +28,13 @@ export interface Policy {
    * with every poll.
    */
   readonly unknownOutcomeWindow: Duration.Duration;
-  /** How long a task waits after a 1303 ("no slot") before it may be sent again. */
+  /**
+   * After a 1303 ("no slot") no create of that kind leaves for this long, doubled with each
+   * refusal in a row up to `noSlotWaitMax`; one of the run's own tasks of the kind ending
+   * ends the wait (src/policy/slotShare.ts).
+   */
   readonly noSlotWait: Duration.Duration;
+  readonly noSlotWaitMax: Duration.Duration;
   /** Polling interval for in-flight tasks of a kind, from the age of the youngest one. */
   readonly pollInterval: (kind: ProductKind, youngestAgeMs: number) => Duration.Duration;
   /**
@@ -63,10 +69,10 @@ export interface Policy {
   readonly imagePageSize: number;
   /** Upper bound on pages read in one image listing pass (B3 allows pageNum <= 1000). */
   readonly imageMaxPages: number;
-  /** AIMD: on a 1303 the limit drops to the slots then in flight times this ... */
+  /** AIMD (src/policy/slotShare.ts): on a 1303 the limit drops to this times the slots held plus the refused task's ... */
   readonly slotDecrease: number;
-  /** ... and grows by one after this many tasks finished without a 1303. */
-  readonly slotIncreaseAfter: number;
+  /** ... and grows by this many slots per limit's worth of the run's tasks ended. */
+  readonly slotIncrease: number;
   /** Plain (non-TTY) progress: a summary line at least this often. */
   readonly summaryEvery: Duration.Duration;
   /** While callbacks flow, in-flight tasks of a kind are polled only this often (lost callbacks are still found). */
@@ -123,6 +129,12 @@ export interface Policy {
   readonly shortAnswerWait: Duration.Duration;
   /** The loop looks at the time at least this often, however far the next poll is. */
   readonly loopWakeAtLeast: Duration.Duration;
+  /**
+   * Several manifests run in one process (src/run/runManifests.ts) share one pool of slots
+   * per product: a run's own limit is then only its concurrency, and the pool's share
+   * (src/policy/slotShare.ts) counts the slots all of them hold. Absent: the run's own.
+   */
+  readonly slotPools?: SlotPools;
 }
 
 const ms = (n: number): Duration.Duration => Duration.millis(Math.max(1, Math.round(n)));
@@ -189,6 +201,7 @@ export const makePolicy = (scale = 1): Policy => ({
   downloadRetry: backoff(500 * scale, 10_000 * scale, 6),
   unknownOutcomeWindow: ms(60_000 * scale),
   noSlotWait: ms(2_000 * scale),
+  noSlotWaitMax: ms(64_000 * scale),
   pollInterval: (kind, ageMs) => {
     const r = pollRhythm[kind];
     return ms(Math.min(r.capMs, r.startMs + (ageMs / scale) * r.growth) * scale);
@@ -205,8 +218,12 @@ export const makePolicy = (scale = 1): Policy => ({
   imageSingleQueryMax: 5,
   imagePageSize: 100,
   imageMaxPages: 1000,
-  slotDecrease: 1,
-  slotIncreaseAfter: 1,
+  // Two or three runs of one account sharing 5 or 9 slots, simulated (test/policy/
+  // slotShare.property.test.ts): these keep about 0.9 of one run's utilisation for under
+  // one 1303 per task, no run starved; a run alone whose account has fewer slots than its
+  // `concurrency` keeps about 0.85 of them busy.
+  slotDecrease: 0.6,
+  slotIncrease: 1,
   summaryEvery: Duration.seconds(30),
   callbackPollInterval: (kind) => ms(pollRhythm[kind].capMs * callbackRhythm.stretch * scale),
   callbackGrace: ms(callbackRhythm.graceMs * scale),
@@ -229,6 +246,15 @@ export const makePolicy = (scale = 1): Policy => ({
   shortAnswers: 5,
   shortAnswerWait: ms(5 * 60_000 * scale),
   loopWakeAtLeast: Duration.seconds(60),
+});
+
+/** The slot-share rule's numbers (src/policy/slotShare.ts), from a policy. */
+export const slotShareRule = (policy: Policy): SlotShareRule => ({
+  decrease: policy.slotDecrease,
+  increase: policy.slotIncrease,
+  waitMs: Duration.toMillis(policy.noSlotWait),
+  waitMaxMs: Duration.toMillis(policy.noSlotWaitMax),
+  retryAfterCapMs: Duration.toMillis(policy.retryAfterCap),
 });
 
 /**

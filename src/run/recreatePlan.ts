@@ -7,13 +7,22 @@ import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { amountOf, formatAmount, plus, type Amount } from "../money/Money.js";
 import { resultName, scanResults, type ResultsAt } from "../outputs/scanResults.js";
 import type { LockFile } from "../state/LockFile.js";
-import type { RecreatePlan } from "../cli/confirmSpend.js";
+
+/** What `run --recreate-lost` will make again: each task with lost results, and its estimate where the manifest prices it. */
+export interface RecreatePlan {
+  readonly tasks: readonly { readonly id: string; readonly name: string; readonly results: number; readonly estimate?: { readonly currency: string; readonly amount: string } }[];
+  /** Per currency, over the tasks with an estimate. */
+  readonly estimate: Readonly<Record<string, string>>;
+  readonly unpriced: number;
+  /** Lost downstream tasks whose upstream is made again too: they follow from the new results. */
+  readonly downstream: number;
+}
 
 export const recreatePlan = (
   manifest: Pick<LoadedManifest, "tasks" | "outputsDir" | "downstreamEstimate">,
   lock: LockFile | undefined,
   now = Date.now(),
-  /** Where the results are: default the outputs folder; for a store, its listing (store/resultsAt.ts). */
+  /** Where the results are: default the outputs folder; for a store, its listing (outputs/resultsAt.ts). */
   at: ResultsAt = manifest.outputsDir,
 ): RecreatePlan => {
   if (!lock) return { tasks: [], estimate: {}, unpriced: 0, downstream: 0 };

@@ -28,6 +28,7 @@ import { indexDecisions, type DecisionIndex } from "../review/reviewDecision.js"
 import type { LinkScope } from "../outputs/OutputsFolderCheck.js";
 import { Engine } from "../engine/Engine.js";
 import { fastPolicy, livePolicy, makePolicy, RunPolicy, withSafetyFloors, type Policy } from "../policy/Policy.js";
+import type { SlotPools } from "../policy/slotShare.js";
 import { timeScaleFor } from "../policy/timeScale.js";
 import { isLoopbackUrl } from "../protocol/Loopback.js";
 import { ownFolders } from "../engine/ownFolders.js";
@@ -200,6 +201,8 @@ export interface RunManifestOptions {
   readonly recreateLost?: boolean;
   /** false (`run --no-reuse`): create every task, never reuse a paid result of the same request elsewhere (issue 31). Default true. */
   readonly reuse?: boolean;
+  /** Slot pools shared with the other runs of this process (several manifests in one run: runManifests.ts). */
+  readonly slotPools?: SlotPools;
 }
 
 /** The step summary's line about outputs awaiting review, when any. */
@@ -292,7 +295,8 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
     const scaled = timeScaleFor(options.timeScale, { emulated, url: serviceUrl });
     if (scaled.warning) onEvent?.({ type: "notice", level: "warn", message: scaled.warning });
     const chosen = options.policy ?? (scaled.scale !== undefined ? makePolicy(scaled.scale) : emulated ? fastPolicy : livePolicy);
-    const policy = emulated || isLoopbackUrl(serviceUrl) ? chosen : withSafetyFloors(chosen);
+    const floored = emulated || isLoopbackUrl(serviceUrl) ? chosen : withSafetyFloors(chosen);
+    const policy = options.slotPools ? { ...floored, slotPools: options.slotPools } : floored;
     const policyLayer = RunPolicy.layer(policy);
     // An emulated run keeps no run trace: its service is saved with the lockfile it matches (keptEmulator.ts).
     // The loaded records share the plan's ids and request hashes where equal (one copy of each held).

@@ -235,12 +235,15 @@ const parseV2 = (text: string, header: unknown, version: LineRules, known?: Know
       continue;
     }
     // A second map of every id to its line cost 0.1 s and several MB at 100,000 tasks:
-    // the first line is looked for only when an id comes again (a damaged file).
-    if (tasks.has(id)) {
+    // the first line is looked for only when an id comes again (a damaged file). One
+    // lookup per line: an id seen before leaves the size as it was (the file is then
+    // reported damaged, whatever the map holds).
+    const size = tasks.size;
+    tasks.set(id, task);
+    if (tasks.size === size) {
       problem(lineNo, `task ${id} appears again (first on line ${firstLineOf(text, id)})`);
       continue;
     }
-    tasks.set(id, task);
     // A line of another manifest (foreignLines.ts): kept, and told with its line.
     if (isForeign(name, id, task.job)) foreign.push({ line: lineNo, id, job: task.job });
   }

@@ -125,10 +125,20 @@ export const idNamesJob = (name: string, id: string): boolean =>
 /** The folder a task's matrix values name by default: `<job>/<values in key order, joined with _>`. */
 export const defaultDir = (job: string, vars: Readonly<Record<string, unknown>>): string => {
   const keys = Object.keys(vars);
-  if (keys.length > 1) keys.sort();
-  const values = new Array<string>(keys.length);
-  for (let i = 0; i < keys.length; i++) values[i] = String(vars[keys[i]!]);
-  return joined([job, joined(values, "_")], "/");
+  if (keys.length === 0) return joined([job, ""], "/");
+  // A line's vars are written in key order (encodeTaskLine): sorted only when they are not.
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) {
+      keys.sort();
+      break;
+    }
+  }
+  if (keys.length === 1) return joined([job, String(vars[keys[0]!])], "/");
+  // One join: `<job>/<first>` and the other values, with `_` between.
+  const parts = new Array<string>(keys.length);
+  parts[0] = `${job}/${String(vars[keys[0]!])}`;
+  for (let i = 1; i < keys.length; i++) parts[i] = String(vars[keys[i]!]);
+  return joined(parts, "_");
 };
 
 /**

@@ -1,4 +1,4 @@
-// The nine benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
+// The ten benchmark scenarios by name, with their full and quick sizes. Quick mode keeps
 // every goal and shrinks the work so the whole bench runs in under two minutes.
 
 import type { ScenarioResult } from "./BenchFigure.js";
@@ -9,11 +9,12 @@ import { pipeline } from "./pipeline.js";
 import { resume } from "./resume.js";
 import { saturation } from "./saturation.js";
 import { scale } from "./scale.js";
+import { shared } from "./shared.js";
 import { SCALE_BOUND_MS } from "./scaleBound.js";
 import { storeBench } from "./storeScenario.js";
 import { throughput } from "./throughput.js";
 
-export type ScenarioName = "saturation" | "pipeline" | "throughput" | "resume" | "expansion" | "emulator" | "cli" | "scale" | "store";
+export type ScenarioName = "saturation" | "pipeline" | "throughput" | "resume" | "expansion" | "emulator" | "cli" | "scale" | "store" | "shared";
 
 export const scenarios: Record<ScenarioName, (quick: boolean) => Promise<ScenarioResult>> = {
   saturation: (quick) =>
@@ -31,5 +32,15 @@ export const scenarios: Record<ScenarioName, (quick: boolean) => Promise<Scenari
   // s3rver lists by walking its folders (20,000 keys: about 35 s on a loaded machine): quick mode checks 5,000.
   store: (quick) =>
     storeBench({ tasks: quick ? 40 : 200, slots: 8, timeScale: 0.003, seed: 7, stored: quick ? 5_000 : 20_000, label: quick ? "9 store (quick: 40 videos; 5,000 stored)" : "9 store (200 videos; 20,000 stored)" }),
+  // One account, several runs (issue 30): 40 videos as one run, two and three at once.
+  shared: (quick) =>
+    shared({
+      tasks: quick ? 20 : 40,
+      slots: 5,
+      timeScale: 0.02,
+      seed: 30,
+      runLimitMs: quick ? 60_000 : 150_000,
+      label: quick ? "10 shared (quick: 20 videos, 5 slots)" : "10 shared (40 videos, 5 slots)",
+    }),
   emulator: (quick) => emulatorThroughput({ durationMs: quick ? 2_000 : 5_000, connections: 16, label: quick ? "6 emulator (quick: 2 s)" : "6 emulator (5 s load)" }),
 };

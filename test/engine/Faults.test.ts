@@ -157,7 +157,9 @@ t("a quota below concurrency is found: the run completes and 1303 answers stay f
     await assertComplete(m);
     const rejected1303 = emu.stats().rejections["1303"] ?? 0;
     assert.is(summary.noSlotAnswers, rejected1303);
-    assert.ok(rejected1303 <= 12, `1303 answers: ${rejected1303}`);
+    // The start (8 asked, 2 and 3 there) and then a probe above the quota every few tasks
+    // (src/policy/slotShare.ts: the limit grows back after each drop): at most half a 1303 per task.
+    assert.ok(rejected1303 <= 16, `1303 answers: ${rejected1303}`);
     assert.ok(emu.stats().slots.video.peak <= 2);
   } finally {
     emu.configure({ slots: { video: 5, image: 9 } });

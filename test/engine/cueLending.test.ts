@@ -141,8 +141,9 @@ t("a lender that goes missing at the service while its slot is lent: left stuck,
   m.feed({ _tag: "NoSlot", now: now + 2, id: "c" });
   assert.is(m.table.limiters.video.used, 1, "only b holds a slot (the stuck task holds none)");
   // The 1303 came while we held one slot, so the run now believes in one slot (a may still
-  // run at the service). Once b ends, that slot is free: the waiting tasks go on (had the
-  // stuck task taken the lent slot back, it would hold the only slot for the rest of the run).
+  // run at the service). Once b ends, that slot is free and the limit grows by one
+  // (src/policy/slotShare.ts): the waiting tasks go on (had the stuck task taken the lent
+  // slot back, it would hold the only slot for the rest of the run).
   now += 2 + Duration.toMillis(policy.noSlotWait) * 200;
   let created: string[] = [];
   for (let i = 0; i < 40 && created.length === 0; i++) {
@@ -151,7 +152,9 @@ t("a lender that goes missing at the service while its slot is lent: left stuck,
     created = ofTag(effects, "Create").map((e) => e.entry.task.id);
     for (const p of ofTag(effects, "Poll")) m.feed({ _tag: "Polled", now: now + 1, asked: p.tasks, views: [view("svc-b", "b", "succeeded", 5)] });
   }
-  assert.is(created.length, 1, `one create starts on the slot b freed: ${JSON.stringify(created)}`);
+  assert.is(m.table.limiters.video.limit, 2);
+  assert.is(created.length, 2, `creates start on the slot b freed and the one the limit grew by: ${JSON.stringify(created)}`);
+  assert.is(m.table.limiters.video.used, 2, "the stuck task holds none of them");
 });
 
 // ---- a hostile run on the real emulator

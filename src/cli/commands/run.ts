@@ -67,7 +67,7 @@ const callbackSetting = (v: Record<string, string | boolean | string[] | undefin
 export const runCommand = defineCommand({
   name: "run",
   summary: "Submit, follow, download and report until done, the time limit or the budget.",
-  usage: "omnibatch run <manifest.yaml> [--emulate | --base-url URL] [--max-wait D] [--only JOB] [--where K=V] [--failed] [--plan FILE] [--json] [options]",
+  usage: "omnibatch run <manifest.yaml>... [--emulate | --base-url URL] [--max-wait D] [--only JOB] [--where K=V] [--failed] [--plan FILE] [--json] [options]",
   description:
     "Validates the manifest, then creates the tasks the lockfile does not have yet, follows them,\n" +
     "downloads every result into the outputs folder and writes results.jsonl and the billing reports.\n" +
@@ -86,6 +86,9 @@ export const runCommand = defineCommand({
     "create and cost is shown first. Tasks not selected stay in the lockfile as they are; the budget and\n" +
     "the run lock apply as to a whole run. --plan FILE (from 'plan --out FILE') creates exactly the\n" +
     "tasks that plan lists, and exits 2 without sending anything if the manifest or lockfile changed.\n\n" +
+    "Several manifests (run a.yaml b.yaml ...) run at once in one process, sharing one pool of the\n" +
+    "account's slots per product, each with its own lockfile, outputs, reports and exit status (the\n" +
+    "exit code is the worst); one invalid manifest: exit 2, nothing sent for any.\n\n" +
     "Exit codes: 0 all done; 1 some tasks failed or were rejected; 2 invalid manifest, command line,\n" +
     "or lockfile busy; 3 stopped with work pending (--max-wait, Ctrl-C): run again to continue;\n" +
     "4 the budget stopped submission; 5 the account refused (authentication, balance, permission),\n" +
@@ -135,7 +138,7 @@ export const runCommand = defineCommand({
       description: "Create every task, even one whose request was already paid for in another lockfile (reuse is on by default: its results are copied, no charge).",
     },
   },
-  positionals: { min: 1, max: 1, name: "manifest" },
+  positionals: { min: 1, max: 100, name: "manifest" },
   run: async (args, io) => {
     const file = resolve(io.cwd, args.positionals[0]!);
     const v = args.values;
@@ -156,6 +159,11 @@ export const runCommand = defineCommand({
     const callbacks = callbackSetting(v);
     if (v.emulate && typeof v["base-url"] === "string") {
       throw new UsageError({ command: "run", message: "--emulate and --base-url exclude each other: --emulate runs against an in-process emulator" });
+    }
+    // Several manifests at once, sharing the account's slots (issue 30): runSeveral.ts.
+    if (args.positionals.length > 1) {
+      const { runSeveral } = await import("./runSeveral.js");
+      return runSeveral(args.positionals.map((p) => resolve(io.cwd, p)), { values: v, ...(maxWaitMs !== undefined ? { maxWaitMs } : {}), ...(concurrency !== undefined ? { concurrency } : {}), ...(callbacks !== undefined ? { callbacks } : {}) }, io);
     }
 
     // A run of a chosen part, or of a saved plan (which carries its own selection).
