@@ -215,7 +215,9 @@ export const runCommand = defineCommand({
     if (!v.emulate && !v.yes && !v.json && configured && io.stdout.isTTY && io.stdin?.isTTY) {
       const lock = await readLockFile(loaded.lockfilePath);
       const reviews = manifestDecisions(loaded, false);
-      const plan = chosen ?? diffPlan(loaded, lock, reviews ? { reviews } : {});
+      // What the run will really pay for: results reused from other lockfiles cost nothing (issue 31).
+      const reuser = v["no-reuse"] ? undefined : await (await import("../../run/reuseIndex.js")).openReuse(loaded, { emulated: false, ...(lock ? { ownLock: lock } : {}), warn: () => {} });
+      const plan = chosen ?? diffPlan(loaded, lock, { ...(reviews ? { reviews } : {}), ...(reuser ? { reusable: reuser.reusable } : {}) });
       const question = spendQuestion(plan, loaded.budget ? budgetOutlook(plan, lock, loaded.budget) : undefined);
       if (question !== undefined && !(await askYesNo(question, io.stdin, io.stdout))) {
         io.stderr.write("omnibatch: not confirmed, nothing was sent; run again and answer y, or pass --yes\n");
