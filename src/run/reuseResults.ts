@@ -12,7 +12,7 @@ import { Effect } from "effect";
 import { copyFileSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, extname, join } from "node:path";
-import { diffPlan } from "../manifest/diffPlan.js";
+import { diffPlan, type PlanEntry } from "../manifest/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import { fileNameFor } from "../manifest/fileNames.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
@@ -31,6 +31,8 @@ export interface ReuseRun {
   /** `run --no-reuse`. */
   readonly off: boolean;
   readonly reviews?: DecisionIndex;
+  /** A run of a chosen part (--only, --where, a saved plan): only the tasks it takes are reused. */
+  readonly keeps?: (entry: PlanEntry) => boolean;
   readonly onEvent?: (event: RunEvent) => void;
 }
 
@@ -86,7 +88,7 @@ export const reuseResults = (manifest: LoadedManifest, store: LockStoreService, 
     let reused = 0;
     const now = Date.now();
     for (const e of plan.entries) {
-      if (!e.reused || e.dir === undefined) continue;
+      if (!e.reused || e.dir === undefined || run.keeps?.(e) === false) continue;
       const hit = reuser.chosen.get(e.id);
       if (hit === undefined) continue;
       const { task, source } = hit;

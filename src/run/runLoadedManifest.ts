@@ -352,7 +352,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
       // Before anything can be paid for: links out of the outputs folder, unwritable folders.
       yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
       // Paid results of the same request elsewhere: copied and recorded before anything is planned (reuseResults.ts).
-      if (isLoaded(manifest)) yield* reuseResults(manifest, store, { emulated, service: current, off: options.reuse === false, ...(reviews ? { reviews } : {}), ...(onEvent ? { onEvent } : {}) });
+      if (isLoaded(manifest)) yield* reuseResults(manifest, store, { emulated, service: current, off: options.reuse === false, ...(reviews ? { reviews } : {}), ...(options.selection ? { keeps: options.selection.keeps } : {}), ...(onEvent ? { onEvent } : {}) });
       // In CI without a store, results absent at start live only on this runner: said once.
       // (The folder is looked at only then: a local run's start pays no stat per recorded file.)
       if (!emulated && !outputStore && env["CI"] === "true") {
