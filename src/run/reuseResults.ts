@@ -64,22 +64,24 @@ export const reuseResults = (manifest: LoadedManifest, store: LockStoreService, 
   Effect.gen(function* () {
     if (isStoreUrl(manifest.outputsDir) || run.off) return 0;
     const warn = (message: string) => run.onEvent?.({ type: "notice", level: "warn", message });
+    const reviews = run.reviews ? { reviews: run.reviews } : {};
+    // A rerun with a record for every task asks nothing of other lockfiles: they are not read,
+    // and the store's records are not copied (its own map is looked at, before any put).
+    // Downstream tasks are known only from the plan: asked once when there are such jobs.
+    const view = yield* store.view;
+    const everyRecorded = view.size > 0 && manifest.tasks.every((t) => view.has(t.id));
+    if (everyRecorded && !manifest.jobs.some((j) => j.upstream)) return 0;
     const lock = yield* store.snapshot;
     const recorded = Object.keys(lock.tasks).length ? lock : undefined;
-    const reviews = run.reviews ? { reviews: run.reviews } : {};
-    // A rerun with a record for every task asks nothing of other lockfiles: they are not read.
-    // (Downstream tasks are known only from the plan: asked once, cheaply, when there are such jobs.)
-    if (recorded !== undefined && manifest.tasks.every((t) => lock.tasks[t.id] !== undefined)) {
+    if (recorded !== undefined && everyRecorded) {
       let asked = false;
-      if (manifest.jobs.some((j) => j.upstream)) {
-        diffPlan(manifest, recorded, {
-          ...reviews,
-          reusable: () => {
-            asked = true;
-            return undefined;
-          },
-        });
-      }
+      diffPlan(manifest, recorded, {
+        ...reviews,
+        reusable: () => {
+          asked = true;
+          return undefined;
+        },
+      });
       if (!asked) return 0;
     }
     const reuser = yield* Effect.promise(() => openReuse(manifest, { emulated: run.emulated, service: run.service, off: run.off, warn, ownLock: lock }));
