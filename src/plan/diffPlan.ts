@@ -51,6 +51,8 @@ export interface PlanEntry {
    * it); absent for an orphaned task, whose position the manifest no longer has.
    */
   readonly supersededBy?: string;
+  /** `=` only: not created here, its results taken from a paid task with the same request elsewhere (`note` says where). */
+  readonly reused?: true;
 }
 
 export interface PlanCounts {
@@ -79,6 +81,8 @@ export interface PlanResult {
    * `waitingOnReview`, their tasks held until outputs are reviewed. Absent without such jobs.
    */
   readonly review?: Readonly<Record<string, { readonly awaiting: number; readonly approved: number; readonly rejected: number } | { readonly waitingOnReview: number }>>;
+  /** Of `=`: tasks whose results are reused from a paid task elsewhere (`reusable`); absent when none. */
+  readonly reused?: number;
 }
 
 const IN_FLIGHT: ReadonlySet<TaskState> = new Set(["submitting", "submitted", "processing"]);
@@ -136,7 +140,46 @@ export interface DiffOptions {
   readonly renewFailed?: (task: PlannedTask) => boolean;
   /** Review decisions (src/review/): a `review` job's outputs reach its for_each jobs only once approved. */
   readonly reviews?: DecisionIndex;
+  /**
+   * Reuse across manifests (src/plan/reuse.ts `reuseFor`): asked for a task with no record
+   * here; a paid result of the same request makes it `=` (reused, with the answer's note),
+   * an answer `why` is said on the `+`. Absent: nothing is reused.
+   */
+  readonly reusable?: (task: PlannedTask) => { readonly reuse: { readonly note: string; readonly record: LockTask } } | { readonly why: string } | undefined;
 }
+
+/** `+` for a task to create in `dir`. */
+const create = (task: PlannedTask, dir: string): PlanEntry =>
+  task.estimate
+    ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task, estimate: task.estimate }
+    : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task };
+
+/**
+ * Reuse (issue 31): a task with no record here whose request was paid for elsewhere is `=`,
+ * its results taken from there (and, for a job others feed on, its outputs counted as the
+ * source's, so downstream tasks are expanded from them); otherwise `+`, with the reason
+ * reuse was refused as its note.
+ */
+const reuseOf = (
+  reusable: DiffOptions["reusable"],
+  feeding: ReadonlySet<string>,
+  finished: Map<string, [string, LockTask]>,
+  outputsOf: Map<string, number>,
+) => {
+  let count = 0;
+  const entry = (task: PlannedTask, dir: string): PlanEntry => {
+    const answer = reusable?.(task);
+    if (answer === undefined) return create(task, dir);
+    if ("why" in answer) return { ...create(task, dir), note: answer.why };
+    count++;
+    if (feeding.has(task.job)) {
+      finished.set(task.id, [task.id, answer.reuse.record]);
+      outputsOf.set(task.id, outputCount(answer.reuse.record));
+    }
+    return { mark: "=", id: task.id, job: task.job, vars: task.vars, dir, state: "downloaded", reused: true, note: answer.reuse.note };
+  };
+  return { entry, count: () => count };
+};
 
 /**
  * The first pass: every manifest task against its records (the attempt walk), with what
@@ -203,17 +246,14 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
     return placed === task.dir ? {} : { placed };
   };
 
-  const create = (task: PlannedTask, dir: string): PlanEntry =>
-    task.estimate
-      ? { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task, estimate: task.estimate }
-      : { mark: "+", id: task.id, job: task.job, vars: task.vars, dir, task };
-
   /** The attempt walk (attempts.ts) over the lockfile's records: the engine's own, so a run does what its plan said. */
   const records: AttemptRecords = { get: (id) => lockTasks[id], hasAttempt: (job, attempt) => laterAttempts.has(`${job}\u0000${attempt}`) };
   const rules: AttemptRules = {
     withAttempt: (task, attempt) => manifest.withAttempt(task, attempt),
     ...(options.renewFailed ? { renew: options.renewFailed } : {}),
   };
+
+  const reuse = reuseOf(options.reusable, feeding, finished, outputsOf);
 
   /** `+` for the next attempt of a recorded task (a new id): a retry, a --failed renewal, or a task abandoned at another service. */
   const pushNextAttempt = (task: PlannedTask, folder: string, walk: AttemptWalk): void => {
@@ -244,7 +284,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
   const classify = (task: PlannedTask): void => {
     if (!anyLocked) {
       // Nothing recorded at all: the common case of a first run.
-      entries.push(create(task, task.dir));
+      entries.push(reuse.entry(task, task.dir));
       return;
     }
     const direct = lockTasks[task.id];
@@ -255,8 +295,9 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
     if (later === undefined) {
       // The usual case: the task's own record and no later attempt at its position.
       if (direct === undefined) {
-        unmatched.push({ task, at: entries.length });
-        entries.push(create(task, folder));
+        const entry = reuse.entry(task, folder);
+        if (entry.mark === "+") unmatched.push({ task, at: entries.length });
+        entries.push(entry);
         return;
       }
       counts.own++;
@@ -269,8 +310,9 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
         }
       }
       if (!matched) {
-        unmatched.push({ task, at: entries.length });
-        entries.push(create(task, folder));
+        const entry = reuse.entry(task, folder);
+        if (entry.mark === "+") unmatched.push({ task, at: entries.length });
+        entries.push(entry);
         return;
       }
       if (direct) counts.own++;
@@ -336,6 +378,8 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
     lockedCount,
     tasksOf,
     classify,
+    /** Of the tasks classified so far, those reused from a paid task elsewhere. */
+    reusedCount: reuse.count,
   };
 };
 
@@ -515,6 +559,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     estimate,
     waitingEstimate,
     ...(review ? { review } : {}),
+    ...(st.reusedCount() > 0 ? { reused: st.reusedCount() } : {}),
   };
 };
 

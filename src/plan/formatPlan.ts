@@ -28,7 +28,7 @@ const line = (e: PlanEntry): string => {
   }
   const extra: string[] = [];
   if (e.inFlight) extra.push(`in flight (${e.state})`);
-  else if (e.mark === "=" && e.state) extra.push(e.state);
+  else if (e.mark === "=" && e.state && !e.reused) extra.push(e.state);
   if (e.mark === "-" && e.state) {
     extra.push(e.supersededBy ? `${e.state}, superseded by ${e.supersededBy}` : `${e.state}, orphaned: no longer in the manifest`);
   }
@@ -96,7 +96,9 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
     out.push(
       plan.total["="] === 0
         ? "No changes: the manifest has no tasks."
-        : `No changes: all ${plan.total["="]} task(s) are done or in flight${plan.total.inFlight ? ` (${plan.total.inFlight} in flight)` : ""}; a run would create nothing.`,
+        : plan.reused
+          ? `No tasks to create: ${plan.reused} of ${plan.total["="]} task(s) reuse paid results (listed), the rest are done or in flight; a run would create nothing.`
+          : `No changes: all ${plan.total["="]} task(s) are done or in flight${plan.total.inFlight ? ` (${plan.total.inFlight} in flight)` : ""}; a run would create nothing.`,
       "",
     );
   }
@@ -105,9 +107,14 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
     for (const mark of MARKS) {
       const ofMark = list.filter((e) => e.mark === mark);
       if (mark === "=" && !display.all) {
-        if (ofMark.length) {
+        // Reused results (issue 31) are listed with where they come from; the rest counted.
+        const reused = plan.reused ? ofMark.filter((e) => e.reused) : [];
+        for (const e of reused.slice(0, LIST_LIMIT)) shown.push(line(e));
+        if (reused.length > LIST_LIMIT) shown.push(`  = ... and ${reused.length - LIST_LIMIT} more reused (see --json)`);
+        const unchanged = ofMark.length - reused.length;
+        if (unchanged) {
           const inFlight = ofMark.filter((e) => e.inFlight).length;
-          shown.push(`  = ${ofMark.length} unchanged${inFlight ? ` (${inFlight} in flight)` : ""}`);
+          shown.push(`  = ${unchanged} unchanged${inFlight ? ` (${inFlight} in flight)` : ""}`);
         }
         continue;
       }
@@ -117,7 +124,7 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
       }
       if (ofMark.length > LIST_LIMIT) shown.push(`  ${mark} ... and ${ofMark.length - LIST_LIMIT} more (see --json)`);
     }
-    if (changes === 0 && !display.all) continue;
+    if (changes === 0 && !display.all && !plan.reused) continue;
     out.push(`${job}:`, ...shown, "");
   }
   const names = [...Object.keys(plan.jobs), "total"];
@@ -127,6 +134,7 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
   out.push(countRow("total", plan.total, width));
   out.push("");
   if (plan.review) out.push(`review: ${reviewPlanText(plan.review)}`, "");
+  if (plan.reused) out.push(`reused ${plan.reused}: results of paid tasks with the same request, copied, no charge ('reuse: false' or --no-reuse creates them instead)`, "");
   const money = (m: Readonly<Record<string, string>>) => Object.entries(m).map(([c, a]) => `${a} ${c}`).join(", ");
   const toCreate = plan.total["+"] + plan.total["~"];
   if (Object.keys(plan.estimate).length) {

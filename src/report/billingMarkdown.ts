@@ -78,6 +78,24 @@ export const formatBillingMarkdown = (summary: BillingSummary, deletions: readon
     lines.push("");
   }
 
+  if (summary.reused) {
+    const r = summary.reused;
+    const before = Object.entries(r.paidBefore).map(([c, a]) => `${c} ${money(a)}`).join("; ");
+    lines.push(
+      "## Reused results",
+      "",
+      `${r.tasks} task(s) reused the results of a task with the same request paid for elsewhere: no charge here (not counted above)${before ? `; their sources cost ${before} when paid` : ""}.`,
+      "",
+      row(["task", "job", "from", "paid", "cost when paid"]),
+      "|---|---|---|---|---|",
+    );
+    for (const t of r.list.slice(0, MAX_ROWS)) {
+      lines.push(row([t.id, t.job, t.from, t.paid_at !== undefined ? (isoTime(t.paid_at) ?? "") : "", t.cost ? `${t.cost.currency} ${money(t.cost.amount)}` : ""]));
+    }
+    if (r.list.length > MAX_ROWS) lines.push("", `... and ${r.list.length - MAX_ROWS} more: see results.jsonl.`);
+    lines.push("");
+  }
+
   if (deletions.length > 0) {
     lines.push(
       "## Results nearing deletion",

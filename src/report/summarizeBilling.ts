@@ -64,6 +64,17 @@ export interface BillingSummary extends Charges {
   readonly states: Readonly<Record<TaskState, number>>;
   readonly jobs: readonly JobSummary[];
   readonly failed: readonly FailedTaskSummary[];
+  /**
+   * Tasks whose results were reused from a task paid elsewhere (issue 31): no charge of
+   * their own (never counted above); what their source cost when it was paid, for the
+   * reader. Absent when none.
+   */
+  readonly reused?: {
+    readonly tasks: number;
+    /** Currency -> what the sources cost when paid (decimal string), where their records say. */
+    readonly paidBefore: Readonly<Record<string, string>>;
+    readonly list: readonly { readonly id: string; readonly job: string; readonly from: string; readonly paid_at?: number; readonly cost?: { readonly amount: string; readonly currency: string } }[];
+  };
 }
 
 const noStates = (): Record<TaskState, number> =>
@@ -132,8 +143,15 @@ export const summarizeBilling = (lock: LockFile): BillingSummary => {
   const states = noStates();
   const jobs = new Map<string, { totals: ChargeTotals; tasks: number; states: Record<TaskState, number> }>();
   const failed: FailedTaskSummary[] = [];
+  const reused: NonNullable<BillingSummary["reused"]>["list"][number][] = [];
+  const paidBefore = new Map<string, Decimal>();
   for (const id of ids) {
     const task = lock.tasks[id]!;
+    if (task.reused_from !== undefined) {
+      const r = task.reused_from;
+      reused.push({ id, job: task.job, from: `${r.lockfile} ${r.id}`, ...(r.paid_at !== undefined ? { paid_at: r.paid_at } : {}), ...(r.cost ? { cost: r.cost } : {}) });
+      if (r.cost) paidBefore.set(r.cost.currency, (paidBefore.get(r.cost.currency) ?? Decimal.zero).plus(Decimal.of(r.cost.amount)));
+    }
     all.add(id, task.billing);
     states[task.state] += 1;
     const job = jobs.get(task.job) ?? { totals: new ChargeTotals(currency), tasks: 0, states: noStates() };
@@ -164,5 +182,8 @@ export const summarizeBilling = (lock: LockFile): BillingSummary => {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([job, j]) => ({ job, tasks: j.tasks, states: j.states, ...j.totals.result() })),
     failed,
+    ...(reused.length > 0
+      ? { reused: { tasks: reused.length, paidBefore: Object.fromEntries([...paidBefore].map(([c, d]) => [c, d.toString()])), list: reused } }
+      : {}),
   };
 };

@@ -32,6 +32,7 @@ import { takeUpEmulator } from "./keptEmulator.js";
 import { reachCheck } from "./reachCheck.js";
 import { EMULATOR_SERVICE, serviceIdentity } from "./serviceCheck.js";
 import { startChecks } from "./startChecks.js";
+import { planWithReuse, reuseResults } from "./reuseResults.js";
 import { NotConfirmed } from "./NotConfirmed.js";
 
 /** The question before spending: given the run's plan and the lockfile it was made from, go ahead (true) or send nothing (false). */
@@ -68,6 +69,8 @@ export interface PrepareInput {
   readonly expectLockfile: string | undefined;
   readonly switchService: boolean;
   readonly confirm: ConfirmPlan | undefined;
+  /** Paid results of the same request in other lockfiles are reused (issue 31; `--no-reuse`: false). */
+  readonly reuse: boolean;
   readonly signal: AbortSignal | undefined;
   /** Left of --max-wait when this stage starts (undefined: no limit). */
   readonly maxWaitLeft: (now: number) => number | undefined;
@@ -161,8 +164,11 @@ export const prepareRun = (input: PrepareInput) =>
     let changesAtStart = yield* store.changes;
     let plan = isLoaded(manifest) ? planOnce(manifest, before, input.selection, input.reviews) : undefined;
     const asking = yield* Clock.currentTimeMillis;
-    if (input.confirm && plan) {
-      const go = yield* Effect.tryPromise({ try: async () => input.confirm!(plan!, before), catch: (error) => error });
+    if (input.confirm && plan && isLoaded(manifest)) {
+      // What the run will really pay for: results it reuses from other lockfiles cost nothing (reuseResults.ts).
+      const service = input.emulator ? EMULATOR_SERVICE : serviceIdentity(input.serviceUrl);
+      const shown = input.reuse ? yield* planWithReuse(manifest, before, plan, { emulated: input.emulator !== undefined, service, renewFailed: input.selection?.failed ? input.selection.selects : undefined, reviews: input.reviews }) : plan;
+      const go = yield* Effect.tryPromise({ try: async () => input.confirm!(shown, before), catch: (error) => error });
       if (!go) return yield* Effect.fail(new NotConfirmed());
     }
     const askedMs = (yield* Clock.currentTimeMillis) - asking;
@@ -173,13 +179,24 @@ export const prepareRun = (input: PrepareInput) =>
     const placed = ownFolders(manifest, recorded);
     // Before anything can be paid for: links out of the outputs folder, unwritable folders.
     yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
+    // Paid results of the same request elsewhere: copied, verified and recorded before the engine starts (reuseResults.ts).
+    if (isLoaded(manifest) && input.reuse) {
+      yield* reuseResults(manifest, store, {
+        emulated: input.emulator !== undefined,
+        service: current,
+        off: false,
+        ...(input.reviews ? { reviews: input.reviews } : {}),
+        ...(input.selection ? { keeps: input.selection.keeps } : {}),
+        ...(input.onEvent ? { onEvent: input.onEvent } : {}),
+      });
+    }
     // In CI without a store, results absent at start live only on this runner: said once.
     // (The folder is looked at only then: a local run's start pays no stat per recorded file.)
     if (!input.emulator && !input.storeOutputs && input.env["CI"] === "true") {
       const warning = runnerOnlyWarning(scanResults(Object.fromEntries(yield* store.all), manifest.outputsDir, yield* Clock.currentTimeMillis), { ci: true, store: false });
       if (warning) input.onEvent?.({ type: "notice", level: "warn", message: warning });
     }
-    // The service rule changed records (--switch-service abandoned tasks there): the plan is made again from them.
+    // The service rule or the reuse step changed records (--switch-service abandoned tasks there; reused results recorded): the plan is made again from them.
     if ((yield* store.changes) !== changesAtStart) {
       before = yield* store.snapshot;
       changesAtStart = yield* store.changes;

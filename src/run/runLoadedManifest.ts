@@ -111,6 +111,8 @@ export interface RunManifestOptions {
   readonly store?: Omit<OpenStoreOptions, "env" | "check">;
   /** Make tasks whose results are lost again, as new attempts (`run --recreate-lost`). */
   readonly recreateLost?: boolean;
+  /** false (`run --no-reuse`): create every task, never reuse a paid result of the same request elsewhere (issue 31). Default true. */
+  readonly reuse?: boolean;
   /** Slot pools shared with the other runs of this process (several manifests in one run: runManifests.ts). */
   readonly slotPools?: SlotPools;
 }
@@ -228,6 +230,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         expectLockfile: options.expectLockfile,
         switchService: options.switchService === true,
         confirm: options.confirm,
+        reuse: options.reuse !== false,
         signal: options.signal,
         maxWaitLeft: (now) => leftOf(now),
         onEvent,

@@ -108,6 +108,26 @@ export interface LockTask {
    * asks for the task again finds it created (its files are fetched again, never re-paid).
    */
   readonly pruned_at?: number;
+  /**
+   * The task was not created for this manifest: its results were copied from a finished,
+   * paid task with the same request recorded in another lockfile (or an earlier record of
+   * this one), verified by sha256 (src/run/reuseResults.ts). Its own billing is empty (no
+   * charge of its own); `cost` is what the source was charged when it was paid, for the
+   * reports only, never summed into spend.
+   */
+  readonly reused_from?: ReusedFrom;
+}
+
+/** Where a reused task's results came from (LockTask.reused_from). */
+export interface ReusedFrom {
+  /** The source's lockfile, relative to this lockfile's folder, `/` separators. */
+  readonly lockfile: string;
+  /** The source task's external_task_id. */
+  readonly id: string;
+  /** Unix ms when the source finished (was paid), when known. */
+  readonly paid_at?: number;
+  /** What the source was charged, in one currency, when its billing says (decimal string). */
+  readonly cost?: { readonly amount: string; readonly currency: string };
 }
 
 /** States of a created attempt that still stands for its task: in flight, or finished with results. */

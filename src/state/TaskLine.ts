@@ -46,6 +46,7 @@ export interface TaskLine {
   readonly superseded_by?: string;
   readonly abandoned?: LockTask["abandoned"];
   readonly pruned_at?: number;
+  readonly reused_from?: LockTask["reused_from"];
 }
 
 interface OutputLine {
@@ -192,6 +193,7 @@ export const encodeTaskLine = (name: string, id: string, task: LockTask): string
   if (task.superseded_by !== undefined) line.superseded_by = task.superseded_by;
   if (task.abandoned !== undefined) line.abandoned = { service: task.abandoned.service, at: task.abandoned.at };
   if (task.pruned_at !== undefined) line.pruned_at = task.pruned_at;
+  if (task.reused_from !== undefined) line.reused_from = sortKeys(task.reused_from);
   return JSON.stringify(line);
 };
 
@@ -277,6 +279,7 @@ export const decodeTaskLine = (name: string, line: TaskLine, rules: LineRules = 
   if (line.superseded_by !== undefined) task.superseded_by = line.superseded_by;
   if (line.abandoned !== undefined) task.abandoned = line.abandoned;
   if (line.pruned_at !== undefined) task.pruned_at = line.pruned_at;
+  if (line.reused_from !== undefined) task.reused_from = line.reused_from;
   return { id, task };
 };
 

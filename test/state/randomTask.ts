@@ -73,6 +73,9 @@ export const randomTask = (r: () => number, name: string, n: number): { id: stri
   if (r() < 0.2) t.upstream = { job: "stills", task: `${name}-stills-${head}`, output: n % 3 };
   if (r() < 0.1) t.abandoned = { service: pick(["https://api-east.example.com/v1", "emulator"]), at: time() };
   if (r() < 0.1) t.superseded_by = `${name}-${job}-${head.split("").reverse().join("")}`;
+  // Chosen without r() (the other fields of every task stay as they were), on lines that
+  // already have a field the quick check leaves to the schema (taskLineCheck.ts).
+  if ((t.error !== undefined || t.abandoned !== undefined) && n % 2 === 1) t.reused_from = { lockfile: "../spring.lock.json", id: `spring-${job}-${head}`, ...(n % 2 ? { paid_at: 1_790_000_000_000 + n, cost: { amount: "0.02", currency: "USD" } } : {}) };
   return { id, task: t as unknown as LockTask };
 };
 

@@ -26,6 +26,7 @@ import { planChanges } from "../../report/requestChanges.js";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { warnForeignLines } from "./status.js";
+import { openReuse } from "../../run/reuseIndex.js";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -56,6 +57,7 @@ export const planCommand = defineCommand({
     ...selectionOptions,
     out: { type: "string", value: "FILE", description: "Save this exact plan as JSON, for 'run --plan FILE' (e.g. after a review)." },
     service: commonOptions.service,
+    "no-reuse": { type: "boolean", description: "Show the plan without reuse: tasks whose request was paid for in another lockfile are to create too." },
   },
   positionals: { min: 1, max: 1, name: "manifest" },
   run: async (args, io) => {
@@ -69,7 +71,9 @@ export const planCommand = defineCommand({
       const lock = await readLockFile(m.lockfilePath);
       if (lock !== undefined) warnForeignLines(lock, m.lockfilePath, io.cwd, io.stderr);
       const reviews = manifestDecisions(m, args.values.emulate === true);
-      const plan = selection ? selectedPlan("plan", m, lock, selection, reviews) : diffPlan(m, lock, reviews ? { reviews } : {});
+      // Paid results of the same request in other lockfiles (issue 31): shown as reused.
+      const reuser = await openReuse(m, { emulated: args.values.emulate === true, off: args.values["no-reuse"] === true, ...(lock ? { ownLock: lock } : {}), warn: (w) => io.stderr.write(`omnibatch: ${w}\n`) });
+      const plan = selection ? selectedPlan("plan", m, lock, selection, reviews) : diffPlan(m, lock, { ...(reviews ? { reviews } : {}), ...(reuser ? { reusable: reuser.reusable } : {}) });
       if (typeof args.values.out === "string") {
         const out = resolve(io.cwd, args.values.out);
         const saved = savePlan({

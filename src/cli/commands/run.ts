@@ -96,6 +96,10 @@ export const runCommand = defineCommand({
       type: "boolean",
       description: "Pay to make again the tasks whose results are lost (deleted at the service, not here): new attempts, new ids. Shows them and the cost first.",
     },
+    "no-reuse": {
+      type: "boolean",
+      description: "Create every task, even one whose request was already paid for in another lockfile (reuse is on by default: its results are copied, no charge).",
+    },
   },
   positionals: { min: 1, max: 100, name: "manifest" },
   run: async (args, io) => {
@@ -197,6 +201,7 @@ export const runCommand = defineCommand({
           if (go) startProgress();
           return go;
         },
+        ...(v["no-reuse"] ? { reuse: false } : {}),
         signal: abort.signal,
         onEvent: (event) => (progress ? progress.onEvent(event) : event.type === "notice" ? early.push(event) : startProgress().onEvent(event)),
       });

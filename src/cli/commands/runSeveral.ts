@@ -92,6 +92,7 @@ export const runSeveral = async (files: readonly string[], flags: SeveralFlags, 
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.maxWaitMs !== undefined ? { maxWaitMs: flags.maxWaitMs, maxWaitSince: Math.round(performance.timeOrigin) } : {}),
       ...(flags.callbacks !== undefined ? { callbacks: flags.callbacks } : {}),
+      ...(v["no-reuse"] ? { reuse: false } : {}),
       signal: abort.signal,
       onEventOf: (manifest) => {
         if (v.json) return (event: RunEvent) => io.stdout.write(`${JSON.stringify({ ...event, manifest: manifest.name, file: manifest.file })}\n`);
