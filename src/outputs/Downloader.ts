@@ -56,6 +56,8 @@ export interface DownloaderService {
   readonly fetchAll: (request: FetchRequest) => Effect.Effect<FetchResult, DownloadFailed>;
   /** True when every recorded file is on disk with its recorded size (cheap: no hashing). */
   readonly verify: (outputs: readonly LockOutput[]) => Effect.Effect<boolean>;
+  /** `verify` at once, where the sink answers at once (a local folder); undefined elsewhere (a store). */
+  readonly verifyNow?: (outputs: readonly LockOutput[]) => boolean | undefined;
   /** Absolute path of a lockfile-relative output path. */
   readonly absolutePath: (rel: string) => string;
   /** Whether this run found or wrote the file at `rel` with `size` (the sink's record; false when it keeps none). */
@@ -350,8 +352,14 @@ const make = (
     });
 
   const seen = (rel: string, size: number | undefined): boolean => sink.seen?.(rel, size) ?? false;
+  const local = typeof where === "string";
+  const verifyNow = (outputs: readonly LockOutput[]): boolean | undefined => {
+    if (!local) return undefined;
+    const held = sink.holds(outputs);
+    return typeof held === "boolean" ? held : undefined;
+  };
 
-  return { fetchAll, verify, absolutePath, seen };
+  return { fetchAll, verify, verifyNow, absolutePath, seen };
 };
 
 export class Downloader extends Context.Tag("omnibatch/Downloader")<Downloader, DownloaderService>() {
