@@ -158,6 +158,15 @@ const fifoLimit = (permits: number) => {
     );
 };
 
+/** `verify` at once, for a sink that answers at once (a local folder); undefined for a store. */
+const verifyNowOf =
+  (local: boolean, sink: ResultSink) =>
+  (outputs: readonly LockOutput[]): boolean | undefined => {
+    if (!local) return undefined;
+    const held = sink.holds(outputs);
+    return typeof held === "boolean" ? held : undefined;
+  };
+
 const make = (
   where: string | ResultSink,
   client: OmniClientService,
@@ -352,12 +361,7 @@ const make = (
     });
 
   const seen = (rel: string, size: number | undefined): boolean => sink.seen?.(rel, size) ?? false;
-  const local = typeof where === "string";
-  const verifyNow = (outputs: readonly LockOutput[]): boolean | undefined => {
-    if (!local) return undefined;
-    const held = sink.holds(outputs);
-    return typeof held === "boolean" ? held : undefined;
-  };
+  const verifyNow = verifyNowOf(typeof where === "string", sink);
 
   return { fetchAll, verify, verifyNow, absolutePath, seen };
 };
