@@ -184,6 +184,45 @@ const upstreamItemsOf = (deps: Pick<PlanningDeps, "recorder" | "links" | "downlo
     }));
 };
 
+/**
+ * The manifest's tasks at start-up. One the plan has done (downloaded, no later attempt,
+ * the whole manifest run, nothing downstream of it, no result that may be lost) whose
+ * files are here is only counted (TaskTable.countDone): no entry, no event, no effect;
+ * the rest are admitted in order, as `admit` does. A rerun of 100,000 finished tasks
+ * checks their files and admits nothing.
+ */
+const startAdmission =
+  (
+    deps: Pick<PlanningDeps, "selection" | "recreateLost" | "table" | "recorder" | "downloader" | "now">,
+    admit: (planned: PlannedTask, front: boolean) => Effect.Effect<void>,
+    maybeGone: (o: LockTask["outputs"][number], rec: LockTask, now: number) => boolean,
+    toVerify: (rec: LockTask) => readonly LockTask["outputs"][number][],
+    readByOthers: (job: string) => boolean,
+  ) =>
+  (tasks: readonly PlannedTask[]): Effect.Effect<void> =>
+    Effect.flatMap(deps.now, (now) => {
+      const { selection, table, recorder, downloader } = deps;
+      const counting = selection === undefined && deps.recreateLost !== true && !table.config.freshService && downloader.verifyNow !== undefined;
+      const rest: PlannedTask[] = [];
+      for (const t of tasks) {
+        if (counting && !readByOthers(t.job)) {
+          const rec = recorder.get(t.id);
+          if (
+            rec?.state === "downloaded" &&
+            rec.abandoned === undefined &&
+            !recorder.hasAttempt(t.job, t.attempt + 1) &&
+            !rec.outputs.some((o) => maybeGone(o, rec, now)) &&
+            downloader.verifyNow!(toVerify(rec)) === true
+          ) {
+            table.countDone(t);
+            continue;
+          }
+        }
+        rest.push(t);
+      }
+      return Effect.forEach(rest, (t) => admit(t, false), { discard: true });
+    });
+
 export const makePlanning = (deps: PlanningDeps) => {
   const { manifest, table, recorder, downloader, links, selection } = deps;
   const mayCreate = savedPlanBound(deps);
@@ -208,7 +247,7 @@ export const makePlanning = (deps: PlanningDeps) => {
   const admit = (planned: PlannedTask, front: boolean, parentCreatedHere = false): Effect.Effect<void> => {
     const rec = selection === undefined && deps.recreateLost !== true && !table.config.freshService ? recorder.get(planned.id) : undefined;
     if (rec?.state !== "downloaded" || rec.abandoned !== undefined || recorder.hasAttempt(planned.job, planned.attempt + 1)) return admitWalk(planned, front, parentCreatedHere);
-    if (table.entries.has(planned.id)) return Effect.void;
+    if (table.has(planned.id)) return Effect.void;
     return Effect.flatMap(downloader.verify(toVerify(rec)), (filesOk) =>
       Effect.flatMap(deps.now, (now) =>
         deps.feed({
@@ -224,6 +263,11 @@ export const makePlanning = (deps: PlanningDeps) => {
       ),
     );
   };
+
+  /** Jobs whose finished tasks something reads (a downstream job, the review gate): those enter as entries, to be expanded. */
+  const readByOthers = (job: string): boolean => downstreamOf(job).length > 0 || reviewed.has(job);
+
+  const admitAtStart = startAdmission(deps, admit, maybeGone, toVerify, readByOthers);
 
   /** The attempt walk (src/plan/attempts.ts) over the run's records; the lost results it asks about are looked up here. */
   const records = { get: (id: string) => recorder.get(id), hasAttempt: (job: string, attempt: number) => recorder.hasAttempt(job, attempt) };
@@ -256,7 +300,7 @@ export const makePlanning = (deps: PlanningDeps) => {
         deps.emit({ type: "notice", level: "warn", message: `${lost}: its results are lost; made again as ${next} (--recreate-lost)` });
       }
       const { task, firstAttempt, pastFailed, before } = walk;
-      if (table.entries.has(task.id)) return;
+      if (table.has(task.id)) return;
       const rec = recorder.get(task.id);
       // Selected: the task may be created and is followed. With --failed, only a new
       // attempt after a failed one is (to create, or in flight from an interrupted
@@ -375,7 +419,7 @@ export const makePlanning = (deps: PlanningDeps) => {
   /** Downstream jobs whose tasks could not be made from an upstream task's results (job and upstream task): the run does not end 0. */
   const unexpanded = new Map<string, string>();
 
-  return { admit, retry, expand, upstreamItems, held, unexpanded, lostOfRun };
+  return { admit, admitAtStart, retry, expand, upstreamItems, held, unexpanded, lostOfRun };
 };
 
 export type Planning = ReturnType<typeof makePlanning>;

@@ -66,7 +66,7 @@ export const lookupAgainAt = (lacksUntil: number | undefined, window: Duration.D
 export const recover = (deps: RecoveryDeps): Effect.Effect<void> =>
   Effect.gen(function* () {
     const { table } = deps;
-    for (const t of deps.manifest.tasks) yield* deps.planning.admit(t, false);
+    yield* deps.planning.admitAtStart(deps.manifest.tasks);
     const again = lookupAgainAt(deps.mayLackCreatesUntil, table.config.policy.unknownOutcomeWindow, table.config.freshService);
     // Not found before `again`: proves nothing yet, so those tasks stay "look up first"
     // (fed as not looked up) until the second round settles them.

@@ -25,7 +25,7 @@ export const leftBehind = (
   chosen: (rec: LockTask) => boolean = () => true,
 ): ReadonlyArray<{ readonly id: string; readonly state: string }> =>
   [...recorder.records]
-    .filter(([id, rec]) => UNFINISHED.has(rec.state) && !table.entries.has(id) && chosen(rec))
+    .filter(([id, rec]) => UNFINISHED.has(rec.state) && !table.has(id) && chosen(rec))
     .map(([id, rec]) => ({ id, state: rec.state }));
 
 /** What the run did, before reports are written (RunSummary minus reports). */
@@ -46,6 +46,11 @@ export const summarize = (
   for (const j of manifest.jobs) counts[j.id] = zero();
   const failures: RunSummary["failures"][number][] = [];
   let pending = 0;
+  for (const [job, n] of table.doneAtStartByJob) {
+    const c = (counts[job] ??= zero());
+    c.total += n;
+    c.done += n;
+  }
   for (const e of table.entries.values()) {
     const c = (counts[e.task.job] ??= zero());
     c.total++;

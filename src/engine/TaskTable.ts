@@ -125,6 +125,13 @@ export interface RefusedCharge {
 
 export class TaskTable {
   readonly entries = new Map<string, Entry>();
+  /**
+   * Tasks the plan has done whose files are here, at start-up, that nothing downstream
+   * reads: counted by job, never entries (no state to follow, no event to tell; a rerun of
+   * 100,000 finished tasks admits none). Planning.ts `admitAtStart`.
+   */
+  readonly doneAtStart = new Set<string>();
+  readonly doneAtStartByJob = new Map<string, number>();
   // The line tasks are submitted in: downstream and retried tasks first (the newest
   // of them first), then the manifest's tasks in order. A place is kept for the
   // entry's life (one that goes back to waiting keeps it); seq < 0 indexes
@@ -187,6 +194,18 @@ export class TaskTable {
     this.watch = config.callbacks ? new CallbackWatch(policy) : undefined;
     this.evidence = new DurationEvidence(policy.durationSamples);
     this.currency = currency;
+  }
+
+  /** Whether the task is in this run: an entry, or counted done at the start. */
+  has(id: string): boolean {
+    return this.entries.has(id) || this.doneAtStart.has(id);
+  }
+
+  /** A task the plan has done, its files here: counted, not followed. */
+  countDone(task: PlannedTask): void {
+    if (this.has(task.id)) return;
+    this.doneAtStart.add(task.id);
+    this.doneAtStartByJob.set(task.job, (this.doneAtStartByJob.get(task.job) ?? 0) + 1);
   }
 
   get lineEnd(): number {

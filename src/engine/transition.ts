@@ -230,7 +230,7 @@ const knownAs = (entry: Entry, known: KnownRecord): void => {
 /** A task enters in the phase its lockfile record says. */
 const admit = (out: Out, event: Extract<EngineEvent, { _tag: "Admit" }>): void => {
   const { table, now } = out;
-  if (table.entries.has(event.task.id)) return;
+  if (table.has(event.task.id)) return;
   const entry = table.add(event.task, event.firstAttempt, event.front, now);
   const known = event.known;
   entry.lookupFirst = lookupBeforeCreate(table.config, known !== undefined, event.parentCreatedHere === true);

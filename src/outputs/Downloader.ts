@@ -56,6 +56,8 @@ export interface DownloaderService {
   readonly fetchAll: (request: FetchRequest) => Effect.Effect<FetchResult, DownloadFailed>;
   /** True when every recorded file is on disk with its recorded size (cheap: no hashing). */
   readonly verify: (outputs: readonly LockOutput[]) => Effect.Effect<boolean>;
+  /** `verify` at once, where the sink answers at once (a local folder); undefined elsewhere (a store). */
+  readonly verifyNow?: (outputs: readonly LockOutput[]) => boolean | undefined;
   /** Absolute path of a lockfile-relative output path. */
   readonly absolutePath: (rel: string) => string;
   /** Whether this run found or wrote the file at `rel` with `size` (the sink's record; false when it keeps none). */
@@ -155,6 +157,15 @@ const fifoLimit = (permits: number) => {
       Effect.flatMap(restore(acquire), () => Effect.ensuring(restore(self), Effect.sync(release))),
     );
 };
+
+/** `verify` at once, for a sink that answers at once (a local folder); undefined for a store. */
+const verifyNowOf =
+  (local: boolean, sink: ResultSink) =>
+  (outputs: readonly LockOutput[]): boolean | undefined => {
+    if (!local) return undefined;
+    const held = sink.holds(outputs);
+    return typeof held === "boolean" ? held : undefined;
+  };
 
 const make = (
   where: string | ResultSink,
@@ -350,8 +361,9 @@ const make = (
     });
 
   const seen = (rel: string, size: number | undefined): boolean => sink.seen?.(rel, size) ?? false;
+  const verifyNow = verifyNowOf(typeof where === "string", sink);
 
-  return { fetchAll, verify, absolutePath, seen };
+  return { fetchAll, verify, verifyNow, absolutePath, seen };
 };
 
 export class Downloader extends Context.Tag("omnibatch/Downloader")<Downloader, DownloaderService>() {
