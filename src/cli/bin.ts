@@ -14,3 +14,8 @@ const code = await main(process.argv.slice(2), {
   outputClosed: output.signal,
 });
 process.exitCode = output.closed() ? CLOSED_PIPE_EXIT : code;
+// The last lines (a run's summary) may be written just before the end: their write error
+// arrives after the command returned, and still makes this a closed pipe's exit.
+process.once("exit", () => {
+  if (output.closed()) process.exitCode = CLOSED_PIPE_EXIT;
+});
