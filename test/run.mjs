@@ -1,19 +1,20 @@
 // The test command (`npm test`): builds (unless dist/ is newer than its sources), type-checks,
-// then runs every uvu test file (test/**/*.test.ts), three files at a time, each with a time
+// then runs every uvu test file (test/**/*.test.ts), four files at a time, each with a time
 // limit, and ends with the total time and CPU, the ten slowest files (wall and CPU) and the
-// line `N passed, N failed`. Each of the three places keeps one shared Node process
+// line `N passed, N failed`. Each of the four places keeps one shared Node process
 // (test/batch.mjs) for the files that may share one (test/classify.mjs decides, from the
 // source, so a new file needs no list): Node, tsx and the modules of src/ load once per place.
 // Files that touch process-wide state (environment variables, process events, ...) or start a
 // browser run in their own. Browser tests (test/browser) need a Chromium; without one they
-// are counted as skipped and a loud notice says how to run them. Three places on two cores:
+// are counted as skipped and a loud notice says how to run them. Four places on two cores:
 // many files spend most of their time waiting for an emulator's clock or a child process,
-// and a third place fills those waits.
+// and the places past two fill those waits (on a quiet 2-core machine, 2026-12-02: three
+// places 365 s, four 302 s, CPU about 500 s either way).
 //
 //   npm test                 all tests
 //   npm test -- emulator     only files whose path contains "emulator"
 //
-// OMNIBATCH_TEST_JOBS (default 3) places; OMNIBATCH_TEST_TIMEOUT_MS (default 300000) per
+// OMNIBATCH_TEST_JOBS (default 4) places; OMNIBATCH_TEST_TIMEOUT_MS (default 300000) per
 // file; OMNIBATCH_TEST_ISOLATE=1 runs every file in its own process.
 
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -28,7 +29,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const testRoot = join(root, "test");
 const filters = process.argv.slice(2);
 const fileTimeoutMs = Number(process.env.OMNIBATCH_TEST_TIMEOUT_MS ?? 300_000);
-const parallel = Number(process.env.OMNIBATCH_TEST_JOBS ?? 3);
+const parallel = Number(process.env.OMNIBATCH_TEST_JOBS ?? 4);
 const isolate = process.env.OMNIBATCH_TEST_ISOLATE === "1";
 const runStarted = Date.now();
 const seconds = (ms) => (ms / 1000).toFixed(1);
