@@ -1,14 +1,13 @@
 // Retrying idempotent calls: only errors classified "retry" are tried again, and each
 // pause is at least what the service asked for in Retry-After, up to a cap (a longer ask
-// is cut to it: RETRY_AFTER_CAP_MS below unless the caller names one; the policy names the same). The schedules themselves
+// is cut to it: RETRY_AFTER_CAP_MS, named in src/policy/Policy.ts, unless the caller names one; the policy names the same). The schedules themselves
 // (backoff, jitter, limits) are named in src/policy/Policy.ts; tests pass their own.
 
 import { Data, Duration, Effect, Ref, Schedule } from "effect";
 import { isApiError, type ApiError } from "./ApiError.js";
 import { classify, retryAfterOf } from "./classify.js";
+import { RETRY_AFTER_CAP_MS } from "../policy/Policy.js";
 
-/** The request retry's longest wait, and so the most a `Retry-After` may ask for (real speed); src/policy/Policy.ts builds its schedules from it. */
-export const RETRY_AFTER_CAP_MS = 20_000;
 
 /**
  * Runs `effect`, retrying it on "retry"-class errors as `schedule` allows; the wait

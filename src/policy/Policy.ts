@@ -2,7 +2,6 @@
 // reader finds them and a test can swap them (RunPolicy.layer(makePolicy(0.01))).
 // Durations are given at the real service's speed and multiplied by `scale`.
 
-import { RETRY_AFTER_CAP_MS } from "../api/retry.js";
 import { Context, Duration, Layer, Schedule } from "effect";
 import type { SlotPools, SlotShareRule } from "./slotShare.js";
 
@@ -139,8 +138,8 @@ export interface Policy {
 
 const ms = (n: number): Duration.Duration => Duration.millis(Math.max(1, Math.round(n)));
 
-// RETRY_AFTER_CAP_MS (api/retry.ts): the request retry's longest wait, and so the most a
-// `Retry-After` may ask for (real speed); it lives with the retry so the client imports no policy.
+/** The request retry's longest wait, and so the most a `Retry-After` may ask for (real speed); src/api/retry.ts cuts a longer ask to it. */
+export const RETRY_AFTER_CAP_MS = 20_000;
 
 /** Exponential from `base`, jittered, each wait capped at `cap`, at most `times` retries. */
 const backoff = (base: number, cap: number, times: number): Schedule.Schedule<unknown, unknown> =>

@@ -7,8 +7,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ServiceError, TransportError, type ApiError } from "../../src/api/ApiError.js";
 import { parseRetryAfter } from "../../src/api/interpretAnswer.js";
-import { RETRY_AFTER_CAP_MS, withRetry } from "../../src/api/retry.js";
-import { makePolicy } from "../../src/policy/Policy.js";
+import { withRetry } from "../../src/api/retry.js";
+import { makePolicy, RETRY_AFTER_CAP_MS } from "../../src/policy/Policy.js";
 
 const tooFast = (retryAfterMs?: number) =>
   new ServiceError({ operation: "listImages", code: 1302, httpStatus: 429, message: "too fast", requestId: "r", ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
