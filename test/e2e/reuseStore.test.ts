@@ -5,7 +5,8 @@
 // folder (downloaded, checked by sha256) or into a store (a server-side copy, checked);
 // an object with other bytes than recorded is never used. A source whose files are gone
 // is fetched from the service by its task id while the service holds it (0 creates, each
-// file's sha256 the record's); past the service's 30 days it is created, and plan says why.
+// file's sha256 the record's), and a folder's files are uploaded into a store target; past
+// the service's 30 days a source whose files are gone is created, and plan says why.
 //
 // test-runner: own process (s3rverServer.ts: the AWS SDK sets process-wide state).
 
@@ -200,6 +201,20 @@ t("files gone, the service still holds the tasks: fetched by task id (0 creates,
         assert.is(o.sha256, from.outputs.find((f) => f.index === o.index && f.variant === o.variant)?.sha256, `${o.path}: the recorded bytes`);
       }
     }
+
+    // n committed: its folder is a source for a manifest whose outputs are in a store (each file uploaded, checked).
+    await git(repo, ["add", "n.yaml", "n.lock.json"]);
+    await git(repo, ["commit", "-q", "-m", "n"]);
+    writeFileSync(join(repo, "s.yaml"), yamlOf("s", "s3://results/s"));
+    const up = await cli(emu, s3, repo, ["run", "s.yaml", "--json"]);
+    assert.is(up.exitCode, 0, up.all);
+    assert.is(summaryOf(up.stdout).created, 0);
+    assert.is(creates(emu), paid);
+    const sLock = await lockOf(repo, "s");
+    const uploaded = Object.values(sLock.tasks).flatMap((x) => x.outputs.filter((o) => o.path && o.variant === "main"));
+    assert.is(uploaded.length, 4);
+    for (const o of uploaded) assert.is(await objectSha(s3, storeAt("s3://results/s"), o.path!), o.sha256, o.path);
+    assert.ok(Object.values(sLock.tasks).every((x) => x.reused_from?.lockfile === "n.lock.json"), "from n's folder (m's files are gone)");
   } finally {
     rmSync(repo, { recursive: true, force: true });
   }
