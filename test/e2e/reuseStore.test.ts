@@ -167,6 +167,18 @@ t("a CI runner with an empty outputs folder reuses what the committed lockfile a
     assert.is(placed.sha256, key.sha256, "the recorded bytes, not the changed object's");
     assert.is(sha(join(runner, "out/e", placed.path!)), key.sha256);
     assert.is.not(await objectSha(s3, storeAt("s3://results/a"), key.path!), key.sha256, "the store's object is still the changed one (left as it is)");
+
+    // A committed lockfile whose manifest names a store that cannot be listed (no such bucket): one warning naming it; the rest is reused.
+    writeFileSync(join(runner, "z.yaml"), yamlOf("a", "s3://no-such-bucket/z"));
+    writeFileSync(join(runner, "z.lock.json"), readFileSync(join(runner, "a.lock.json")));
+    await git(runner, ["add", "z.yaml", "z.lock.json"]);
+    await git(runner, ["commit", "-q", "-m", "z"]);
+    writeFileSync(join(runner, "f.yaml"), yamlOf("f", "out/f"));
+    const unlisted = await cli(emu, s3, runner, ["plan", "f.yaml"]);
+    assert.is(unlisted.exitCode, 0, unlisted.all);
+    assert.is(unlisted.stderr.split("\n").filter((l) => l.includes("s3://no-such-bucket/z")).length, 1, unlisted.stderr);
+    assert.match(unlisted.stderr, "reuse: the results in s3://no-such-bucket/z are not looked at");
+    assert.match(unlisted.stdout, "reused 4:");
   } finally {
     rmSync(repo, { recursive: true, force: true });
     rmSync(runner, { recursive: true, force: true });
