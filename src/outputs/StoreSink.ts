@@ -24,6 +24,8 @@ export interface StoreSink extends ResultSink {
   readonly store: ObjectStore;
   /** What the prefix holds (listed once, then kept up to date by this sink's writes). */
   readonly listing: () => Promise<Map<string, StoredObject>>;
+  /** An object written at `rel` by other means than this sink (a server-side copy): its listing knows it from now on. */
+  readonly noted: (rel: string, object: StoredObject) => void;
   /** Writes a small local file (a report) to `rel` unless the store already holds the same bytes. */
   readonly putFile: (rel: string, file: string, contentType?: string) => Promise<boolean>;
   /** Removes the local staging folder. */
@@ -209,6 +211,7 @@ export const storeSink = (store: ObjectStore, options: { readonly partSize?: num
     where: store.location.url,
     store,
     listing,
+    noted: remember,
     // A task's folder that would climb out of the prefix is refused before anything is fetched.
     prepare: async (dir: string) => void insideOrThrow(dir, store.location.url),
     write,

@@ -76,7 +76,7 @@ export const nameFromRecorded = (o: LockOutput): string | undefined => {
   return file.endsWith(suffix) ? file.slice(0, file.length - suffix.length) : undefined;
 };
 
-const hashStream = (body: Readable): Promise<{ size: number; sha256: string }> =>
+export const hashStream = (body: Readable): Promise<{ size: number; sha256: string }> =>
   new Promise((resolve, reject) => {
     const hash = createHash("sha256");
     let size = 0;

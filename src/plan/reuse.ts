@@ -6,7 +6,10 @@
 // and the attempt's number in that lockfile do not count, so every attempt number up to the
 // highest recorded one is tried. Pure: the lockfiles come in as data and whether a
 // source's files are there with their recorded bytes is asked of `files` (the shell,
-// src/run/reuseIndex.ts, reads and hashes them).
+// src/run/reuseIndex.ts, reads and hashes them, or looks them up in a store's listing).
+// A source whose files are gone may still be had from the service by its task id: only
+// one of this run's service (same region), while the service holds its results (`held`,
+// the shell's retention rule); the run fetches it and checks every file's sha256.
 
 import type { LockTask } from "../state/LockFile.js";
 import { cashByCurrency } from "../money/charges.js";
@@ -41,8 +44,21 @@ export interface ReuseIndex {
 
 /** What the shell found of a candidate's files: every one present with its recorded sha256, or why not. */
 export type FilesVerdict =
-  | { readonly ok: true; /** Recorded path (in the source's outputs) -> where the file is, for the copy. */ readonly files: ReadonlyMap<string, string> }
+  | {
+      readonly ok: true;
+      /** Recorded path (in the source's outputs) -> where the file is, for the copy: a local path, or a key relative to `store`. */
+      readonly files: ReadonlyMap<string, string>;
+      /** The source's outputs store (`s3://bucket/prefix`), when its files are objects there. */
+      readonly store?: string;
+    }
   | { readonly ok: false; readonly why: "files gone" | "other bytes" };
+
+/**
+ * Whether the service still holds a record's results, by its task id: the shell's rule
+ * (the service's 30 days, outputs/resultState.ts `pastRetention`), asked only of records
+ * of this run's service with a task id. Absent: the service is not asked at all.
+ */
+export type ServiceHolds = (record: LockTask) => boolean;
 
 /** Where a reused task's results come from. */
 export interface ReuseSource {
@@ -56,8 +72,12 @@ export interface ReuseSource {
   readonly paidAt?: number;
   /** What it cost when paid, in one currency, when its billing says. */
   readonly cost?: { readonly amount: string; readonly currency: string };
-  /** Recorded path -> file to copy from. */
+  /** Recorded path -> file to copy from (a local path, or a key relative to `store`); empty when fetched from the service. */
   readonly files: ReadonlyMap<string, string>;
+  /** The source's outputs store, when `files` are objects there. */
+  readonly store?: string;
+  /** Its files are gone: the run fetches them from the service by the source's task id (same service, within its retention). */
+  readonly fetch?: true;
   /** For plan and status: `reused: same request as spring.yaml stills product=A-1, paid 2026-11-20`. */
   readonly note: string;
 }
@@ -91,7 +111,8 @@ export const paidAt = (t: LockTask): number | undefined => t.reused_from?.paid_a
 export const costOf = (t: LockTask): { amount: string; currency: string } | undefined => {
   if (t.reused_from !== undefined) return t.reused_from.cost;
   const cash = Object.entries(cashByCurrency([t.billing]));
-  return cash.length === 1 ? { currency: cash[0]![0], amount: cash[0]![1] } : undefined;
+  // A charge without its currency (image charges name none) is not a cost in one currency: not said.
+  return cash.length === 1 && cash[0]![0] !== "" ? { currency: cash[0]![0], amount: cash[0]![1] } : undefined;
 };
 
 /** The index of these lockfiles' paid results by request hash. Pure. */
@@ -140,6 +161,7 @@ export const reuseFor = (
   index: ReuseIndex,
   files: (c: ReuseCandidate) => FilesVerdict,
   off = false,
+  held?: ServiceHolds,
 ): ReuseDecision => {
   const found: ReuseCandidate[] = [];
   for (let a = 1; a <= index.maxAttempt; a++) {
@@ -157,22 +179,30 @@ export const reuseFor = (
       if (verdict.why === "other bytes") why = "other bytes";
       continue;
     }
-    const paid = paidAt(c.record);
-    const cost = costOf(c.record);
-    return {
-      reuse: {
-        lockfile: c.lockfile.label,
-        manifest: c.lockfile.manifest,
-        id: c.id,
-        record: c.record,
-        sameService: c.lockfile.sameService,
-        ...(paid !== undefined ? { paidAt: paid } : {}),
-        ...(cost ? { cost } : {}),
-        files: verdict.files,
-        note: `reused: same request as ${sourceText(c)}${paid !== undefined ? `, paid ${day(paid)}` : ""}`,
-      },
-    };
+    return { reuse: sourceOf(c, verdict.files, verdict.store) };
   }
+  // No files anywhere: the service may still hold the results of one of this service's tasks.
+  const atService = held === undefined ? [] : found.filter((c) => c.lockfile.sameService && c.record.task_id !== undefined);
+  const kept = atService.find((c) => held!(c.record));
+  if (kept !== undefined) return { reuse: { ...sourceOf(kept, new Map(), undefined, true), fetch: true } };
   const what = why === "other bytes" ? "its files have other bytes than recorded" : "its files are gone";
-  return { why: `not reused (${why}): same request as ${sourceText(found[0]!)}, but ${what}` };
+  const past = why === "files gone" && atService.length > 0 ? ", past the service's 30 days" : "";
+  return { why: `not reused (${why}${past}): same request as ${sourceText(found[0]!)}, but ${what}${past ? " and the service no longer holds them" : ""}` };
+};
+
+const sourceOf = (c: ReuseCandidate, files: ReadonlyMap<string, string>, store: string | undefined, fetch = false): ReuseSource => {
+  const paid = paidAt(c.record);
+  const cost = costOf(c.record);
+  return {
+    lockfile: c.lockfile.label,
+    manifest: c.lockfile.manifest,
+    id: c.id,
+    record: c.record,
+    sameService: c.lockfile.sameService,
+    ...(paid !== undefined ? { paidAt: paid } : {}),
+    ...(cost ? { cost } : {}),
+    files,
+    ...(store !== undefined ? { store } : {}),
+    note: `reused: same request as ${sourceText(c)}${paid !== undefined ? `, paid ${day(paid)}` : ""}${fetch ? ", fetched again from the service by its task id" : ""}`,
+  };
 };

@@ -27,6 +27,7 @@ import type { DecisionIndex } from "../review/reviewDecision.js";
 import { foreignLinesWarning } from "../state/foreignLines.js";
 import type { LockFile, LockTask } from "../state/LockFile.js";
 import { LockStore } from "../state/LockStore.js";
+import type { StoreSink } from "../outputs/StoreSink.js";
 import { applyServiceRule } from "./applyServiceRule.js";
 import { takeUpEmulator } from "./keptEmulator.js";
 import { reachCheck } from "./reachCheck.js";
@@ -64,6 +65,8 @@ export interface PrepareInput {
   readonly serviceUrl: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly storeOutputs: boolean;
+  /** The run's outputs store, when its outputs are in one: the reuse step writes through it, so its listing knows what was placed. */
+  readonly outputStore?: StoreSink;
   readonly selection: RunSelection | undefined;
   readonly reviews: DecisionIndex | undefined;
   readonly expectLockfile: string | undefined;
@@ -167,7 +170,7 @@ export const prepareRun = (input: PrepareInput) =>
     if (input.confirm && plan && isLoaded(manifest)) {
       // What the run will really pay for: results it reuses from other lockfiles cost nothing (reuseResults.ts).
       const service = input.emulator ? EMULATOR_SERVICE : serviceIdentity(input.serviceUrl);
-      const shown = input.reuse ? yield* planWithReuse(manifest, before, plan, { emulated: input.emulator !== undefined, service, renewFailed: input.selection?.failed ? input.selection.selects : undefined, reviews: input.reviews }) : plan;
+      const shown = input.reuse ? yield* planWithReuse(manifest, before, plan, { emulated: input.emulator !== undefined, service, renewFailed: input.selection?.failed ? input.selection.selects : undefined, reviews: input.reviews, env: input.env }) : plan;
       const go = yield* Effect.tryPromise({ try: async () => input.confirm!(shown, before), catch: (error) => error });
       if (!go) return yield* Effect.fail(new NotConfirmed());
     }
@@ -185,6 +188,8 @@ export const prepareRun = (input: PrepareInput) =>
         emulated: input.emulator !== undefined,
         service: current,
         off: false,
+        env: input.env,
+        ...(input.outputStore ? { outputStore: input.outputStore } : {}),
         ...(input.reviews ? { reviews: input.reviews } : {}),
         ...(input.selection ? { keeps: input.selection.keeps } : {}),
         ...(input.onEvent ? { onEvent: input.onEvent } : {}),

@@ -5,11 +5,15 @@
 // in the manifest's folder instead, which git ignores), and those in the folders the
 // manifest names in `reuse_from`. A lockfile that cannot be read or fails its schema is
 // skipped with one warning naming it. Files are read only inside the outputs folder each
-// lockfile's manifest names (plain relative paths, regular files, no links).
+// lockfile's manifest names (plain relative paths, regular files, no links), or, for
+// outputs in an object store, looked up in one listing of the prefix its manifest names
+// (size and ETag as recorded: the run reads each object and checks its sha256 before use).
+// A source whose files are gone is offered from the service by its task id when its
+// lockfile is of this run's service and the service still holds its results (30 days).
 
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { parse } from "yaml";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
@@ -18,7 +22,10 @@ import { readLockFile } from "../state/readLockFile.js";
 import type { LockFile } from "../state/LockFile.js";
 import { isStoreUrl } from "../fs/StoreUrl.js";
 import { isPlainRelativePath } from "../fs/insidePath.js";
-import { indexLockfiles, reuseFor, type FilesVerdict, type ReuseCandidate, type ReuseDecision, type ReuseLockfile, type ReuseSource } from "../plan/reuse.js";
+import { indexLockfiles, paidAt, paidResult, reuseFor, type FilesVerdict, type ReuseCandidate, type ReuseDecision, type ReuseLockfile, type ReuseSource, type ServiceHolds } from "../plan/reuse.js";
+import { pastRetention, storedCopy } from "../outputs/resultState.js";
+import { openStoreReader } from "../store/openStoreReader.js";
+import type { StoredObject } from "../store/ObjectStore.js";
 import { emulatedPaths } from "./EmulatedRun.js";
 
 export interface ReuseSettings {
@@ -31,6 +38,10 @@ export interface ReuseSettings {
   readonly warn: (message: string) => void;
   /** This manifest's lockfile as the caller already holds it (a run's store): not read again. */
   readonly ownLock?: LockFile;
+  /** Now (Unix ms, the caller's Clock): with `service`, a source whose files are gone may be fetched from the service while it holds them. */
+  readonly now?: number;
+  /** Where AWS_* settings for sources in an object store are read from. Default: process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** What the plan and the run ask: the decision per planned task, and the sources chosen (with their tasks), for the copy. */
@@ -90,8 +101,7 @@ const outputsOf = (lockfile: string, emulated: boolean): string | undefined => {
   const raw = rawManifest(manifest) as { name?: unknown; outputs?: unknown } | undefined;
   if (typeof raw?.name !== "string") return undefined;
   const outputs = typeof raw.outputs === "string" ? raw.outputs : `outputs/${raw.name}`;
-  if (isStoreUrl(outputs)) return undefined;
-  const dir = resolve(dirname(manifest), outputs);
+  const dir = isStoreUrl(outputs) ? outputs.replace(/\/+$/, "") : resolve(dirname(manifest), outputs);
   return emulated ? emulatedPaths({ lockfilePath: lockfile, outputsDir: dir }).outputsDir : dir;
 };
 
@@ -103,7 +113,54 @@ const realOrSame = (p: string): string => {
   }
 };
 
-const sha256OfFile = (file: string): string => createHash("sha256").update(readFileSync(file)).digest("hex");
+/** A file's sha256, read in chunks (never whole in memory). */
+const sha256OfFile = (file: string): string => {
+  const hash = createHash("sha256");
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  const fd = openSync(file, "r");
+  try {
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      hash.update(chunk.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest("hex");
+};
+
+/** One listing of each store prefix that holds a source's results; a prefix that cannot be listed: its files are gone (one warning). */
+const listStores = async (urls: Iterable<string>, settings: ReuseSettings): Promise<Map<string, ReadonlyMap<string, StoredObject> | undefined>> => {
+  const out = new Map<string, ReadonlyMap<string, StoredObject> | undefined>();
+  for (const url of urls) {
+    if (out.has(url)) continue;
+    try {
+      const reader = await openStoreReader(url, settings.env ? { env: settings.env } : {});
+      reader.store.close();
+      out.set(url, reader.listing);
+    } catch (error) {
+      settings.warn(`reuse: the results in ${url} are not looked at: ${(error as Error).message.split("\n")[0]}`);
+      out.set(url, undefined);
+    }
+  }
+  return out;
+};
+
+/** A source's files in its store: each recorded object present with its recorded size (and ETag's fingerprint). */
+const storeFiles = (c: ReuseCandidate, url: string, listing: ReadonlyMap<string, StoredObject> | undefined): FilesVerdict => {
+  if (listing === undefined) return { ok: false, why: "files gone" };
+  const found = new Map<string, string>();
+  for (const o of c.record.outputs) {
+    if (o.path === undefined) continue;
+    if (!isPlainRelativePath(o.path) || o.sha256 === undefined) return { ok: false, why: "files gone" };
+    const seen = storedCopy(o, listing.get(o.path));
+    if (seen === "missing") return { ok: false, why: "files gone" };
+    if (seen === "differs") return { ok: false, why: "other bytes" };
+    found.set(o.path, o.path);
+  }
+  return { ok: true, files: found, store: url };
+};
 
 /**
  * The reuse decisions for this manifest, or undefined when reuse is off for it (`reuse:
@@ -149,12 +206,17 @@ export const openReuse = async (manifest: LoadedManifest, settings: ReuseSetting
       tasks: lock.tasks,
     };
     lockfiles.push(entry);
-    // This manifest's own records are in its outputs folder (also after a rename of `name`, when `outputs` names it).
-    const dir = isOwn ? (isStoreUrl(manifest.outputsDir) ? undefined : manifest.outputsDir) : outputsOf(path, settings.emulated);
+    // This manifest's own records are in its outputs folder or store (also after a rename of `name`, when `outputs` names it).
+    const dir = isOwn ? manifest.outputsDir.replace(/\/+$/, "") : outputsOf(path, settings.emulated);
     outputsDirs.set(entry, dir === undefined ? [] : [dir]);
   }
   const index = indexLockfiles(lockfiles);
   if (index.byHash.size === 0) return undefined;
+  const storesWanted = lockfiles.filter((l) => Object.values(l.tasks).some(paidResult)).flatMap((l) => (outputsDirs.get(l) ?? []).filter(isStoreUrl));
+  const listings = await listStores(storesWanted, settings);
+  const { now } = settings;
+  // The service's 30 days from the source's generation (resultState.ts, the one rule).
+  const held: ServiceHolds | undefined = now === undefined || settings.service === undefined ? undefined : (record) => !pastRetention(paidAt(record), now);
 
   const hashes = new Map<string, string | undefined>();
   const hashOf = (file: string): string | undefined => {
@@ -170,6 +232,11 @@ export const openReuse = async (manifest: LoadedManifest, settings: ReuseSetting
   const files = (c: ReuseCandidate): FilesVerdict => {
     const found = new Map<string, string>();
     for (const dir of outputsDirs.get(c.lockfile) ?? []) {
+      if (isStoreUrl(dir)) {
+        const verdict = storeFiles(c, dir, listings.get(dir));
+        if (verdict.ok || verdict.why === "other bytes") return verdict;
+        continue;
+      }
       let ok = true;
       let other = false;
       for (const o of c.record.outputs) {
@@ -198,7 +265,7 @@ export const openReuse = async (manifest: LoadedManifest, settings: ReuseSetting
   const chosen = new Map<string, { task: PlannedTask; source: ReuseSource }>();
   const reusable = (task: PlannedTask): ReuseDecision => {
     if (decisions.has(task.id)) return decisions.get(task.id);
-    const decision = reuseFor((a) => (a === task.attempt ? task.requestHash : manifest.withAttempt(task, a).requestHash), index, files, offJobs.has(task.job));
+    const decision = reuseFor((a) => (a === task.attempt ? task.requestHash : manifest.withAttempt(task, a).requestHash), index, files, offJobs.has(task.job), held);
     decisions.set(task.id, decision);
     if (decision && "reuse" in decision) chosen.set(task.id, { task, source: decision.reuse });
     return decision;

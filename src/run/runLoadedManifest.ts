@@ -225,6 +225,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         serviceUrl,
         env,
         storeOutputs: outputStore !== undefined,
+        ...(outputStore ? { outputStore } : {}),
         selection: options.selection,
         reviews,
         expectLockfile: options.expectLockfile,

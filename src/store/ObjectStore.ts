@@ -38,6 +38,8 @@ export interface StoreCounts {
   put: number;
   get: number;
   delete: number;
+  /** Server-side copies (counted apart: absent in counts made before copies existed). */
+  copy?: number;
 }
 
 /**
@@ -79,6 +81,13 @@ export interface ObjectStore {
     range?: { readonly start: number; readonly end: number },
   ) => Promise<{ readonly body: Readable; readonly size?: number; readonly total?: number } | undefined>;
   readonly remove: (key: string) => Promise<void>;
+  /**
+   * Copies the object at `rel` under `from` (a location at the same store: same endpoint
+   * and credentials, any bucket) to `to` here, server-side: no byte passes through this
+   * process. Absent where the store cannot (then the caller streams a get into a put).
+   * Both keys are refused before any request when they would leave their prefix.
+   */
+  readonly copy?: (from: StoreLocation, rel: string, to: string) => Promise<void>;
   readonly counts: StoreCounts;
   readonly close: () => void;
 }

@@ -200,5 +200,14 @@ export const openS3Store = async (location: StoreLocation, options: S3StoreOptio
     await client.send(new sdk.DeleteObjectCommand({ Bucket, Key })).catch(fail(`removing ${location.url}/${rel}`));
   };
 
-  return { location, list, head, put, get, remove, counts, close: () => client.destroy() };
+  const copy = async (from: StoreLocation, rel: string, to: string) => {
+    counts.copy = (counts.copy ?? 0) + 1;
+    const source = objectKey(from, rel);
+    const Key = keyOf(to);
+    // CopySource is `bucket/key`, each key segment URL-encoded (the SDK sends it as a header).
+    const CopySource = `${from.bucket}/${source.split("/").map(encodeURIComponent).join("/")}`;
+    await client.send(new sdk.CopyObjectCommand({ Bucket, Key, CopySource })).catch(fail(`copying ${from.url}/${rel} to ${location.url}/${to}`));
+  };
+
+  return { location, list, head, put, get, remove, copy, counts, close: () => client.destroy() };
 };

@@ -82,6 +82,42 @@ test("files gone or with other bytes: not reused, and the plan says why", () => 
   assert.match(other.why, "not reused (other bytes)");
 });
 
+test("files gone: fetched from the service by task id only for this service's task while it holds the results; past that, the plan says why", () => {
+  const gone = (): FilesVerdict => ({ ok: false, why: "files gone" });
+  const withId = paid({ task_id: "svc-1", created_at: Date.UTC(2026, 10, 20) });
+  const held = reuseFor(hashOf(INTENT), indexLockfiles([lockfile("spring.lock.json", { x: withId })]), gone, false, () => true);
+  assert.ok(held && "reuse" in held);
+  assert.is(held.reuse.fetch, true);
+  assert.is(held.reuse.files.size, 0);
+  assert.match(held.reuse.note, "fetched again from the service by its task id");
+  const past = reuseFor(hashOf(INTENT), indexLockfiles([lockfile("spring.lock.json", { x: withId })]), gone, false, () => false);
+  assert.ok(past && "why" in past);
+  assert.match(past.why, "not reused (files gone, past the service's 30 days)");
+  // Another region's lockfile: its files only, never its task id.
+  const other = reuseFor(hashOf(INTENT), indexLockfiles([{ ...lockfile("spring.lock.json", { x: withId }), sameService: false }]), gone, false, () => true);
+  assert.ok(other && "why" in other);
+  assert.match(other.why, "not reused (files gone)");
+  assert.not.match(other.why, "30 days");
+  // No task id recorded, or no service known (plan without one): nothing to fetch.
+  const noId = reuseFor(hashOf(INTENT), indexLockfiles([lockfile("spring.lock.json", { x: paid() })]), gone, false, () => true);
+  assert.ok(noId && "why" in noId);
+  const unknown = reuseFor(hashOf(INTENT), indexLockfiles([lockfile("spring.lock.json", { x: withId })]), gone);
+  assert.ok(unknown && "why" in unknown);
+  // Files there beat a fetch; off beats both.
+  const there = reuseFor(hashOf(INTENT), indexLockfiles([lockfile("spring.lock.json", { x: withId })]), () => ({ ok: true, files: new Map([["a", "b"]]), store: "s3://b/p" }), false, () => true);
+  assert.ok(there && "reuse" in there);
+  assert.is(there.reuse.fetch, undefined);
+  assert.is(there.reuse.store, "s3://b/p");
+  const off = reuseFor(hashOf(INTENT), indexLockfiles([lockfile("spring.lock.json", { x: withId })]), gone, true, () => true);
+  assert.ok(off && "why" in off);
+});
+
+test("a charge that names no currency (image charges): no cost said, never an empty currency", () => {
+  const d = reuseFor(hashOf(INTENT), indexLockfiles([lockfile("a.lock.json", { a: paid({ billing: [{ charge_type: "cash", amount: "0.02" }] }) })]), allThere);
+  assert.ok(d && "reuse" in d);
+  assert.is(d.reuse.cost, undefined);
+});
+
 test("off: never reused, and said", () => {
   const index = indexLockfiles([lockfile("spring.lock.json", { x: paid() })]);
   const d = reuseFor(hashOf(INTENT), index, allThere, true);

@@ -39,8 +39,8 @@ export interface S3rverHandle {
   readonly secretAccessKey: string;
   /** The AWS_* settings a product run needs to reach this server. */
   readonly env: Record<string, string>;
-  /** Requests seen, by method and whether a list (GET on the bucket with list-type). */
-  readonly seen: { method: string; url: string }[];
+  /** Requests seen, by method and whether a list (GET on the bucket with list-type); `copyFrom`: a server-side copy's source (x-amz-copy-source). */
+  readonly seen: { method: string; url: string; copyFrom?: string }[];
   readonly close: () => Promise<void>;
 }
 
@@ -49,7 +49,7 @@ export const startS3rver = async (bucket = "results"): Promise<S3rverHandle> => 
   const S3rver = require("s3rver") as new (options: Record<string, unknown>) => {
     run(): Promise<{ address: string; port: number }>;
     close(): Promise<void>;
-    use(fn: (ctx: { method: string; url: string }, next: () => Promise<void>) => Promise<void>): void;
+    use(fn: (ctx: { method: string; url: string; get(header: string): string }, next: () => Promise<void>) => Promise<void>): void;
     middleware: unknown[];
   };
   const { DUMMY_ACCOUNT } = require("s3rver/lib/models/account") as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void } };
@@ -58,10 +58,11 @@ export const startS3rver = async (bucket = "results"): Promise<S3rverHandle> => 
   DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
   const directory = await mkdtemp(join(tmpdir(), "omnibatch-s3rver-"));
   const server = new S3rver({ address: "127.0.0.1", port: 0, silent: process.env.S3RVER_LOUD !== "1", directory, configureBuckets: [{ name: bucket }], vhostBuckets: false });
-  const seen: { method: string; url: string }[] = [];
+  const seen: { method: string; url: string; copyFrom?: string }[] = [];
   // Counted before s3rver's own handlers (Koa middleware runs in order: put ours first).
   server.use(async (ctx, next) => {
-    seen.push({ method: ctx.method, url: ctx.url });
+    const copyFrom = ctx.get("x-amz-copy-source");
+    seen.push({ method: ctx.method, url: ctx.url, ...(copyFrom ? { copyFrom } : {}) });
     await next();
   });
   server.middleware.unshift(server.middleware.pop());

@@ -27,6 +27,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { warnForeignLines } from "./status.js";
 import { openReuse } from "../../run/reuseIndex.js";
+import { serviceIdentity } from "../../run/serviceCheck.js";
+import { DEFAULT_BASE_URL } from "../../api/OmniClient.js";
 
 export const planCommand = defineCommand({
   name: "plan",
@@ -72,7 +74,9 @@ export const planCommand = defineCommand({
       if (lock !== undefined) warnForeignLines(lock, m.lockfilePath, io.cwd, io.stderr);
       const reviews = manifestDecisions(m, args.values.emulate === true);
       // Paid results of the same request in other lockfiles (issue 31): shown as reused.
-      const reuser = await openReuse(m, { emulated: args.values.emulate === true, off: args.values["no-reuse"] === true, ...(lock ? { ownLock: lock } : {}), warn: (w) => io.stderr.write(`omnibatch: ${w}\n`) });
+      // The service the run would use (OMNIBATCH_BASE_URL): a source of it whose files are gone may be fetched by its task id.
+      const service = args.values.emulate === true ? undefined : serviceIdentity(io.env["OMNIBATCH_BASE_URL"]?.trim() || DEFAULT_BASE_URL);
+      const reuser = await openReuse(m, { emulated: args.values.emulate === true, off: args.values["no-reuse"] === true, ...(lock ? { ownLock: lock } : {}), ...(service ? { service } : {}), now: Date.now(), env: io.env, warn: (w) => io.stderr.write(`omnibatch: ${w}\n`) });
       const plan = selection ? selectedPlan("plan", m, lock, selection, reviews) : diffPlan(m, lock, { ...(reviews ? { reviews } : {}), ...(reuser ? { reusable: reuser.reusable } : {}) });
       if (typeof args.values.out === "string") {
         const out = resolve(io.cwd, args.values.out);
