@@ -18,6 +18,7 @@ import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
 import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
 import type { LockFile, LockTask } from "../../src/state/LockFile.js";
 import { tempManifest } from "../manifest/tempManifest.js";
+import { matchesFilter, parseFilter, type ReviewFilter } from "../../src/review/reviewItems.js";
 import { seeded } from "../engine/machine.js";
 
 const ask = (takes: number, allowed: number, rejected: readonly number[], recorded: readonly number[] = []): ReturnType<typeof newTakes> & { asked: number[] } => {
@@ -259,6 +260,14 @@ test("manifest: retake_rejected must be a whole number from 0 to 10 under review
   const zero = await load(manifest("{ retake_rejected: 0 }"));
   assert.is(zero.jobs[0]!.review, true, "retake_rejected: 0 is review: true");
   assert.is(zero.jobs[0]!.retakeRejected, undefined);
+});
+
+test("review filter: take=2 names the new take (same matrix values as the rejected one), unless the matrix has a value called take", () => {
+  const filter = parseFilter("pics c=red take=2") as ReviewFilter;
+  assert.ok(matchesFilter({ job: "pics", vars: { c: "red" }, take: 2 }, filter));
+  assert.not.ok(matchesFilter({ job: "pics", vars: { c: "red" }, take: 1 }, filter));
+  assert.ok(matchesFilter({ job: "pics", vars: { c: "red" }, take: 1 }, parseFilter("pics c=red") as ReviewFilter), "without take=, every take matches");
+  assert.ok(matchesFilter({ job: "pics", vars: { c: "red", take: "2" }, take: 1 }, filter), "a matrix value called take is the value compared");
 });
 
 test.run();
