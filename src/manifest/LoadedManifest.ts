@@ -17,6 +17,8 @@ export interface JobInfo {
   readonly axes?: readonly string[];
   /** `review`: outputs are used downstream only once approved (src/review/); rejected ones never. */
   readonly review?: true;
+  /** `review: { retake_rejected: N }`: a task with a rejected output gets a new take, at most N per matrix combination (src/review/retake.ts). */
+  readonly retakeRejected?: number;
   readonly source: SourcePos;
 }
 
@@ -56,6 +58,12 @@ export interface LoadedManifest {
   readonly expandDownstream: (job: string, items: readonly UpstreamItem[]) => PlannedTask[];
   /** The same task as attempt `attempt` (>= 1): new id, hash and external_task_id. */
   readonly withAttempt: (task: PlannedTask, attempt: number) => PlannedTask;
+  /**
+   * The same request as take `take` (attempt 1), for a new take after a rejection
+   * (`retake_rejected`): its own id, and a folder beside the job's other takes
+   * (`<folder>-take-N`, or `<folder>/take-N` when the job has several takes).
+   */
+  readonly withTake: (task: PlannedTask, take: number) => PlannedTask;
   /**
    * How many tasks a for_each job is expected to have. `upstreamOutputCounts` maps
    * upstream task ids to their known number of outputs; unknown ones count as the

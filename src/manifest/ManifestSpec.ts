@@ -55,6 +55,8 @@ export interface JobSpec {
   readonly retryContentRisk: boolean;
   /** `review`: a person approves each output before downstream jobs use it. */
   readonly review?: true;
+  /** `review: { retake_rejected: N }`: a task with a rejected output gets a new take, at most N per matrix combination (src/review/retake.ts). */
+  readonly retakeRejected?: number;
   readonly output?: Value;
   /** File-name template of the task's results (`name`), without extension. */
   readonly name?: Value;

@@ -289,6 +289,24 @@ const checkTemplateNames = (spec: JobSpec, vars: Raw, sink: DiagnosticSink): voi
   }
 };
 
+/**
+ * `review: true`, or `review: { retake_rejected: N }` (a rejected output's task gets up to N
+ * new takes, src/review/retake.ts): only a job without for_each, whose tasks are all known
+ * before the run, can have new takes planned.
+ */
+const reviewOf = (job: Raw, forEach: JobSpec["forEach"], path: YamlPath, sink: DiagnosticSink): { review?: true; retakeRejected?: number } => {
+  if (job.review === true) return { review: true };
+  if (!isRecord(job.review)) return {};
+  const n = job.review.retake_rejected as number;
+  if (n > 0 && forEach) {
+    sink.add(
+      { path: [...path, "review"], key: "retake_rejected" },
+      `retake_rejected: new takes are planned only for a job without for_each (this one makes its tasks from ${forEach.job}'s results during the run); use review: true here, or put retake_rejected on '${forEach.job}'`,
+    );
+  }
+  return n > 0 ? { review: true, retakeRejected: n } : { review: true };
+};
+
 /** A value of the job, else of the manifest's defaults for the job's kind, with its place. */
 type Pick = (key: string) => { v: unknown; path: YamlPath } | undefined;
 
@@ -330,7 +348,7 @@ const compileJob = (id: string, job: Raw, raw: Raw, sink: DiagnosticSink, loadRo
     take: typeof job.take === "number" ? job.take : 1,
     retryFailed: retryFailed ? (retryFailed.v as number) : 0,
     retryContentRisk: retryContentRisk ? (retryContentRisk.v as boolean) : false,
-    ...(job.review === true ? { review: true as const } : {}),
+    ...reviewOf(job, forEach, path, sink),
     ...(typeof job.output === "string" ? { output: value([...path, "output"], job.output) } : {}),
     ...(typeof job.name === "string" ? { name: value([...path, "name"], job.name) } : {}),
     ...(forEach ? { forEach } : {}),

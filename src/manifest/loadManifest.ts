@@ -337,6 +337,7 @@ const makeLoaded = (args: {
     ...(j.retryContentRisk ? { retryContentRisk: true } : {}),
     axes: [...new Set([...j.axes.map((a) => a.name), ...j.include.flatMap((i) => Object.keys(i))])],
     ...(j.review ? { review: j.review } : {}),
+    ...(j.retakeRejected ? { retakeRejected: j.retakeRejected } : {}),
     source: locator.pos({ path: ["jobs"], key: j.id }),
   }));
   const jobSpec = (id: string): JobSpec => {
@@ -424,6 +425,35 @@ const makeLoaded = (args: {
     return { ...task, id, requestHash: hash, attempt, request: { ...task.request, external_task_id: id } };
   };
 
+  /** Lower-cased folders of the manifest's tasks, per job: a new take's folder never clashes with one (made at the first new take). */
+  let folderSets: Map<string, Set<string>> | undefined;
+  const takenFolder = (job: string, dir: string): boolean => {
+    if (folderSets === undefined) {
+      folderSets = new Map();
+      for (const t of args.tasks) {
+        const set = folderSets.get(t.job) ?? new Set<string>();
+        set.add(t.dir.toLowerCase());
+        folderSets.set(t.job, set);
+      }
+    }
+    return folderSets.get(job)?.has(dir.toLowerCase()) === true;
+  };
+  const withTake = (task: PlannedTask, take: number): PlannedTask => {
+    const intent = state.intents.get(task.id);
+    if (intent === undefined) throw new Error(`task ${task.id} was not made by this manifest`);
+    const hash = requestHash(intent, take, 1);
+    const id = taskId(spec.name, task.job, hash);
+    state.intents.set(id, intent);
+    const several = jobSpec(task.job).take > 1 && task.dir.endsWith(`/take-${task.take}`);
+    const beside = several ? `${task.dir.slice(0, -`/take-${task.take}`.length)}/take-${take}` : `${task.dir}-take-${take}`;
+    const dir = takenFolder(task.job, beside) ? `${beside}-${id.slice(-6)}` : beside;
+    dirs().set(id, dir);
+    if (task.kind === "video") {
+      return { ...task, id, requestHash: hash, take, attempt: 1, dir, request: { ...task.request, options: { ...task.request.options, external_task_id: id } } };
+    }
+    return { ...task, id, requestHash: hash, take, attempt: 1, dir, request: { ...task.request, external_task_id: id } };
+  };
+
   const tasksByJob = new Map<string, PlannedTask[]>();
   for (const t of args.tasks) {
     const list = tasksByJob.get(t.job);
@@ -475,6 +505,7 @@ const makeLoaded = (args: {
     warnings: args.warnings,
     expandDownstream,
     withAttempt,
+    withTake,
     expectedDownstreamCount,
     downstreamPerItem,
     downstreamEstimate: (job) => args.downstreamEstimates.get(job),

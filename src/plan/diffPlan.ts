@@ -14,6 +14,7 @@ import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { defaultFolderOf, folderHolders, resultFolder } from "../manifest/resultFolder.js";
 import { attempts, attemptsAllowed, type AttemptRecords, type AttemptRules, type AttemptWalk } from "./attempts.js";
+import { retakeDownstream, retakePass } from "./retakes.js";
 
 export type PlanMark = "+" | "=" | "~" | "-" | "…";
 
@@ -53,6 +54,8 @@ export interface PlanEntry {
   readonly supersededBy?: string;
   /** `=` only: not created here, its results taken from a paid task with the same request elsewhere (`note` says where). */
   readonly reused?: true;
+  /** `=` only: a take rejected in review that brings no new take, `retake_rejected` being used up (`note` says so; the plan lists it). */
+  readonly noNewTake?: true;
 }
 
 export interface PlanCounts {
@@ -83,6 +86,12 @@ export interface PlanResult {
   readonly review?: Readonly<Record<string, { readonly awaiting: number; readonly approved: number; readonly rejected: number } | { readonly waitingOnReview: number }>>;
   /** Of `=`: tasks whose results are reused from a paid task elsewhere (`reusable`); absent when none. */
   readonly reused?: number;
+  /**
+   * New takes after rejections in review (`retake_rejected`, src/review/retake.ts), to
+   * create or recorded: tasks of the manifest's jobs that are not in `manifest.tasks`, so
+   * the run admits them beside those. Absent when none.
+   */
+  readonly retakes?: readonly PlannedTask[];
 }
 
 const IN_FLIGHT: ReadonlySet<TaskState> = new Set(["submitting", "submitted", "processing"]);
@@ -390,7 +399,7 @@ type Classifier = ReturnType<typeof classifierOf>;
  * Identity uses content hashes, not URLs, so they can be expanded here exactly; the rest
  * wait for their upstream tasks. A reviewed job's outputs go downstream once approved.
  */
-const downstreamPass = (manifest: LoadedManifest, st: Classifier, reviews: DecisionIndex): PlanResult["review"] => {
+const downstreamPass = (manifest: LoadedManifest, st: Classifier, reviews: DecisionIndex, retakes: readonly PlannedTask[]): PlanResult["review"] => {
   const { entries, classify, tasksOf, finished, outputsOf } = st;
   const reviewed = new Set(manifest.jobs.filter((j) => j.review).map((j) => j.id));
   const review: Record<string, { awaiting: number; approved: number; rejected: number } | { waitingOnReview: number }> = {};
@@ -463,7 +472,7 @@ const downstreamPass = (manifest: LoadedManifest, st: Classifier, reviews: Decis
         ...(each ? { estimate: { currency: each.currency, amount: formatAmount(times(amountOf(each.amount), onReview)) } } : {}),
       });
     }
-    const waiting = Math.max(0, manifest.expectedDownstreamCount(job.id, outputsOf) - made.length - onReview);
+    const waiting = Math.max(0, manifest.expectedDownstreamCount(job.id, outputsOf) + retakeDownstream(manifest, job, retakes, outputsOf) - made.length - onReview);
     if (waiting > 0) {
       entries.push({
         mark: "…",
@@ -545,7 +554,8 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     else tasksOf.set(task.job, [task]);
   }
 
-  const review = downstreamPass(manifest, st, reviews);
+  const retakes = retakePass(manifest, st, reviews);
+  const review = downstreamPass(manifest, st, reviews, retakes);
   changedPass(st);
   orphanPass(st);
   const { jobs, total, estimate, waitingEstimate } = countEntries(entries, manifest.jobs.map((j) => j.id));
@@ -560,6 +570,7 @@ export const diffPlan = (manifest: LoadedManifest, lock: LockFile | undefined, o
     waitingEstimate,
     ...(review ? { review } : {}),
     ...(st.reusedCount() > 0 ? { reused: st.reusedCount() } : {}),
+    ...(retakes.length > 0 ? { retakes } : {}),
   };
 };
 

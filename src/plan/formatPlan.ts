@@ -111,7 +111,11 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
         const reused = plan.reused ? ofMark.filter((e) => e.reused) : [];
         for (const e of reused.slice(0, LIST_LIMIT)) shown.push(line(e));
         if (reused.length > LIST_LIMIT) shown.push(`  = ... and ${reused.length - LIST_LIMIT} more reused (see --json)`);
-        const unchanged = ofMark.length - reused.length;
+        // A take rejected in review that brings no new take (retake_rejected used up) is listed with why.
+        const told = ofMark.filter((e) => e.noNewTake);
+        for (const e of told.slice(0, LIST_LIMIT)) shown.push(line(e));
+        if (told.length > LIST_LIMIT) shown.push(`  = ... and ${told.length - LIST_LIMIT} more rejected with no new take (see --json)`);
+        const unchanged = ofMark.length - reused.length - told.length;
         if (unchanged) {
           const inFlight = ofMark.filter((e) => e.inFlight).length;
           shown.push(`  = ${unchanged} unchanged${inFlight ? ` (${inFlight} in flight)` : ""}`);
@@ -124,7 +128,7 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
       }
       if (ofMark.length > LIST_LIMIT) shown.push(`  ${mark} ... and ${ofMark.length - LIST_LIMIT} more (see --json)`);
     }
-    if (changes === 0 && !display.all && !plan.reused) continue;
+    if (changes === 0 && !display.all && !plan.reused && !list.some((e) => e.noNewTake)) continue;
     out.push(`${job}:`, ...shown, "");
   }
   const names = [...Object.keys(plan.jobs), "total"];
@@ -167,6 +171,8 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
  */
 export const planJson = (plan: PlanResult): unknown => ({
   ...plan,
+  // The new takes are in `entries`; their requests (which may hold base64 images) are not shown.
+  ...(plan.retakes ? { retakes: plan.retakes.map((t) => t.id) } : {}),
   entries: plan.entries.map((e) => {
     const { task: _task, placed: _placed, ...rest } = e;
     const files = entryFiles(e);

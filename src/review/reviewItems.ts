@@ -16,6 +16,8 @@ export interface ReviewItem {
   /** Relative to the outputs folder. */
   readonly path: string;
   readonly vars: Readonly<Record<string, unknown>>;
+  /** The task's take (a new take after a rejection has the same matrix values: `take=2` tells it apart). */
+  readonly take: number;
   readonly state: ReviewState;
 }
 
@@ -36,6 +38,7 @@ export const reviewItems = (lock: LockFile | undefined, jobs: ReadonlySet<string
         type: o.type,
         path: o.path,
         vars: t.vars,
+        take: t.take,
         state: reviewStateOf({ task: id, output: o.index, sha256: o.sha256 }, decisions),
       });
     }
@@ -80,11 +83,14 @@ const at = (vars: Readonly<Record<string, unknown>>, path: readonly string[]): u
   return v;
 };
 
-/** Whether an item matches: the job (when given) and every value, compared as text. */
-export const matchesFilter = (item: Pick<ReviewItem, "job" | "vars">, filter: ReviewFilter): boolean =>
+/**
+ * Whether an item matches: the job (when given) and every value, compared as text. `take=N`
+ * names the task's take, unless the matrix has a value called `take`.
+ */
+export const matchesFilter = (item: Pick<ReviewItem, "job" | "vars"> & { readonly take?: number }, filter: ReviewFilter): boolean =>
   (filter.job === undefined || item.job === filter.job) &&
   filter.where.every((c) => {
-    const v = at(item.vars, c.path);
+    const v = c.path.length === 1 && c.path[0] === "take" && !Object.hasOwn(item.vars, "take") ? item.take : at(item.vars, c.path);
     return v !== undefined && v !== null && typeof v !== "object" && String(v) === c.value;
   });
 

@@ -128,6 +128,15 @@ const outlookOf = (
   return { ...base, total: totals.total, totals: totals.jobs, ...(totals.resume ? { resume: totals.resume } : {}), downstream: shapeOf(manifest).downstream };
 };
 
+/**
+ * The manifest with the plan's new takes after rejections in review (`retake_rejected`,
+ * src/review/retake.ts) among its tasks: the engine admits them as it does the manifest's own.
+ */
+const withRetakes = (manifest: RunnableManifest, plan: PlanResult | undefined): RunnableManifest =>
+  plan?.retakes?.length ? { ...manifest, tasks: [...manifest.tasks, ...plan.retakes] } : manifest;
+
+const retakeIds = (plan: PlanResult | undefined): string => (plan?.retakes ?? []).map((t) => t.id).join(",");
+
 /** The region rule (serviceCheck.ts) with the reach check before anything changes, the foreign lines' warning, and the kept emulator's take-up. */
 const serviceStep = (input: PrepareInput) =>
   Effect.gen(function* () {
@@ -179,7 +188,7 @@ export const prepareRun = (input: PrepareInput) =>
     // Read before the engine starts (no put in between): the store's map, not a copy.
     const recorded = yield* store.view;
     // A changed task must not download over the files of the task it replaces.
-    const placed = ownFolders(manifest, recorded);
+    let placed = ownFolders(withRetakes(manifest, plan), recorded);
     // Before anything can be paid for: links out of the outputs folder, unwritable folders.
     yield* startChecks(manifest.outputsDir, linkScope(placed.tasks, recorded), manifest.lockfilePath);
     // Paid results of the same request elsewhere: copied, verified and recorded before the engine starts (reuseResults.ts).
@@ -205,7 +214,11 @@ export const prepareRun = (input: PrepareInput) =>
     if ((yield* store.changes) !== changesAtStart) {
       before = yield* store.snapshot;
       changesAtStart = yield* store.changes;
-      if (isLoaded(manifest)) plan = planOnce(manifest, before, input.selection, input.reviews);
+      if (isLoaded(manifest)) {
+        const made = retakeIds(plan);
+        plan = planOnce(manifest, before, input.selection, input.reviews);
+        if (retakeIds(plan) !== made) placed = ownFolders(withRetakes(manifest, plan), recorded);
+      }
     }
     const spentBefore = cashByCurrency(Object.values(before.tasks).map((t) => t.billing), manifest.budget?.currency);
     // Without --failed the run's plan is the plain plan; with it, the plain one is made for what the lockfile records.
