@@ -40,15 +40,9 @@ const line = (e: PlanEntry): string => {
   return `  ${e.mark} ${e.id}  ${where}${extra.length ? `  (${extra.join("; ")})` : ""}`;
 };
 
-/** Under a `~` task: the request fields that changed, and that its results go to a folder of their own. */
-const changeLines = (e: PlanEntry, changes: ReadonlyMap<string, readonly string[] | undefined>): string[] => {
-  const what = changes.get(e.id);
-  const out =
-    what === undefined
-      ? [`      (what changed is not known: no report recorded the request of ${e.replaces?.join(", ")}; 'omnibatch report' keeps it from now on)`]
-      : what.length === 0
-        ? ["      (prompt, settings and inputs as shown are the same: the take or an input's content changed)"]
-        : what.map((w) => `      ${w}`);
+/** Under a `~` task: why it is a new task (changeReason.ts), and that its results go to a folder of their own. */
+const changeLines = (e: PlanEntry, changes: ReadonlyMap<string, readonly string[]>): string[] => {
+  const out = (changes.get(e.id) ?? []).map((w) => `      ${w}`);
   if (e.dir) out.push(`      results go to ${e.dir}`);
   return out;
 };
@@ -62,8 +56,8 @@ export interface PlanDisplay {
   /** List unchanged (`=`) tasks one per line too. */
   readonly all?: boolean;
   readonly outlook?: BudgetOutlook;
-  /** `~` tasks: what changed from the request of the task replaced (undefined: not recorded). */
-  readonly changes?: ReadonlyMap<string, readonly string[] | undefined>;
+  /** `~` tasks: why each is a new task, in words (report/requestChanges.ts `planChanges`, changeReason.ts). */
+  readonly changes?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** `stills: 12 awaiting review (3 approved, 1 rejected); reels: 12 waiting on review`. */

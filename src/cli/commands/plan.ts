@@ -112,7 +112,7 @@ export const planCommand = defineCommand({
           lockfile: displayPath(m.lockfilePath, io.cwd),
           all: args.values.all === true,
           ...(outlook ? { outlook } : {}),
-          changes: planChanges(plan, lock, await readFile(join(m.outputsDir, "results.jsonl"), "utf8").catch(() => "")),
+          changes: planChanges(plan, lock, await readFile(join(m.outputsDir, "results.jsonl"), "utf8").catch(() => ""), (t, a) => m.withAttempt(t, a).requestHash),
         }),
       );
       const lines = results ? formatResults(results) : [];
