@@ -73,7 +73,7 @@ export const planCommand = defineCommand({
       const reviews = manifestDecisions(m, args.values.emulate === true);
       // Paid results of the same request in other lockfiles (issue 31): shown as reused.
       const reuser = await openReuse(m, { emulated: args.values.emulate === true, off: args.values["no-reuse"] === true, ...(lock ? { ownLock: lock } : {}), warn: (w) => io.stderr.write(`omnibatch: ${w}\n`) });
-      const plan = selection ? selectedPlan("plan", m, lock, selection, reviews) : diffPlan(m, lock, { ...(reviews ? { reviews } : {}), ...(reuser ? { reusable: reuser.reusable } : {}) });
+      const plan = selection ? selectedPlan("plan", m, lock, selection, reviews, reuser?.reusable) : diffPlan(m, lock, { ...(reviews ? { reviews } : {}), ...(reuser ? { reusable: reuser.reusable } : {}) });
       if (typeof args.values.out === "string") {
         const out = resolve(io.cwd, args.values.out);
         const saved = savePlan({
