@@ -31,7 +31,12 @@ export interface ReuseSettings {
   readonly warn: (message: string) => void;
   /** This manifest's lockfile as the caller already holds it (a run's store): not read again. */
   readonly ownLock?: LockFile;
+  /** Lockfiles of other manifests of this process's run (`run a.yaml b.yaml`, runManifests.ts), with their outputs folders: looked in too. */
+  readonly also?: ReuseAlso;
 }
+
+/** Other manifests' lockfiles (as their runs use them) and outputs folders. */
+export type ReuseAlso = readonly { readonly lockfilePath: string; readonly outputsDir: string }[];
 
 /** What the plan and the run ask: the decision per planned task, and the sources chosen (with their tasks), for the copy. */
 export interface Reuser {
@@ -122,6 +127,11 @@ export const openReuse = async (manifest: LoadedManifest, settings: ReuseSetting
     if (!paths.has(real)) paths.set(real, p);
   };
   add(own);
+  const alsoDirs = new Map<string, string>();
+  for (const a of settings.also ?? []) {
+    add(a.lockfilePath);
+    if (!isStoreUrl(a.outputsDir)) alsoDirs.set(realOrSame(a.lockfilePath), a.outputsDir);
+  }
   if (settings.emulated) for (const p of lockfilesIn(here, true)) add(p);
   else for (const p of trackedLockfiles(here)) add(p);
   const from = Array.isArray(raw?.reuse_from) ? raw.reuse_from.filter((f): f is string => typeof f === "string") : [];
@@ -150,7 +160,7 @@ export const openReuse = async (manifest: LoadedManifest, settings: ReuseSetting
     };
     lockfiles.push(entry);
     // This manifest's own records are in its outputs folder (also after a rename of `name`, when `outputs` names it).
-    const dir = isOwn ? (isStoreUrl(manifest.outputsDir) ? undefined : manifest.outputsDir) : outputsOf(path, settings.emulated);
+    const dir = isOwn ? (isStoreUrl(manifest.outputsDir) ? undefined : manifest.outputsDir) : (alsoDirs.get(real) ?? outputsOf(path, settings.emulated));
     outputsDirs.set(entry, dir === undefined ? [] : [dir]);
   }
   const index = indexLockfiles(lockfiles);

@@ -22,7 +22,7 @@ import type { LockfileWriteError } from "../state/LockfileError.js";
 import { isStoreUrl } from "../fs/StoreUrl.js";
 import { isPlainRelativePath } from "../fs/insidePath.js";
 import type { RunEvent } from "../engine/RunEvent.js";
-import { openReuse } from "./reuseIndex.js";
+import { openReuse, type ReuseAlso } from "./reuseIndex.js";
 
 export interface ReuseRun {
   readonly emulated: boolean;
@@ -34,6 +34,8 @@ export interface ReuseRun {
   /** A run of a chosen part (--only, --where, a saved plan): only the tasks it takes are reused. */
   readonly keeps?: (entry: PlanEntry) => boolean;
   readonly onEvent?: (event: RunEvent) => void;
+  /** Other manifests of this process's run: their lockfiles are looked in too (reuseIndex.ts). */
+  readonly also?: ReuseAlso;
 }
 
 const sha256Of = (file: string): string => createHash("sha256").update(readFileSync(file)).digest("hex");
@@ -84,7 +86,7 @@ export const reuseResults = (manifest: LoadedManifest, store: LockStoreService, 
       });
       if (!asked) return 0;
     }
-    const reuser = yield* Effect.promise(() => openReuse(manifest, { emulated: run.emulated, service: run.service, off: run.off, warn, ownLock: lock }));
+    const reuser = yield* Effect.promise(() => openReuse(manifest, { emulated: run.emulated, service: run.service, off: run.off, warn, ownLock: lock, ...(run.also ? { also: run.also } : {}) }));
     if (reuser === undefined) return 0;
     const plan = diffPlan(manifest, recorded, { ...reviews, reusable: reuser.reusable });
     let reused = 0;
@@ -157,6 +159,7 @@ export interface ReusePlanSettings {
   readonly service: string;
   readonly renewFailed: ((task: import("../manifest/PlannedTask.js").PlannedTask) => boolean) | undefined;
   readonly reviews: DecisionIndex | undefined;
+  readonly also?: ReuseAlso;
 }
 
 /**
@@ -167,7 +170,7 @@ export interface ReusePlanSettings {
 export const planWithReuse = (manifest: LoadedManifest, lock: LockFile, plan: PlanResult, settings: ReusePlanSettings): Effect.Effect<PlanResult> =>
   Effect.gen(function* () {
     if (isStoreUrl(manifest.outputsDir) || (plan.total["+"] === 0 && plan.total["~"] === 0)) return plan;
-    const reuser = yield* Effect.promise(() => openReuse(manifest, { emulated: settings.emulated, service: settings.service, off: false, warn: () => {}, ownLock: lock }));
+    const reuser = yield* Effect.promise(() => openReuse(manifest, { emulated: settings.emulated, service: settings.service, off: false, warn: () => {}, ownLock: lock, ...(settings.also ? { also: settings.also } : {}) }));
     if (reuser === undefined) return plan;
     const recorded = Object.keys(lock.tasks).length ? lock : undefined;
     return diffPlan(manifest, recorded, {
