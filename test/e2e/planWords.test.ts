@@ -1,5 +1,5 @@
 // Plan and status say reuse in words (issue 31), through the built CLI on `--emulate`:
-// after the demo ran, a rename of `name` shows each changed task (`~`, reuse off) with the
+// after the demo ran, a rename of `name` (or of a job) shows each changed task (`~`, reuse off) with the
 // rename as its reason, an input photo with other bytes names that input, a changed setting
 // names the field; a part chosen with --only / --where still shows its reused tasks as `=`
 // with their source (and the run of that part creates nothing); status counts the reused
@@ -66,6 +66,19 @@ t("name: demo → demo2 with reuse off: each changed keyframe names the rename a
       ], plan.stdout);
     }
     assert.not.match(plan.stdout, "the take or an input's content");
+  } finally {
+    writeFileSync(manifest(), demo);
+  }
+});
+
+t("a job renamed (keyframes → stills) with reuse off: each still to create names the record with its request and the rename", async () => {
+  editDemo((x) => x.replace(/^ {2}keyframes:$/m, "  stills:").replace("for_each: keyframes.outputs", "for_each: stills.outputs"));
+  try {
+    const plan = await cli(dir, ["plan", "manifests/demo.yaml", "--emulate", "--no-reuse"]);
+    assert.is(plan.exitCode, 0, plan.all);
+    const lines = plan.stdout.split("\n").filter((l) => l.startsWith("  + demo-stills-"));
+    assert.is(lines.length, 5, plan.stdout);
+    for (const l of lines) assert.match(l, /\(same request as demo-keyframes-[a-z2-7]{20}: the job's id changed: keyframes → stills; ~0\.02 USD\)$/);
   } finally {
     writeFileSync(manifest(), demo);
   }
