@@ -157,13 +157,15 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
 
 /**
  * The plan as data for --json: entries without their full requests (which may hold base64
- * images), with the files each task to create will write (`files`).
+ * images), with the files each task to create will write (`files`) and, for a changed task
+ * (`~`), why it is a new task (`changed`: the lines `changes` has for it, as the text shows them).
  */
-export const planJson = (plan: PlanResult): unknown => ({
+export const planJson = (plan: PlanResult, changes?: ReadonlyMap<string, readonly string[]>): unknown => ({
   ...plan,
   entries: plan.entries.map((e) => {
     const { task: _task, placed: _placed, ...rest } = e;
     const files = entryFiles(e);
-    return files ? { ...rest, files } : rest;
+    const changed = e.mark === "~" ? changes?.get(e.id) : undefined;
+    return { ...rest, ...(files ? { files } : {}), ...(changed ? { changed } : {}) };
   }),
 });

@@ -66,6 +66,11 @@ t("name: demo → demo2 with reuse off: each changed keyframe names the rename a
       ], plan.stdout);
     }
     assert.not.match(plan.stdout, "the take or an input's content");
+    // The same words in --json, on each changed entry.
+    const json = JSON.parse((await cli(dir, ["plan", "manifests/demo.yaml", "--emulate", "--no-reuse", "--json"])).stdout) as { entries: { mark: string; id: string; changed?: string[] }[] };
+    const changedEntries = json.entries.filter((e) => e.mark === "~");
+    assert.is(changedEntries.length, 5);
+    for (const e of changedEntries) assert.equal(e.changed, list.find((c) => c.id === e.id)!.why.slice(0, 2));
   } finally {
     writeFileSync(manifest(), demo);
   }

@@ -99,9 +99,14 @@ export const planCommand = defineCommand({
         io.stderr.write(`omnibatch: ${scanned.unknown}; the results' states (present, restorable, lost) are not known: the rest of the plan is from the lockfile alone\n`);
         return ExitCode.Invalid;
       };
+      // Why each changed task (~) is new: from the lockfile and the requests the reports recorded (read only when there is one).
+      const changes =
+        plan.total["~"] > 0
+          ? planChanges(plan, lock, await readFile(join(m.outputsDir, "results.jsonl"), "utf8").catch(() => ""), (t, a) => m.withAttempt(t, a).requestHash)
+          : new Map<string, readonly string[]>();
       if (json) {
         const unknown = "unknown" in scanned ? { results_unknown: scanned.unknown } : {};
-        io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), ...(outlook ? { budget: outlook } : {}), results, ...unknown, diagnostics: m.warnings })}\n`);
+        io.stdout.write(`${JSON.stringify({ ...(planJson(plan, changes) as object), ...(outlook ? { budget: outlook } : {}), results, ...unknown, diagnostics: m.warnings })}\n`);
         return unknownNote();
       }
       if (m.warnings.length) io.stderr.write(`${formatDiagnostics(m.warnings)}\n\n`);
@@ -112,7 +117,7 @@ export const planCommand = defineCommand({
           lockfile: displayPath(m.lockfilePath, io.cwd),
           all: args.values.all === true,
           ...(outlook ? { outlook } : {}),
-          changes: planChanges(plan, lock, await readFile(join(m.outputsDir, "results.jsonl"), "utf8").catch(() => ""), (t, a) => m.withAttempt(t, a).requestHash),
+          changes,
         }),
       );
       const lines = results ? formatResults(results) : [];
