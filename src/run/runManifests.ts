@@ -115,9 +115,13 @@ export const runManifests = async (manifests: readonly RunnableManifest[], optio
     runs.push(
       (async (): Promise<ManifestOutcome> => {
         const earlier = waits[i]!;
+        const onEvent = onEventOf?.(manifest);
+        if (earlier.length > 0) {
+          const names = earlier.map((j) => manifests[j]!.file).join(", ");
+          onEvent?.({ type: "notice", level: "info", message: `starts after ${names}: they ask for some of the same requests, paid once and reused here` });
+        }
         // Whatever became of them: their paid results are in their lockfiles (none, if they did not start).
         await Promise.all(earlier.map((j) => runs[j]!));
-        const onEvent = onEventOf?.(manifest);
         try {
           const summary = await runLoadedManifest(manifest, {
             ...rest,

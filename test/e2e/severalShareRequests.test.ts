@@ -1,8 +1,8 @@
 // `omnibatch run a.yaml b.yaml` where the two manifests ask for some of the same requests
 // (issue 31): each request is paid for once. Against the emulator over loopback HTTP,
 // counting its creates per request (the external ids it was sent, grouped by the request
-// hash the lockfiles record for them): the shared stills are created once, by one
-// manifest, and the other reuses them (recorded `reused_from` that manifest's lockfile,
+// hash the lockfiles record for them): the shared stills are created once, by the manifest
+// named first, and the other, started after it, reuses them (recorded `reused_from` that manifest's lockfile,
 // its files there with their recorded sha256); the requests of one manifest only are
 // created once each. Not a git repository: the lockfiles of this run are not committed
 // anywhere, so only the run itself can tell one manifest of the other's results.
@@ -40,7 +40,7 @@ const run = (dir: string, args: readonly string[]) =>
 
 const sha = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 
-t("a and b share two stills: each request is created once at the service; b (or a) reuses the other's, its files verified", async () => {
+t("a and b share two stills: each request is created once at the service; b starts after a and reuses a's, its files verified", async () => {
   const dir = mkdtempSync(join(tmpdir(), "omnibatch-several-share-"));
   try {
     writeFileSync(join(dir, "a.yaml"), manifestHead("a", { outputs: "out-a" }) + stillsJob(["mug", "lamp", "chair"]));
@@ -63,18 +63,21 @@ t("a and b share two stills: each request is created once at the service; b (or 
     }
     assert.is(perRequest.size, 4, "mug, lamp, chair, vase: four requests");
     for (const [hash, n] of perRequest) assert.is(n, 1, `request ${hash.slice(0, 12)} created ${n} times`);
-    // The shared two: one record created, the other reused from that manifest's lockfile.
+    // The shared two: a (first named) pays, b starts after it (and says so) and reuses them from a's lockfile.
+    const notices = both.stdout.split("\n").filter((l) => l.includes('"type":"notice"') && l.includes("starts after")).map((l) => JSON.parse(l) as { manifest: string; message: string });
+    assert.equal(notices.map((n) => n.manifest), ["b"]);
+    assert.match(notices[0]!.message, /^starts after \S*a\.yaml: they ask for some of the same requests/);
     const shared = [...perRequest.keys()].filter((h) => Object.values(a.tasks).some((x) => x.request_hash === h) && Object.values(b.tasks).some((x) => x.request_hash === h));
     assert.is(shared.length, 2);
+    assert.ok(Object.values(a.tasks).every((x) => x.reused_from === undefined), "a created its three");
     for (const h of shared) {
-      const [ra, rb] = [a, b].map((lock) => Object.values(lock.tasks).find((x) => x.request_hash === h)!);
-      const reused = [ra!, rb!].filter((x) => x.reused_from !== undefined);
-      assert.is(reused.length, 1, "one of the two records is reused");
-      const [copy, out] = rb!.reused_from ? [rb!, "out-b"] : [ra!, "out-a"];
-      assert.is(copy.reused_from!.lockfile, rb!.reused_from ? "a.lock.json" : "b.lock.json");
-      assert.equal(copy.billing, []);
-      for (const o of copy.outputs.filter((o) => o.path)) assert.is(sha(join(dir, out, o.path!)), o.sha256, o.path);
+      const copy = Object.values(b.tasks).find((x) => x.request_hash === h)!;
+      assert.is(copy.reused_from?.lockfile, "a.lock.json");
+      assert.ok(a.tasks[copy.reused_from!.id], "its source is in a's lockfile");
+      assert.equal(copy.billing, [], "no charge of its own");
+      for (const o of copy.outputs.filter((o) => o.path)) assert.is(sha(join(dir, "out-b", o.path!)), o.sha256, o.path);
     }
+    assert.is(Object.values(b.tasks).filter((x) => x.reused_from === undefined).length, 1, "b created the vase only");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
