@@ -8,7 +8,7 @@ import { dirname } from "node:path";
 import type { OptionSpec } from "./Command.js";
 import { UsageError } from "./UsageError.js";
 import type { RunSelection } from "../engine/RunSelection.js";
-import { diffPlan, type PlanResult } from "../plan/diffPlan.js";
+import { diffPlan, type DiffOptions, type PlanResult } from "../plan/diffPlan.js";
 import type { LoadedManifest } from "../manifest/LoadedManifest.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import {
@@ -87,9 +87,12 @@ export const selectedPlan = (
   lock: LockFile | undefined,
   s: Selection | undefined,
   reviews?: DecisionIndex,
+  /** Reuse across manifests (diffPlan's `reusable`): the part's reused tasks stay `=` with their source. */
+  reusable?: DiffOptions["reusable"],
 ): PlanResult | SelectedPlan => {
-  if (!s) return diffPlan(m, lock, reviews ? { reviews } : {});
-  return cutPlan(command, m, diffPlan(m, lock, { ...renewFailedOf(s, (t) => selectsTask(s, t)), ...(reviews ? { reviews } : {}) }), s);
+  const reuse = reusable ? { reusable } : {};
+  if (!s) return diffPlan(m, lock, { ...(reviews ? { reviews } : {}), ...reuse });
+  return cutPlan(command, m, diffPlan(m, lock, { ...renewFailedOf(s, (t) => selectsTask(s, t)), ...(reviews ? { reviews } : {}), ...reuse }), s);
 };
 
 /**
@@ -130,7 +133,7 @@ export const selectionLines = (plan: PlanResult | SelectedPlan): string[] => {
   const now = plan.total["+"] + plan.total["~"];
   const cost = money(plan.estimate);
   const lines = [
-    `selection ${describeSelection(s) || "(the whole manifest, from a saved plan)"}: ${now} task(s) to create${cost ? ` (estimated ${cost})` : ""}, ${plan.total["="]} done or in flight; ${plan.notSelected} task(s) not selected, left as they are`,
+    `selection ${describeSelection(s) || "(the whole manifest, from a saved plan)"}: ${now} task(s) to create${cost ? ` (estimated ${cost})` : ""}, ${plan.total["="]} done or in flight${plan.reused ? ` (${plan.reused} of them reused)` : ""}; ${plan.notSelected} task(s) not selected, left as they are`,
   ];
   if (s.failed) {
     lines.push(

@@ -13,6 +13,7 @@ import { itemFile } from "../manifest/itemFile.js";
 import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { defaultFolderOf, folderHolders, resultFolder } from "../manifest/resultFolder.js";
+import { changeReason } from "./changeReason.js";
 import { attempts, attemptsAllowed, type AttemptRecords, type AttemptRules, type AttemptWalk } from "./attempts.js";
 import { retakeDownstream, retakePass } from "./retakes.js";
 
@@ -506,12 +507,42 @@ const changedPass = (st: Classifier): void => {
         else leftover.set(key, [id]);
       }
     }
+    const still: { task: PlannedTask; at: number }[] = [];
     for (const { task, at } of unmatched) {
       const older = [...new Set(leftover.get(slotKey(task.job, task.dir)) ?? [])].filter((id) => !accounted.has(id));
-      if (older.length === 0) continue;
+      if (older.length === 0) {
+        if (entries[at]!.note === undefined) still.push({ task, at });
+        continue;
+      }
       for (const id of older) accounted.add(id);
       entries[at] = { ...entries[at]!, mark: "~", replaces: older.sort() };
     }
+    sameRequestNotes(st, still);
+  }
+};
+
+/**
+ * `+` tasks at no recorded position whose request a record left over has (a renamed job,
+ * with reuse off: otherwise reuse takes it): the note names that record and what changed
+ * (changeReason.ts). Attempt 1 records only; the record is not accounted for (it stays `-`).
+ */
+const sameRequestNotes = (st: Classifier, still: readonly { task: PlannedTask; at: number }[]): void => {
+  if (still.length === 0) return;
+  const { entries, lockTasks } = st;
+  const accounted = st.accountedAll();
+  const byHash = new Map<string, string>();
+  for (const id in lockTasks) {
+    const t = lockTasks[id]!;
+    if (t.attempt !== 1 || accounted.has(id) || t.pruned_at !== undefined || t.superseded_by !== undefined) continue;
+    if (!byHash.has(t.request_hash)) byHash.set(t.request_hash, id);
+  }
+  if (byHash.size === 0) return;
+  for (const { task, at } of still) {
+    const id = byHash.get(task.requestHash);
+    if (id === undefined || id === task.id) continue;
+    // Its last line says the request is the same, which the note says first.
+    const what = changeReason({ task, before: { id, record: lockTasks[id]! }, fields: [] }).slice(0, -1);
+    if (what.length > 0) entries[at] = { ...entries[at]!, note: `same request as ${id}: ${what.join("; ")}` };
   }
 };
 

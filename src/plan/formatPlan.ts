@@ -40,15 +40,9 @@ const line = (e: PlanEntry): string => {
   return `  ${e.mark} ${e.id}  ${where}${extra.length ? `  (${extra.join("; ")})` : ""}`;
 };
 
-/** Under a `~` task: the request fields that changed, and that its results go to a folder of their own. */
-const changeLines = (e: PlanEntry, changes: ReadonlyMap<string, readonly string[] | undefined>): string[] => {
-  const what = changes.get(e.id);
-  const out =
-    what === undefined
-      ? [`      (what changed is not known: no report recorded the request of ${e.replaces?.join(", ")}; 'omnibatch report' keeps it from now on)`]
-      : what.length === 0
-        ? ["      (prompt, settings and inputs as shown are the same: the take or an input's content changed)"]
-        : what.map((w) => `      ${w}`);
+/** Under a `~` task: why it is a new task (changeReason.ts), and that its results go to a folder of their own. */
+const changeLines = (e: PlanEntry, changes: ReadonlyMap<string, readonly string[]>): string[] => {
+  const out = (changes.get(e.id) ?? []).map((w) => `      ${w}`);
   if (e.dir) out.push(`      results go to ${e.dir}`);
   return out;
 };
@@ -62,8 +56,8 @@ export interface PlanDisplay {
   /** List unchanged (`=`) tasks one per line too. */
   readonly all?: boolean;
   readonly outlook?: BudgetOutlook;
-  /** `~` tasks: what changed from the request of the task replaced (undefined: not recorded). */
-  readonly changes?: ReadonlyMap<string, readonly string[] | undefined>;
+  /** `~` tasks: why each is a new task, in words (report/requestChanges.ts `planChanges`, changeReason.ts). */
+  readonly changes?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** `stills: 12 awaiting review (3 approved, 1 rejected); reels: 12 waiting on review`. */
@@ -167,15 +161,17 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
 
 /**
  * The plan as data for --json: entries without their full requests (which may hold base64
- * images), with the files each task to create will write (`files`).
+ * images), with the files each task to create will write (`files`) and, for a changed task
+ * (`~`), why it is a new task (`changed`: the lines `changes` has for it, as the text shows them).
  */
-export const planJson = (plan: PlanResult): unknown => ({
+export const planJson = (plan: PlanResult, changes?: ReadonlyMap<string, readonly string[]>): unknown => ({
   ...plan,
   // The new takes are in `entries`; their requests (which may hold base64 images) are not shown.
   ...(plan.retakes ? { retakes: plan.retakes.map((t) => t.id) } : {}),
   entries: plan.entries.map((e) => {
     const { task: _task, placed: _placed, ...rest } = e;
     const files = entryFiles(e);
-    return files ? { ...rest, files } : rest;
+    const changed = e.mark === "~" ? changes?.get(e.id) : undefined;
+    return { ...rest, ...(files ? { files } : {}), ...(changed ? { changed } : {}) };
   }),
 });

@@ -107,11 +107,11 @@ export const paidResult = (t: LockTask): boolean => {
 /** When the record's result was paid: the source's own time for a record that was itself reused. */
 export const paidAt = (t: LockTask): number | undefined => t.reused_from?.paid_at ?? t.finished_at ?? t.created_at;
 
-/** What the record's result cost when it was paid, in one currency; a reused record: what its source cost. */
+/** What the record's result cost when it was paid, in one named currency; a reused record: what its source cost. */
 export const costOf = (t: LockTask): { amount: string; currency: string } | undefined => {
   if (t.reused_from !== undefined) return t.reused_from.cost;
   const cash = Object.entries(cashByCurrency([t.billing]));
-  // A charge without its currency (image charges name none) is not a cost in one currency: not said.
+  // A charge that names no currency (an image-only account, no prices: listed under "") has none to record.
   return cash.length === 1 && cash[0]![0] !== "" ? { currency: cash[0]![0], amount: cash[0]![1] } : undefined;
 };
 

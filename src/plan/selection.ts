@@ -257,8 +257,12 @@ export const selectPlan = (plan: PlanResult, s: Selection, jobs: readonly Select
       }
     }
   }
+  // Reused tasks (issue 31) counted again over the part: the whole plan's count is not the part's.
+  const { reused: _whole, ...rest } = plan;
+  const reused = plan.reused ? kept.filter((e) => e.reused).length : 0;
   return {
-    ...plan,
+    ...rest,
+    ...(reused > 0 ? { reused } : {}),
     entries: kept,
     ...countEntries(kept, Object.keys(plan.jobs)),
     selection: s,

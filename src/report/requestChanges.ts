@@ -6,6 +6,8 @@
 
 import type { PlanResult } from "../plan/diffPlan.js";
 import type { LockFile } from "../state/LockFile.js";
+import type { PlannedTask } from "../manifest/PlannedTask.js";
+import { changeReason } from "../plan/changeReason.js";
 import { filesByHash, type InputView, type RequestView, requestView } from "./provenance.js";
 
 /** Around the first difference of two texts: at most `width` characters of each, ellipsis where cut. */
@@ -75,18 +77,35 @@ export const recordedRequests = (text: string): Map<string, RequestView> => {
 };
 
 /**
- * For each changed task (`~`) of a plan: what changed from the request of the task it
- * replaces, or undefined when that request was never recorded (no report was written).
+ * For each changed task (`~`) of a plan: why it is a new task, in words (changeReason.ts:
+ * the manifest's name, the job's id, the take, the request's fields from the recorded
+ * request of the task it replaces, an input's content). `hashAt`: a task's request hash
+ * at another attempt (the manifest's `withAttempt`), for a replaced record of a later attempt.
  */
-export const planChanges = (plan: PlanResult, lock: LockFile | undefined, resultsJsonl: string): Map<string, readonly string[] | undefined> => {
-  const out = new Map<string, readonly string[] | undefined>();
+export const planChanges = (
+  plan: PlanResult,
+  lock: LockFile | undefined,
+  resultsJsonl: string,
+  hashAt?: (task: PlannedTask, attempt: number) => string,
+): Map<string, readonly string[]> => {
+  const out = new Map<string, readonly string[]>();
   const changed = plan.entries.filter((e) => e.mark === "~" && e.task && e.replaces?.length);
   if (changed.length === 0) return out;
   const recorded = recordedRequests(resultsJsonl);
   const files = lock ? filesByHash(lock) : undefined;
   for (const e of changed) {
-    const old = e.replaces!.map((id) => recorded.get(id)).find((r) => r !== undefined);
-    out.set(e.id, old ? requestChanges(old, requestView(e.task!, files)) : undefined);
+    const task = e.task!;
+    // The replaced task whose request was recorded, else the first one the lockfile has.
+    const id = e.replaces!.find((r) => recorded.has(r) && lock?.tasks[r]) ?? e.replaces!.find((r) => lock?.tasks[r]);
+    const record = id === undefined ? undefined : lock!.tasks[id]!;
+    const old = id === undefined ? undefined : recorded.get(id);
+    const fields = old ? requestChanges(old, requestView(task, files)) : undefined;
+    out.set(
+      e.id,
+      record === undefined
+        ? [`what changed is not known: the lockfile has no record of ${e.replaces!.join(", ")}`]
+        : changeReason({ task, before: { id: id!, record }, fields, ...(hashAt ? { hashAt: (a: number) => hashAt(task, a) } : {}) }),
+    );
   }
   return out;
 };

@@ -20,7 +20,13 @@ export interface StatusView {
   readonly outputs: string;
   readonly tasks: number;
   readonly states: Readonly<Record<TaskState, number>>;
-  readonly jobs: readonly { job: string; tasks: number; states: Readonly<Record<TaskState, number>> }[];
+  /** Per job; `reused`: of its counted tasks, those reused (below). */
+  readonly jobs: readonly { job: string; tasks: number; states: Readonly<Record<TaskState, number>>; reused: number }[];
+  /**
+   * Of the counted tasks: those not created for this manifest, their results copied from a
+   * paid task with the same request (`reused_from`, issue 31): no charge of their own.
+   */
+  readonly reused: number;
   /** Oldest first. age_ms counts from the create (or the last change when not sent yet). */
   readonly in_flight: readonly { id: string; job: string; state: TaskState; task_id?: string; age_ms: number }[];
   readonly failed: readonly { id: string; job: string; state: TaskState; code?: number; reason: string }[];
@@ -93,6 +99,9 @@ export const statusView = (
   const spentAll = lock === all_ ? billing : summarizeBilling(all_);
   const ofStanding = (want: string) => Object.keys(all_.tasks).filter((id) => standingOfId(id) === want).sort();
   const ids = Object.keys(lock.tasks).sort();
+  // The billing summary's list of reused tasks (summarizeBilling.ts), counted per job.
+  const reusedOf = new Map<string, number>();
+  for (const r of billing.reused?.list ?? []) reusedOf.set(r.job, (reusedOf.get(r.job) ?? 0) + 1);
   const in_flight = ids
     .filter((id) => IN_FLIGHT.has(lock.tasks[id]!.state))
     .map((id) => {
@@ -112,7 +121,8 @@ export const statusView = (
     outputs: where.outputs,
     tasks: billing.tasks,
     states: billing.states,
-    jobs: billing.jobs.map((j) => ({ job: j.job, tasks: j.tasks, states: j.states })),
+    jobs: billing.jobs.map((j) => ({ job: j.job, tasks: j.tasks, states: j.states, reused: reusedOf.get(j.job) ?? 0 })),
+    reused: billing.reused?.tasks ?? 0,
     in_flight,
     failed: billing.failed.map((f) => ({ id: f.id, job: f.job, state: f.state, ...(f.code !== undefined ? { code: f.code } : {}), reason: f.reason })),
     failures: groupFailures(lock, shape),
@@ -190,6 +200,10 @@ export const formatStatus = (view: StatusView, manifest: string, now: number): s
   out.push(...table(rows));
   const detail = TASK_STATES.filter((st) => s[st] > 0).map((st) => `${s[st]} ${st}`);
   if (detail.length > 0) out.push(`(${detail.join(", ")})`);
+  if (view.reused > 0) {
+    const byJob = view.jobs.filter((j) => j.reused > 0).map((j) => `${j.job} ${j.reused}`);
+    out.push(`reused ${view.reused} (${byJob.join(", ")}): results of paid tasks with the same request, copied, no charge of their own (billing.md lists where each came from)`);
+  }
 
   if (view.in_flight.length > 0) {
     out.push("", `In flight (${view.in_flight.length}), oldest first:`);

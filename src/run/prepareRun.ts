@@ -34,6 +34,7 @@ import { reachCheck } from "./reachCheck.js";
 import { EMULATOR_SERVICE, serviceIdentity } from "./serviceCheck.js";
 import { startChecks } from "./startChecks.js";
 import { planWithReuse, reuseResults } from "./reuseResults.js";
+import type { ReuseAlso } from "./reuseIndex.js";
 import { NotConfirmed } from "./NotConfirmed.js";
 
 /** The question before spending: given the run's plan and the lockfile it was made from, go ahead (true) or send nothing (false). */
@@ -74,6 +75,8 @@ export interface PrepareInput {
   readonly confirm: ConfirmPlan | undefined;
   /** Paid results of the same request in other lockfiles are reused (issue 31; `--no-reuse`: false). */
   readonly reuse: boolean;
+  /** Other manifests of this process's run whose lockfiles are looked in for reuse too (runManifests.ts). */
+  readonly reuseAlso?: ReuseAlso;
   readonly signal: AbortSignal | undefined;
   /** Left of --max-wait when this stage starts (undefined: no limit). */
   readonly maxWaitLeft: (now: number) => number | undefined;
@@ -179,7 +182,7 @@ export const prepareRun = (input: PrepareInput) =>
     if (input.confirm && plan && isLoaded(manifest)) {
       // What the run will really pay for: results it reuses from other lockfiles cost nothing (reuseResults.ts).
       const service = input.emulator ? EMULATOR_SERVICE : serviceIdentity(input.serviceUrl);
-      const shown = input.reuse ? yield* planWithReuse(manifest, before, plan, { emulated: input.emulator !== undefined, service, renewFailed: input.selection?.failed ? input.selection.selects : undefined, reviews: input.reviews, env: input.env }) : plan;
+      const shown = input.reuse ? yield* planWithReuse(manifest, before, plan, { emulated: input.emulator !== undefined, service, renewFailed: input.selection?.failed ? input.selection.selects : undefined, reviews: input.reviews, env: input.env, ...(input.reuseAlso ? { also: input.reuseAlso } : {}) }) : plan;
       const go = yield* Effect.tryPromise({ try: async () => input.confirm!(shown, before), catch: (error) => error });
       if (!go) return yield* Effect.fail(new NotConfirmed());
     }
@@ -202,6 +205,7 @@ export const prepareRun = (input: PrepareInput) =>
         ...(input.reviews ? { reviews: input.reviews } : {}),
         ...(input.selection ? { keeps: input.selection.keeps } : {}),
         ...(input.onEvent ? { onEvent: input.onEvent } : {}),
+        ...(input.reuseAlso ? { also: input.reuseAlso } : {}),
       });
     }
     // In CI without a store, results absent at start live only on this runner: said once.

@@ -42,7 +42,12 @@ export interface ReuseSettings {
   readonly now?: number;
   /** Where AWS_* settings for sources in an object store are read from. Default: process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Lockfiles of other manifests of this process's run (`run a.yaml b.yaml`, runManifests.ts), with their outputs folders: looked in too. */
+  readonly also?: ReuseAlso;
 }
+
+/** Other manifests' lockfiles (as their runs use them) and outputs folders. */
+export type ReuseAlso = readonly { readonly lockfilePath: string; readonly outputsDir: string }[];
 
 /** What the plan and the run ask: the decision per planned task, and the sources chosen (with their tasks), for the copy. */
 export interface Reuser {
@@ -179,6 +184,11 @@ export const openReuse = async (manifest: LoadedManifest, settings: ReuseSetting
     if (!paths.has(real)) paths.set(real, p);
   };
   add(own);
+  const alsoDirs = new Map<string, string>();
+  for (const a of settings.also ?? []) {
+    add(a.lockfilePath);
+    alsoDirs.set(realOrSame(a.lockfilePath), isStoreUrl(a.outputsDir) ? a.outputsDir.replace(/\/+$/, "") : a.outputsDir);
+  }
   if (settings.emulated) for (const p of lockfilesIn(here, true)) add(p);
   else for (const p of trackedLockfiles(here)) add(p);
   const from = Array.isArray(raw?.reuse_from) ? raw.reuse_from.filter((f): f is string => typeof f === "string") : [];
@@ -207,7 +217,7 @@ export const openReuse = async (manifest: LoadedManifest, settings: ReuseSetting
     };
     lockfiles.push(entry);
     // This manifest's own records are in its outputs folder or store (also after a rename of `name`, when `outputs` names it).
-    const dir = isOwn ? manifest.outputsDir.replace(/\/+$/, "") : outputsOf(path, settings.emulated);
+    const dir = isOwn ? manifest.outputsDir.replace(/\/+$/, "") : (alsoDirs.get(real) ?? outputsOf(path, settings.emulated));
     outputsDirs.set(entry, dir === undefined ? [] : [dir]);
   }
   const index = indexLockfiles(lockfiles);

@@ -29,7 +29,7 @@ import type { Downloader } from "../outputs/Downloader.js";
 import type { RunPolicy } from "../policy/Policy.js";
 import type { ObjectStore } from "../store/ObjectStore.js";
 import type { RunEvent } from "../engine/RunEvent.js";
-import { openReuse } from "./reuseIndex.js";
+import { openReuse, type ReuseAlso } from "./reuseIndex.js";
 import { fetchFromService, placeOne, unplace, type ReuseTarget } from "./reusePlace.js";
 
 export interface ReuseRun {
@@ -46,6 +46,8 @@ export interface ReuseRun {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** This manifest's outputs store as the run holds it (its listing then knows what the step placed); absent: opened here. */
   readonly outputStore?: StoreSink;
+  /** Other manifests of this process's run: their lockfiles are looked in too (reuseIndex.ts). */
+  readonly also?: ReuseAlso;
 }
 
 /** This manifest's outputs and the source stores, open for the step and closed after it (a scope). */
@@ -156,7 +158,7 @@ export const reuseResults = (manifest: LoadedManifest, store: LockStoreService, 
       if (!asked) return 0;
     }
     const now = yield* Clock.currentTimeMillis;
-    const settings = { emulated: run.emulated, service: run.service, off: run.off, warn, ownLock: lock, now, ...(run.env ? { env: run.env } : {}) };
+    const settings = { emulated: run.emulated, service: run.service, off: run.off, warn, ownLock: lock, now, ...(run.env ? { env: run.env } : {}), ...(run.also ? { also: run.also } : {}) };
     const reuser = yield* Effect.promise(() => openReuse(manifest, settings));
     if (reuser === undefined) return 0;
     const plan = diffPlan(manifest, recorded, { ...reviews, reusable: reuser.reusable });
@@ -195,6 +197,7 @@ export interface ReusePlanSettings {
   readonly renewFailed: ((task: import("../manifest/PlannedTask.js").PlannedTask) => boolean) | undefined;
   readonly reviews: DecisionIndex | undefined;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly also?: ReuseAlso;
 }
 
 /**

@@ -31,6 +31,7 @@ import { serviceIdentity } from "./serviceCheck.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import { prepareRun, type ConfirmPlan, type StartOutlook } from "./prepareRun.js";
+import type { ReuseAlso } from "./reuseIndex.js";
 import { finishRun } from "./finishRun.js";
 
 export { withExpected } from "./finishRun.js";
@@ -113,6 +114,8 @@ export interface RunManifestOptions {
   readonly recreateLost?: boolean;
   /** false (`run --no-reuse`): create every task, never reuse a paid result of the same request elsewhere (issue 31). Default true. */
   readonly reuse?: boolean;
+  /** Other manifests run in this process (`run a.yaml b.yaml`): their lockfiles and outputs are looked in for reuse too (runManifests.ts). */
+  readonly reuseAlso?: ReuseAlso;
   /** Slot pools shared with the other runs of this process (several manifests in one run: runManifests.ts). */
   readonly slotPools?: SlotPools;
 }
@@ -232,6 +235,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         switchService: options.switchService === true,
         confirm: options.confirm,
         reuse: options.reuse !== false,
+        ...(options.reuseAlso ? { reuseAlso: options.reuseAlso } : {}),
         signal: options.signal,
         maxWaitLeft: (now) => leftOf(now),
         onEvent,

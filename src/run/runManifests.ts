@@ -5,13 +5,15 @@
 // runLoadedManifest with its own lockfile, outputs, reports and exit status, all sharing
 // one pool of slots per product (SharedSlots): the pool counts the slots every run holds,
 // so together they never ask the service for more than the pool, and each run's own
-// `concurrency` still caps it.
+// `concurrency` still caps it. Two that ask for the same request never both pay for it:
+// the later one waits for the earlier and reuses its results (issue 31, `sharedBefore`).
 
 import { SlotLimiter } from "../engine/SlotLimiter.js";
 import type { RunEvent, RunSummary } from "../engine/RunEvent.js";
 import type { RunnableManifest } from "../engine/RunnableManifest.js";
 import type { SlotPool, SlotPools, SlotShareRule } from "../policy/slotShare.js";
 import { runLoadedManifest, type RunManifestOptions } from "./runManifest.js";
+import { emulatedPaths } from "./EmulatedRun.js";
 
 /** One pool per product, made by the first run that asks for it (with that run's rule: the runs share one policy). */
 export class SharedSlots implements SlotPools {
@@ -70,30 +72,71 @@ export const overlapOf = (manifests: readonly Pick<RunnableManifest, "file" | "l
   return undefined;
 };
 
-export interface RunManifestsOptions extends Omit<RunManifestOptions, "onEvent" | "slotPools" | "selection" | "expectLockfile"> {
+export interface RunManifestsOptions extends Omit<RunManifestOptions, "onEvent" | "slotPools" | "selection" | "expectLockfile" | "reuseAlso"> {
   /** Where each manifest's events go. */
   readonly onEventOf?: (manifest: RunnableManifest) => ((event: RunEvent) => void) | undefined;
 }
 
 /**
+ * Never pay twice within one run of several manifests (issue 31): for each manifest, the
+ * earlier ones (in the order given) that ask for one of its requests (the same request
+ * hash: the exact request with inputs by content, and the take). A manifest starts once
+ * those have ended, and reuses their results like any other lockfile's; the others start
+ * at once. Downstream tasks are not known before their upstream results: they share a
+ * request only through upstream tasks that do, which this sees. Pure.
+ */
+export const sharedBefore = (manifests: readonly Pick<RunnableManifest, "tasks">[]): number[][] => {
+  const firstAsker = new Map<string, number>();
+  return manifests.map((m, i) => {
+    const before = new Set<number>();
+    for (const t of m.tasks) {
+      const j = firstAsker.get(t.requestHash);
+      if (j === undefined) firstAsker.set(t.requestHash, i);
+      else if (j !== i) before.add(j);
+    }
+    return [...before].sort((a, b) => a - b);
+  });
+};
+
+/**
  * Runs already loaded (and checked) manifests at once, sharing one slot pool per product
- * (`concurrency`, else the largest of the manifests'). Resolves when every run has ended,
- * with each one's outcome in the order given.
+ * (`concurrency`, else the largest of the manifests'). With reuse on, a manifest that asks
+ * for a request an earlier one asks for too starts after it and reuses its results
+ * (`sharedBefore`). Resolves when every run has ended, with each one's outcome in the order given.
  */
 export const runManifests = async (manifests: readonly RunnableManifest[], options: RunManifestsOptions = {}): Promise<readonly ManifestOutcome[]> => {
   const { onEventOf, ...rest } = options;
   const slotPools = new SharedSlots(Math.max(1, options.concurrency ?? Math.max(...manifests.map((m) => m.concurrency))));
-  return Promise.all(
-    manifests.map(async (manifest): Promise<ManifestOutcome> => {
-      const onEvent = onEventOf?.(manifest);
-      try {
-        const summary = await runLoadedManifest(manifest, { ...rest, slotPools, ...(onEvent ? { onEvent } : {}) });
-        return { file: manifest.file, name: manifest.name, summary };
-      } catch (error) {
-        return { file: manifest.file, name: manifest.name, error };
-      }
-    }),
-  );
+  const waits = options.reuse === false ? manifests.map(() => []) : sharedBefore(manifests);
+  // The lockfile and outputs each run really uses (an emulated run's own: EmulatedRun.ts).
+  const pathsOf = (m: RunnableManifest) => (options.emulate ? emulatedPaths(m) : { lockfilePath: m.lockfilePath, outputsDir: m.outputsDir });
+  const runs: Promise<ManifestOutcome>[] = [];
+  manifests.forEach((manifest, i) => {
+    runs.push(
+      (async (): Promise<ManifestOutcome> => {
+        const earlier = waits[i]!;
+        const onEvent = onEventOf?.(manifest);
+        if (earlier.length > 0) {
+          const names = earlier.map((j) => manifests[j]!.file).join(", ");
+          onEvent?.({ type: "notice", level: "info", message: `starts after ${names}: they ask for some of the same requests, paid once and reused here` });
+        }
+        // Whatever became of them: their paid results are in their lockfiles (none, if they did not start).
+        await Promise.all(earlier.map((j) => runs[j]!));
+        try {
+          const summary = await runLoadedManifest(manifest, {
+            ...rest,
+            slotPools,
+            ...(onEvent ? { onEvent } : {}),
+            ...(earlier.length > 0 ? { reuseAlso: earlier.map((j) => pathsOf(manifests[j]!)) } : {}),
+          });
+          return { file: manifest.file, name: manifest.name, summary };
+        } catch (error) {
+          return { file: manifest.file, name: manifest.name, error };
+        }
+      })(),
+    );
+  });
+  return Promise.all(runs);
 };
 
 /**

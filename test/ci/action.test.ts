@@ -260,7 +260,8 @@ t("command plan: the plan and the estimate against the budget in the job summary
 });
 
 t("two manifests, one per line: one process runs both, exit the worst (1), outputs summed, each lockfile in one bot commit, the summary shows each", async () => {
-  const files = { "manifests/north.yaml": manifest("north", { clip: true }), "manifests/south.yaml": manifest("south", { subjects: "apple, '[fail] boat'" }) };
+  // South asks for no request north does (the same one would be paid once and reused: issue 31).
+  const files = { "manifests/north.yaml": manifest("north", { clip: true }), "manifests/south.yaml": manifest("south", { subjects: "pear, '[fail] boat'" }) };
   await withRepo(files, async (g) => {
     const r = await runAction({ actionPath: repoRoot, workspace: g.work, inputs: { manifest: "manifests/north.yaml\nmanifests/south.yaml" }, env: jobEnv({ OMNIBATCH_API_KEY: emu.apiKey }) });
     assert.is(r.exitCode, 1, r.stdout + r.stderr);

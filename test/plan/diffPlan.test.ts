@@ -234,4 +234,32 @@ test("a still succeeded but not downloaded still makes its downstream tasks; one
   assert.is(plan.jobs.clips!["…"], 2);
 });
 
+// A task to create (`+`) whose request a record of another job has (a renamed job, reuse
+// off): the note names that record and the rename (sameRequestNotes, changeReason.ts). The
+// record stays `-`, the task stays `+`: a note, nothing decided.
+const renamed = (job: string, prompt = "a {{ c }} mug") => `version: 1
+name: p
+jobs:
+  ${job}:
+    kind: image
+    matrix: { c: [red, green] }
+    prompt: "${prompt}"
+`;
+
+test("a renamed job: each + names the record with its request and that the job's id changed; the old ones stay -", async () => {
+  const before = await load(renamed("pics"));
+  const lock = lockOf(Object.fromEntries(before.tasks.map((t) => [t.id, lockTask(t, "downloaded")])));
+  const plan = diffPlan(await load(renamed("stills")), lock);
+  const made = plan.entries.filter((e) => e.mark === "+");
+  assert.is(made.length, 2);
+  for (const e of made) {
+    const old = before.tasks.find((t) => t.vars["c"] === e.vars["c"])!;
+    assert.is(e.note, `same request as ${old.id}: the job's id changed: pics → stills`);
+  }
+  assert.is(plan.entries.filter((e) => e.mark === "-").length, 2);
+  // Another request under the renamed job, or no lockfile: no note.
+  assert.ok(diffPlan(await load(renamed("stills", "a {{ c }} cup")), lock).entries.every((e) => e.note === undefined));
+  assert.ok(diffPlan(await load(renamed("stills")), undefined).entries.every((e) => e.note === undefined));
+});
+
 test.run();

@@ -2,7 +2,7 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { indexLockfiles, paidResult, reuseFor, type FilesVerdict, type ReuseCandidate, type ReuseLockfile } from "../../src/plan/reuse.js";
+import { costOf, indexLockfiles, paidResult, reuseFor, type FilesVerdict, type ReuseCandidate, type ReuseLockfile } from "../../src/plan/reuse.js";
 import { requestHash } from "../../src/manifest/TaskIdentity.js";
 import type { LockTask } from "../../src/state/LockFile.js";
 
@@ -196,6 +196,15 @@ test("property: chosen source is eligible, has the request, files ok, own first 
     const peers = usable.filter((u) => u.l.own === chosen.l.own);
     assert.is(chosen.t.finished_at, Math.max(...peers.map((u) => u.t.finished_at!)), "the newest paid");
   }
+});
+
+test("costOf: a charge that names no currency (an image-only account without prices) has no cost to record, never an empty currency (the lockfile's schema refuses one)", () => {
+  assert.equal(costOf(paid()), { amount: "0.02", currency: "USD" });
+  assert.is(costOf(paid({ billing: [{ charge_type: "cash", amount: "0.02" }] })), undefined);
+  const index = indexLockfiles([lockfile("spring.lock.json", { x: paid({ billing: [{ charge_type: "cash", amount: "0.02" }] }) })]);
+  const d = reuseFor(hashOf(INTENT), index, allThere);
+  assert.ok(d && "reuse" in d);
+  assert.is(d.reuse.cost, undefined);
 });
 
 test.run();

@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import { SlotLimiter } from "../../src/engine/SlotLimiter.js";
 import { slotShareRule, makePolicy } from "../../src/policy/Policy.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
-import { loadEach, overlapOf, runManifests, SharedSlots, worstExitCode } from "../../src/run/runManifests.js";
+import { loadEach, overlapOf, runManifests, SharedSlots, sharedBefore, worstExitCode } from "../../src/run/runManifests.js";
 
 const rule = slotShareRule(makePolicy(1));
 
@@ -43,6 +43,16 @@ test("every file is loaded, whatever the others did, so each invalid one is repo
   assert.equal(tried, ["a", "b", "c"]);
   assert.equal(r.loaded, ["B"]);
   assert.equal(r.errors.map((e) => e.file), ["a", "c"]);
+});
+
+test("sharedBefore: a manifest waits for each earlier one that asks for one of its requests, never for a later one or one that shares nothing", () => {
+  const m = (...hashes: string[]) => ({ tasks: hashes.map((requestHash) => ({ requestHash })) as never });
+  assert.equal(sharedBefore([]), []);
+  assert.equal(sharedBefore([m("x", "y"), m("z")]), [[], []], "nothing shared: all start at once");
+  assert.equal(sharedBefore([m("x", "y"), m("y", "z"), m("w")]), [[], [0], []]);
+  // The first to ask is the one waited for: c waits for a (x) and b (z), not for b's copy of x.
+  assert.equal(sharedBefore([m("x"), m("x", "z"), m("z", "x")]), [[], [0], [0, 1]]);
+  assert.equal(sharedBefore([m("x"), m("x"), m("x")]), [[], [0], [0]]);
 });
 
 test("runs sharing a pool never hold more than it between them, and each stays within its own concurrency", () => {

@@ -77,7 +77,7 @@ export const planCommand = defineCommand({
       // The service the run would use (OMNIBATCH_BASE_URL): a source of it whose files are gone may be fetched by its task id.
       const service = args.values.emulate === true ? undefined : serviceIdentity(io.env["OMNIBATCH_BASE_URL"]?.trim() || DEFAULT_BASE_URL);
       const reuser = await openReuse(m, { emulated: args.values.emulate === true, off: args.values["no-reuse"] === true, ...(lock ? { ownLock: lock } : {}), ...(service ? { service } : {}), now: Date.now(), env: io.env, warn: (w) => io.stderr.write(`omnibatch: ${w}\n`) });
-      const plan = selection ? selectedPlan("plan", m, lock, selection, reviews) : diffPlan(m, lock, { ...(reviews ? { reviews } : {}), ...(reuser ? { reusable: reuser.reusable } : {}) });
+      const plan = selection ? selectedPlan("plan", m, lock, selection, reviews, reuser?.reusable) : diffPlan(m, lock, { ...(reviews ? { reviews } : {}), ...(reuser ? { reusable: reuser.reusable } : {}) });
       if (typeof args.values.out === "string") {
         const out = resolve(io.cwd, args.values.out);
         const saved = savePlan({
@@ -103,9 +103,14 @@ export const planCommand = defineCommand({
         io.stderr.write(`omnibatch: ${scanned.unknown}; the results' states (present, restorable, lost) are not known: the rest of the plan is from the lockfile alone\n`);
         return ExitCode.Invalid;
       };
+      // Why each changed task (~) is new: from the lockfile and the requests the reports recorded (read only when there is one).
+      const changes =
+        plan.total["~"] > 0
+          ? planChanges(plan, lock, await readFile(join(m.outputsDir, "results.jsonl"), "utf8").catch(() => ""), (t, a) => m.withAttempt(t, a).requestHash)
+          : new Map<string, readonly string[]>();
       if (json) {
         const unknown = "unknown" in scanned ? { results_unknown: scanned.unknown } : {};
-        io.stdout.write(`${JSON.stringify({ ...(planJson(plan) as object), ...(outlook ? { budget: outlook } : {}), results, ...unknown, diagnostics: m.warnings })}\n`);
+        io.stdout.write(`${JSON.stringify({ ...(planJson(plan, changes) as object), ...(outlook ? { budget: outlook } : {}), results, ...unknown, diagnostics: m.warnings })}\n`);
         return unknownNote();
       }
       if (m.warnings.length) io.stderr.write(`${formatDiagnostics(m.warnings)}\n\n`);
@@ -116,7 +121,7 @@ export const planCommand = defineCommand({
           lockfile: displayPath(m.lockfilePath, io.cwd),
           all: args.values.all === true,
           ...(outlook ? { outlook } : {}),
-          changes: planChanges(plan, lock, await readFile(join(m.outputsDir, "results.jsonl"), "utf8").catch(() => "")),
+          changes,
         }),
       );
       const lines = results ? formatResults(results) : [];

@@ -91,7 +91,8 @@ export const statusCommand = defineCommand({
   usage: "omnibatch status <manifest.yaml> [--emulate] [--all] [--json]",
   description:
     "Reads the manifest's lockfile (no service, no API key) and shows per job how many tasks are\n" +
-    "downloaded, in flight, queued and failed; what is in flight and for how long; why tasks failed;\n" +
+    "downloaded, in flight, queued and failed (and how many reused a paid result of the same request);\n" +
+    "what is in flight and for how long; why tasks failed;\n" +
     "results not downloaded yet that the service deletes soon (30 days after creation); what was spent;\n" +
     "and whether a run holds the lockfile now. Exit 2 when the lockfile is missing or damaged.\n" +
     "Counts the current tasks: tasks replaced by a changed one (superseded) and tasks no longer in\n" +
