@@ -83,8 +83,9 @@ const cpuText = (cpu) => (cpu === undefined ? "" : `, ${seconds(cpu)} s CPU`);
 
 // How long each file took last time (kept in test/.tmp, which git ignores and `npm ci` keeps),
 // so the longest start first. A fresh clone has no such file: then the committed expected
-// times (test/times.json, milliseconds of wall time per file, measured on a 2-core machine)
-// give the order; a file in neither (a new one) counts as 2 s. OMNIBATCH_TEST_SAVE_TIMES=1
+// times (test/times.json, milliseconds of wall time per file on a 2-core machine, for the
+// files that take long) give the order; a file in neither is guessed from its source (below).
+// OMNIBATCH_TEST_SAVE_TIMES=1
 // writes this run's times into test/times.json (files not run keep theirs).
 const cacheFolder = join(root, "node_modules", ".cache", "omnibatch-test");
 const timesPath = join(testRoot, ".tmp", "times.json");
@@ -269,7 +270,16 @@ const { shared, alone } = isolate ? { shared: [], alone: files.map((file) => ({ 
 // process (started at its first such file, kept for the next). So both places stay busy to
 // the end and Node, tsx and the modules a file imports start once per place, not per file.
 // The type check holds one place until it ends.
-const guess = (file) => lastTimes[relative(root, file)] ?? committedTimes[relative(root, file)] ?? 2000;
+// A file in neither list (a new one): guessed from its source, 1 s, and 2.5 s more for each
+// place it starts a process (the CLI, a child script) and 1.5 s for each emulator it starts.
+const sourceGuess = (file) => {
+  const text = readFileSync(file, "utf8");
+  const starts = text.match(/\[bin\b|runCli\(|spawn\(|execa\(/g)?.length ?? 0;
+  const emulators = text.match(/startEmulator\(/g)?.length ?? 0;
+  return Math.min(30_000, 1000 + 2500 * starts + 1500 * emulators);
+};
+const guesses = new Map(files.map((file) => [file, lastTimes[relative(root, file)] ?? committedTimes[relative(root, file)] ?? sourceGuess(file)]));
+const guess = (file) => guesses.get(file);
 const own = new Set(alone.map(({ file }) => file));
 const queue = [...files].sort((a, b) => guess(b) - guess(a));
 const place = async (first) => {
