@@ -17,7 +17,7 @@
 // OMNIBATCH_TEST_JOBS (default 4) places; OMNIBATCH_TEST_TIMEOUT_MS (default 300000) per
 // file; OMNIBATCH_TEST_ISOLATE=1 runs every file in its own process.
 
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -127,7 +127,7 @@ for (const name of Object.keys(process.env)) {
   if (name.startsWith("OMNIBATCH_") && !/^OMNIBATCH_(TEST_|CHROMIUM$|SCREENSHOT$)/.test(name)) delete process.env[name];
 }
 // The tests' temporary folders (os.tmpdir()) go to a folder of this run, removed at the end:
-// on Linux under /dev/shm (a tmpfs) when it can be written, where making and removing the
+// on Linux under /dev/shm (a tmpfs) when it can be written and has room, where making and removing the
 // thousands of small folders and files the tests make costs a fraction of a disk file
 // system's CPU (runLockTakeover's 900 stale locks: 20.5 s of CPU under /tmp on ext4,
 // 11.1 s here); elsewhere under the usual temporary folder. OMNIBATCH_TEST_TMPDIR names
@@ -135,7 +135,10 @@ for (const name of Object.keys(process.env)) {
 const tmpParent = (() => {
   if (process.env.OMNIBATCH_TEST_TMPDIR) return process.env.OMNIBATCH_TEST_TMPDIR;
   try {
-    if (process.platform === "linux" && statSync("/dev/shm").isDirectory()) {
+    // At least 2 GiB free: the tests' largest files (a 200 MB reference video, s3rver's
+    // objects) are held in memory there.
+    const fs = statfsSync("/dev/shm");
+    if (process.platform === "linux" && statSync("/dev/shm").isDirectory() && fs.bavail * fs.bsize >= 2 ** 31) {
       rmSync(mkdtempSync("/dev/shm/omnibatch-probe-"), { recursive: true });
       return "/dev/shm";
     }
