@@ -17,7 +17,7 @@
 // OMNIBATCH_TEST_JOBS (default 4) places; OMNIBATCH_TEST_TIMEOUT_MS (default 300000) per
 // file; OMNIBATCH_TEST_ISOLATE=1 runs every file in its own process.
 
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -82,16 +82,24 @@ const takeCpu = (output) => {
 const cpuText = (cpu) => (cpu === undefined ? "" : `, ${seconds(cpu)} s CPU`);
 
 // How long each file took last time (kept in test/.tmp, which git ignores and `npm ci` keeps),
-// so the longest start first.
+// so the longest start first. A fresh clone has no such file: then the committed expected
+// times (test/times.json, milliseconds of wall time per file on a 2-core machine, for the
+// files that take long) give the order; a file in neither is guessed from its source (below).
+// OMNIBATCH_TEST_SAVE_TIMES=1
+// writes this run's times into test/times.json (files not run keep theirs).
 const cacheFolder = join(root, "node_modules", ".cache", "omnibatch-test");
 const timesPath = join(testRoot, ".tmp", "times.json");
-const lastTimes = (() => {
+const committedTimesPath = join(testRoot, "times.json");
+const readTimes = (path) => {
   try {
-    return JSON.parse(readFileSync(timesPath, "utf8"));
+    const times = JSON.parse(readFileSync(path, "utf8"));
+    return typeof times === "object" && times !== null && !Array.isArray(times) ? times : {};
   } catch {
     return {};
   }
-})();
+};
+const lastTimes = readTimes(timesPath);
+const committedTimes = readTimes(committedTimesPath);
 
 /** One file's result, counted and printed. `output` is what the file printed. */
 const record = (name, c, output, ms, { broken = false, why = "", shared = false, cpu } = {}) => {
@@ -118,9 +126,32 @@ const record = (name, c, output, ms, { broken = false, why = "", shared = false,
 for (const name of Object.keys(process.env)) {
   if (name.startsWith("OMNIBATCH_") && !/^OMNIBATCH_(TEST_|CHROMIUM$|SCREENSHOT$)/.test(name)) delete process.env[name];
 }
+// The tests' temporary folders (os.tmpdir()) go to a folder of this run, removed at the end:
+// on Linux under /dev/shm (a tmpfs) when it can be written and has room, where making and removing the
+// thousands of small folders and files the tests make costs a fraction of a disk file
+// system's CPU (runLockTakeover's 900 stale locks: 20.5 s of CPU under /tmp on ext4,
+// 11.1 s here); elsewhere under the usual temporary folder. OMNIBATCH_TEST_TMPDIR names
+// another parent.
+const tmpParent = (() => {
+  if (process.env.OMNIBATCH_TEST_TMPDIR) return process.env.OMNIBATCH_TEST_TMPDIR;
+  try {
+    // At least 2 GiB free: the tests' largest files (a 200 MB reference video, s3rver's
+    // objects) are held in memory there.
+    const fs = statfsSync("/dev/shm");
+    if (process.platform === "linux" && statSync("/dev/shm").isDirectory() && fs.bavail * fs.bsize >= 2 ** 31) {
+      rmSync(mkdtempSync("/dev/shm/omnibatch-probe-"), { recursive: true });
+      return "/dev/shm";
+    }
+  } catch {
+    // not writable here: the usual temporary folder
+  }
+  return tmpdir();
+})();
+const runTmp = mkdtempSync(join(tmpParent, "omnibatch-test-"));
+process.env.TMPDIR = runTmp;
 const cacheDir = mkdtempSync(join(tmpdir(), "omnibatch-test-cache-"));
 process.env.OMNIBATCH_CACHE_DIR = cacheDir;
-const childEnv = { FORCE_COLOR: "0", NO_COLOR: "1", OMNIBATCH_CACHE_DIR: cacheDir };
+const childEnv = { FORCE_COLOR: "0", NO_COLOR: "1", OMNIBATCH_CACHE_DIR: cacheDir, TMPDIR: runTmp };
 
 /** A file in its own process, as uvu runs it. */
 const runAlone = async (file) => {
@@ -242,7 +273,16 @@ const { shared, alone } = isolate ? { shared: [], alone: files.map((file) => ({ 
 // process (started at its first such file, kept for the next). So both places stay busy to
 // the end and Node, tsx and the modules a file imports start once per place, not per file.
 // The type check holds one place until it ends.
-const guess = (file) => lastTimes[relative(root, file)] ?? 2000;
+// A file in neither list (a new one): guessed from its source, 1 s, and 2.5 s more for each
+// place it starts a process (the CLI, a child script) and 1.5 s for each emulator it starts.
+const sourceGuess = (file) => {
+  const text = readFileSync(file, "utf8");
+  const starts = text.match(/\[bin\b|runCli\(|spawn\(|execa\(/g)?.length ?? 0;
+  const emulators = text.match(/startEmulator\(/g)?.length ?? 0;
+  return Math.min(30_000, 1000 + 2500 * starts + 1500 * emulators);
+};
+const guesses = new Map(files.map((file) => [file, lastTimes[relative(root, file)] ?? committedTimes[relative(root, file)] ?? sourceGuess(file)]));
+const guess = (file) => guesses.get(file);
 const own = new Set(alone.map(({ file }) => file));
 const queue = [...files].sort((a, b) => guess(b) - guess(a));
 const place = async (first) => {
@@ -262,6 +302,7 @@ const started = Date.now();
 await Promise.all(Array.from({ length: Math.max(1, parallel) }, (_, i) => place(i === 0)));
 
 rmSync(cacheDir, { recursive: true, force: true });
+rmSync(runTmp, { recursive: true, force: true });
 try {
   const times = { ...lastTimes };
   for (const t of timings) times[t.name] = t.ms;
@@ -270,6 +311,14 @@ try {
   writeFileSync(join(testRoot, ".tmp", "last-run.json"), `${JSON.stringify({ cpuMs: testCpuMs, files: timings }, null, 1)}\n`);
 } catch {
   // Only the order of the next run depends on it.
+}
+if (process.env.OMNIBATCH_TEST_SAVE_TIMES === "1") {
+  // Rounded to 100 ms, sorted by name (a small diff when the figures are measured again).
+  const times = { ...committedTimes };
+  for (const t of timings) times[t.name] = Math.round(t.ms / 100) * 100;
+  const sorted = Object.fromEntries(Object.keys(times).sort().map((name) => [name, times[name]]));
+  writeFileSync(committedTimesPath, `${JSON.stringify(sorted, null, 1)}\n`);
+  process.stdout.write(`wrote the expected times of ${timings.length} files into test/times.json\n`);
 }
 
 const slowest = [...timings].sort((a, b) => b.ms - a.ms).slice(0, 10);

@@ -11,7 +11,8 @@ import { makeKindAdapters, viewOne } from "../engine/ServiceKinds.js";
 import { accountCurrency } from "../money/charges.js";
 import { Downloader } from "../outputs/Downloader.js";
 import { nameFromRecorded, type ResultDifference } from "../outputs/verifyResults.js";
-import { livePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
+import { livePolicy, makePolicy, RunPolicy, type Policy } from "../policy/Policy.js";
+import { timeScaleFor } from "../policy/timeScale.js";
 import type { LockOutput, LockTask } from "../state/LockFile.js";
 import { LockStore } from "../state/LockStore.js";
 import type { StoreSink } from "../outputs/StoreSink.js";
@@ -92,8 +93,11 @@ export const fixResults = (options: {
   /** The outputs folder, or the store sink. */
   readonly outputs: string | StoreSink;
   readonly client: OmniClientConfig;
+  /** The value of OMNIBATCH_TIME_SCALE: every wait (download retries) scaled by it, as a run's, only against a service on loopback (an emulator). */
+  readonly timeScale?: string;
 }) => {
-  const policy = livePolicy;
+  const scale = timeScaleFor(options.timeScale, { emulated: false, url: options.client.baseUrl }).scale;
+  const policy = scale === undefined ? livePolicy : makePolicy(scale);
   const layer = Downloader.layer(options.outputs).pipe(Layer.provideMerge(Layer.merge(OmniClient.layer(options.client), RunPolicy.layer(policy))));
   const byTask = new Map<string, Set<string>>();
   for (const d of options.differences) {

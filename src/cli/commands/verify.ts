@@ -11,6 +11,7 @@ import type { StoreSink } from "../../outputs/StoreSink.js";
 import { isStoreUrl } from "../../fs/StoreUrl.js";
 import { defineCommand } from "../Command.js";
 import { commonOptions } from "../commonOptions.js";
+import { timeScaleVariable } from "../../policy/timeScale.js";
 import { ExitCode } from "../../exit/ExitCode.js";
 import { outputsOption } from "../outputsOption.js";
 import { emulateOption, locationsFor, requireLockFile, shownPath } from "./status.js";
@@ -57,7 +58,7 @@ export const verifyCommand = defineCommand({
         if (Either.isLeft(config)) throw config.left;
         const { fixResults } = await import("../../run/fixResults.js");
         const exit = await Effect.runPromiseExit(
-          fixResults({ differences: found, lockfilePath: where.lockfilePath, manifestName: where.name, outputs: sink ?? where.outputsDir, client: config.right }),
+          fixResults({ differences: found, lockfilePath: where.lockfilePath, manifestName: where.name, outputs: sink ?? where.outputsDir, client: config.right, timeScale: io.env[timeScaleVariable] }),
         );
         if (Exit.isFailure(exit)) throw Cause.squash(exit.cause);
         fix = exit.value;
