@@ -115,6 +115,32 @@ t("reuse: false on a job: that job's tasks are created", async () => {
   assert.is((await createdPerJob("demo6"))["keyframes"], 5);
 });
 
+t("the demo split in two files (studio stills and street stills): each pays 0 for what was paid, and plan says reused with the source first", async () => {
+  const studio = variant("demo-studio", (x) => x.replace("style: [studio, street]", "style: [studio]").replace(/\n      exclude:\n        - \{ product: \{ sku: C-3 \}, style: street \}/, ""));
+  const street = variant("demo-street", (x) => x.replace("style: [studio, street]", "style: [street]"));
+  for (const [m, tasks] of [[studio, 6], [street, 4]] as const) {
+    const plan = await cli(dir, ["plan", m, "--emulate"]);
+    assert.is(plan.exitCode, 0, plan.all);
+    assert.match(plan.stdout, `reused ${tasks}:`);
+    // The source is the most recently paid of the same request: the demo, or a copy above that paid again (reuse off).
+    assert.match(plan.stdout, /\(reused: same request as demo\d?\.yaml keyframes product=A-1 style=(studio|street), paid \d{4}-\d\d-\d\d\)/);
+    const run = await cli(dir, ["run", m, "--emulate", "--json"]);
+    assert.is(run.exitCode, 0, run.all);
+    assert.is(summaryOf(run.stdout).created, 0, `${m}: nothing paid again`);
+  }
+  const studioLock = Object.values((await lockOf("demo-studio")).tasks);
+  const streetLock = Object.values((await lockOf("demo-street")).tasks);
+  assert.is(studioLock.length, 6);
+  assert.is(streetLock.length, 4);
+  assert.ok([...studioLock, ...streetLock].every((x) => x.state === "downloaded" && /^demo\d?\.emulate\.lock\.json$/.test(x.reused_from?.lockfile ?? "")), "every task from a paid copy of the demo");
+  assert.ok(studioLock.every((x) => JSON.stringify(x.vars).includes('"studio"')), "studio's tasks are the studio stills and their clips");
+  assert.ok(streetLock.every((x) => JSON.stringify(x.vars).includes('"street"')), "street's tasks are the street stills and their clips");
+  // Gone again, so the tests below see the sources they set up and no more.
+  for (const name of ["demo-studio", "demo-street"]) {
+    for (const f of [`manifests/${name}.yaml`, `manifests/${name}.emulate.lock.json`, `outputs/${name}-emulated`]) rmSync(join(dir, f), { recursive: true, force: true });
+  }
+});
+
 t("a damaged lockfile beside them is skipped with one warning naming it; the rest is reused", async () => {
   const broken = join(dir, "manifests/broken.emulate.lock.json");
   writeFileSync(broken, '{"lockfile_version":3,"name":"broken"}\n\n{"id":"nope"}\n');
