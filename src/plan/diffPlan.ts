@@ -13,7 +13,7 @@ import { itemFile } from "../manifest/itemFile.js";
 import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { defaultFolderOf, folderHolders, resultFolder } from "../manifest/resultFolder.js";
-import { attempts, attemptsAllowed, type AttemptRecords, type AttemptRules, type AttemptWalk } from "./attempts.js";
+import { attempts, attemptsAllowed, newWalk, type AttemptRecords, type AttemptRules, type AttemptWalk } from "./attempts.js";
 
 export type PlanMark = "+" | "=" | "~" | "-" | "…";
 
@@ -53,6 +53,12 @@ export interface PlanEntry {
   readonly supersededBy?: string;
   /** `=` only: not created here, its results taken from a paid task with the same request elsewhere (`note` says where). */
   readonly reused?: true;
+  /**
+   * `+`, `=`, `~` of a task made from the manifest (or from upstream results) when the
+   * lockfile records anything: the attempt walk that led here (attempts.ts), with the
+   * record it stopped at. The engine admits it as it is (absent: the task, new: `newWalk`).
+   */
+  readonly walk?: AttemptWalk;
 }
 
 export interface PlanCounts {
@@ -146,6 +152,11 @@ export interface DiffOptions {
    * an answer `why` is said on the `+`. Absent: nothing is reused.
    */
   readonly reusable?: (task: PlannedTask) => { readonly reuse: { readonly note: string; readonly record: LockTask } } | { readonly why: string } | undefined;
+  /**
+   * The run's own rules of the walk, for the plan a run executes (src/run/prepareRun.ts): a
+   * fresh service, `--recreate-lost` with the lost results counted, a job's retry_failed.
+   */
+  readonly walkRules?: Pick<AttemptRules, "retryFailedOf" | "recreateLost" | "lostCount" | "freshService">;
 }
 
 /** `+` for a task to create in `dir`. */
@@ -251,6 +262,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
   const rules: AttemptRules = {
     withAttempt: (task, attempt) => manifest.withAttempt(task, attempt),
     ...(options.renewFailed ? { renew: options.renewFailed } : {}),
+    ...options.walkRules,
   };
 
   const reuse = reuseOf(options.reusable, feeding, finished, outputsOf);
@@ -278,6 +290,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
       note,
       ...placedOf(task),
       ...(walk.pastFailed ? { pastFailed: true } : {}),
+      walk,
     });
   };
 
@@ -297,7 +310,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
       if (direct === undefined) {
         const entry = reuse.entry(task, folder);
         if (entry.mark === "+") unmatched.push({ task, at: entries.length });
-        entries.push(entry);
+        entries.push({ ...entry, walk: attempts(task, records, rules) });
         return;
       }
       counts.own++;
@@ -312,7 +325,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
       if (!matched) {
         const entry = reuse.entry(task, folder);
         if (entry.mark === "+") unmatched.push({ task, at: entries.length });
-        entries.push(entry);
+        entries.push({ ...entry, walk: attempts(task, records, rules) });
         return;
       }
       if (direct) counts.own++;
@@ -323,8 +336,14 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
     const latestId = walk.task.id;
     if (latest === undefined) {
       // Past the recorded attempts: the next one is made (a retry, --failed, abandoned elsewhere).
-      if (walk.walked.length === 0) entries.push(create(task, folder));
+      if (walk.walked.length === 0) entries.push({ ...create(task, folder), walk });
       else pushNextAttempt(task, folder, walk);
+      // Made again (--recreate-lost): until it is, downstream work is counted from the attempt it replaces.
+      const lost = walk.why === "recreate" ? walk.walked[walk.walked.length - 1]! : undefined;
+      if (lost !== undefined && feeding.has(task.job)) {
+        finished.set(task.id, [lost, lockTasks[lost]!]);
+        outputsOf.set(task.id, outputCount(lockTasks[lost]!));
+      }
       return;
     }
     const state = latest.state;
@@ -335,15 +354,15 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
         if (state === "downloaded" || outputCount(latest) > 0) outputsOf.set(task.id, outputCount(latest));
         finished.set(task.id, [latestId, latest]);
       }
-      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state });
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, walk });
     } else if (IN_FLIGHT.has(state)) {
-      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, inFlight: true });
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, inFlight: true, walk });
     } else if (state === "failed") {
       const allowed = attemptsAllowed(walk, task);
       const note = latest.attempt < allowed ? "content risk: not retried without retry_content_risk: true" : allowed > 1 ? "failed, no retries left" : "failed";
       // It makes nothing: no downstream task waits on it.
       if (keep) outputsOf.set(task.id, 0);
-      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note });
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note, walk });
     } else {
       // planned (never sent) or rejected (the service refused it): create it (again).
       const again = walk.task;
@@ -359,6 +378,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
         ...placedOf(task),
         ...(walk.pastFailed ? { pastFailed: true } : {}),
         ...(state === "rejected" ? { note: "the service rejected it before" } : {}),
+        walk,
       });
     }
   };
@@ -594,4 +614,23 @@ export const countEntries = (
   const waitingEstimate: Record<string, string> = {};
   for (const [currency, m] of waitingCosts) waitingEstimate[currency] = formatAmount(m);
   return { jobs, total, estimate, waitingEstimate };
+};
+
+/**
+ * The plan's walk of each of `tasks` (the manifest's tasks, in its order, as diffPlan
+ * classified them: their entries come first, in that order), for the engine to admit as
+ * they are; undefined when the entries do not line up with the tasks (the engine then
+ * walks each task itself, by the same walk).
+ */
+export const walksOf = (plan: Pick<PlanResult, "entries">, tasks: readonly Pick<PlannedTask, "id">[]): AttemptWalk[] | undefined => {
+  const out: AttemptWalk[] = [];
+  for (const e of plan.entries) {
+    if (out.length === tasks.length) break;
+    if (e.mark !== "+" && e.mark !== "=" && e.mark !== "~") continue;
+    const walk = e.walk ?? (e.task ? newWalk(e.task) : undefined);
+    if (walk === undefined || walk.planned.upstream !== undefined) continue;
+    if (walk.planned.id !== tasks[out.length]!.id) return undefined;
+    out.push(walk);
+  }
+  return out.length === tasks.length ? out : undefined;
 };
