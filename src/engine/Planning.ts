@@ -15,7 +15,7 @@ import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { RunSelection } from "./RunSelection.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { attempts, type AttemptWalk } from "../plan/attempts.js";
+import { attempts, type AttemptRecords, type AttemptWalk } from "../plan/attempts.js";
 import { admissionOf } from "../plan/selection.js";
 import { isResultFile, resultState } from "../outputs/resultState.js";
 import type { LostResult } from "../outputs/scanResults.js";
@@ -253,6 +253,37 @@ const startAdmission =
       return Effect.forEach(rest, (i) => admitWalked(walks[i]!, placedAttempt(tasks[i]!, walks[i]!), false, false), { discard: true });
     });
 
+/**
+ * The next attempt of a failed task, at the front of the line: the attempt walk going on
+ * from the failed attempt, past any recorded one that is history (they use up no retry).
+ */
+const makeRetry = (deps: Pick<PlanningDeps, "manifest" | "table" | "recorder" | "feed" | "now">, records: AttemptRecords, mayCreate: (task: PlannedTask) => boolean) => {
+  const { manifest, table, recorder } = deps;
+  const pastHistory = (task: PlannedTask, firstAttempt: number): [PlannedTask, number] => {
+    const walk = attempts(
+      task,
+      records,
+      { withAttempt: (t: PlannedTask, n: number) => manifest.withAttempt(t, n), retryFailedOf: table.config.retryFailedOf, freshService: table.config.freshService === true },
+      { firstAttempt, walked: [manifest.withAttempt(task, task.attempt - 1).id] },
+    );
+    return [walk.task, walk.firstAttempt];
+  };
+  return (failedNext: PlannedTask, failedFirst: number, parentCreatedHere: boolean): Effect.Effect<void> => {
+    const [task, firstAttempt] = pastHistory(failedNext, failedFirst);
+    return !mayCreate(task)
+      ? // Not in the saved plan: the failed attempt stays the task's last word (and is counted as failed).
+        Effect.flatMap(deps.now, (now) => {
+          const failed = manifest.withAttempt(failedNext, failedNext.attempt - 1);
+          const rec = recorder.get(failed.id);
+          return rec ? deps.feed({ _tag: "Admit", now, task: failed, firstAttempt: failedFirst, front: true, known: knownOf(rec) }) : Effect.void;
+        })
+      : Effect.flatMap(deps.now, (now) => {
+          const rec = recorder.get(task.id);
+          return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, parentCreatedHere, ...(rec ? { known: knownOf(rec) } : {}) });
+        });
+  };
+};
+
 export const makePlanning = (deps: PlanningDeps) => {
   const { manifest, table, recorder, downloader, links, selection } = deps;
   const mayCreate = savedPlanBound(deps);
@@ -299,7 +330,7 @@ export const makePlanning = (deps: PlanningDeps) => {
 
 
   /** The attempt walk (src/plan/attempts.ts) over the run's records; the lost results it asks about are looked up here. */
-  const records = { get: (id: string) => recorder.get(id), hasAttempt: (job: string, attempt: number) => recorder.hasAttempt(job, attempt) };
+  const records: AttemptRecords = { get: (id: string) => recorder.get(id), hasAttempt: (job: string, attempt: number) => recorder.hasAttempt(job, attempt) };
   const walkOf = (planned: PlannedTask, renew: boolean): Effect.Effect<AttemptWalk> =>
     Effect.gen(function* () {
       const now = yield* deps.now;
@@ -372,35 +403,7 @@ export const makePlanning = (deps: PlanningDeps) => {
       startTasks(manifest.tasks, w),
     );
 
-  /**
-   * The attempt after `failed`'s own number, past any recorded one that is history (the
-   * attempt walk going on from the failed attempt: they use up no retry).
-   */
-  const pastHistory = (task: PlannedTask, firstAttempt: number): [PlannedTask, number] => {
-    const walk = attempts(
-      task,
-      records,
-      { withAttempt: (t: PlannedTask, n: number) => manifest.withAttempt(t, n), retryFailedOf: table.config.retryFailedOf, freshService: table.config.freshService === true },
-      { firstAttempt, walked: [manifest.withAttempt(task, task.attempt - 1).id] },
-    );
-    return [walk.task, walk.firstAttempt];
-  };
-
-  /** The next attempt of a failed task, at the front of the line. */
-  const retry = (failedNext: PlannedTask, failedFirst: number, parentCreatedHere: boolean): Effect.Effect<void> => {
-    const [task, firstAttempt] = pastHistory(failedNext, failedFirst);
-    return !mayCreate(task)
-      ? // Not in the saved plan: the failed attempt stays the task's last word (and is counted as failed).
-        Effect.flatMap(deps.now, (now) => {
-          const failed = manifest.withAttempt(failedNext, failedNext.attempt - 1);
-          const rec = recorder.get(failed.id);
-          return rec ? deps.feed({ _tag: "Admit", now, task: failed, firstAttempt: failedFirst, front: true, known: knownOf(rec) }) : Effect.void;
-        })
-      : Effect.flatMap(deps.now, (now) => {
-          const rec = recorder.get(task.id);
-          return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, parentCreatedHere, ...(rec ? { known: knownOf(rec) } : {}) });
-        });
-  };
+  const retry = makeRetry(deps, records, mayCreate);
 
   const upstreamItems = (entry: Entry): UpstreamItem[] => upstreamItemsOf(deps, entry);
 

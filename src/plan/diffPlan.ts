@@ -192,18 +192,15 @@ const reuseOf = (
   return { entry, count: () => count };
 };
 
+const slotKey = (job: string, dir: string) => `${job}\u0000${dir}`;
+
 /**
- * The first pass: every manifest task against its records (the attempt walk), with what
- * the passes after it share: the entries so far, the records accounted for, the finished
- * attempts and output counts of jobs others feed on, and the tasks still unmatched.
+ * Later attempts have ids of their own: found by matrix position (`retries`; they are
+ * few), and `job\0attempt` of each (`laterAttempts`): the walk works out a next attempt's
+ * id only when one may be recorded.
  */
-const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions) => {
-  const entries: PlanEntry[] = [];
-  const lockTasks = lock?.tasks ?? {};
-  const slotKey = (job: string, dir: string) => `${job}\u0000${dir}`;
-  // Later attempts have ids of their own: find them by matrix position. They are few.
+const laterAttemptsOf = (lockTasks: Readonly<Record<string, LockTask>>) => {
   const retries = new Map<string, [string, LockTask][]>();
-  /** `job\0attempt` of every later attempt recorded: the walk works out a next attempt's id only when one may be recorded. */
   const laterAttempts = new Set<string>();
   for (const id in lockTasks) {
     const t = lockTasks[id]!;
@@ -214,6 +211,18 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
     if (list) list.push([id, t]);
     else retries.set(key, [[id, t]]);
   }
+  return { retries, laterAttempts };
+};
+
+/**
+ * The first pass: every manifest task against its records (the attempt walk), with what
+ * the passes after it share: the entries so far, the records accounted for, the finished
+ * attempts and output counts of jobs others feed on, and the tasks still unmatched.
+ */
+const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions) => {
+  const entries: PlanEntry[] = [];
+  const lockTasks = lock?.tasks ?? {};
+  const { retries, laterAttempts } = laterAttemptsOf(lockTasks);
   // Records a manifest task accounts for: its own (counted, not kept: a rerun of 100,000
   // recorded tasks would fill a set of them for nothing) and later attempts found by
   // position (kept). The set of all is made only when some record may be unaccounted for.
