@@ -1,8 +1,9 @@
-// Tasks entering the run: the manifest's at start-up, downstream ones when an upstream
-// task's files are on disk, and the next attempt of a failed one. Reads the lockfile
-// (following a chain of attempts: retried, made again, abandoned at another service;
-// checking recorded files) and hands each task to the state
-// machine as an Admit event; keeps the fresh result links downstream requests carry.
+// Tasks entering the run: the manifest's at start-up, as the plan walked them (its
+// entries' attempt walks, with their records: no walk of them here), downstream ones when
+// an upstream task's files are on disk, and the next attempt of a failed one (those two
+// through the same attempt walk, src/plan/attempts.ts, over the run's records). Checks
+// recorded files and hands each task to the state machine as an Admit event; keeps the
+// fresh result links downstream requests carry.
 
 import { Effect } from "effect";
 import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
