@@ -329,7 +329,6 @@ export const makePlanning = (deps: PlanningDeps) => {
   /** Jobs whose finished tasks something reads (a downstream job, the review gate): those enter as entries, to be expanded. */
   const readByOthers = (job: string): boolean => downstreamOf(job).length > 0 || reviewed.has(job);
 
-
   /** The attempt walk (src/plan/attempts.ts) over the run's records; the lost results it asks about are looked up here. */
   const records: AttemptRecords = { get: (id: string) => recorder.get(id), hasAttempt: (job: string, attempt: number) => recorder.hasAttempt(job, attempt) };
   const walkOf = (planned: PlannedTask, renew: boolean): Effect.Effect<AttemptWalk> =>

@@ -168,7 +168,7 @@ export const formatPlan = (plan: PlanResult, display: PlanDisplay): string => {
 export const planJson = (plan: PlanResult): unknown => ({
   ...plan,
   entries: plan.entries.map((e) => {
-    const { task: _task, placed: _placed, ...rest } = e;
+    const { task: _task, placed: _placed, walk: _walk, ...rest } = e;
     const files = entryFiles(e);
     return files ? { ...rest, files } : rest;
   }),
