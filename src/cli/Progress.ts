@@ -73,8 +73,8 @@ interface Slot {
   /** This run saw it go out (its create); undefined for a task already in flight at the start. */
   startedAt?: number;
   /**
-   * Where the start's figures counted it, when it was recorded before this run: the first
-   * event says so (`startedAs`: a task sent, made or tried again); a first event that is
+   * Where the start's figures counted it, as the start event's `startBuckets` says when it
+   * first hears of it (a task sent, made or tried again); without, a first event that is
    * not a create is a task in flight at the start. Undefined: counted as to create.
    */
   readonly fromBefore: StartBucket | undefined;
@@ -137,7 +137,9 @@ export class Progress {
         const now = this.now();
         let slot = this.slots.get(key);
         if (!slot) {
-          const fromBefore = event.startedAs ?? (event.state !== "submitting" && event.state !== "planned" ? "inFlight" : undefined);
+          const fromBefore =
+            (event.dir !== undefined ? this.start?.startBuckets?.(event.job, event.dir) : undefined) ??
+            (event.state !== "submitting" && event.state !== "planned" ? "inFlight" : undefined);
           slot = { job: event.job, state: event.state, fromBefore };
           this.slots.set(key, slot);
         }

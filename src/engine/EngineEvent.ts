@@ -8,7 +8,7 @@ import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { ProductKind } from "../policy/Policy.js";
 import type { RemoteOutput, TaskView } from "../protocol/TaskView.js";
 import type { LockOutput, LockTask, TaskState } from "../state/LockFile.js";
-import type { RunEvent, StartBucket } from "./RunEvent.js";
+import type { RunEvent } from "./RunEvent.js";
 import type { Entry } from "./TaskTable.js";
 
 /** What the lockfile already says about a task being admitted. */
@@ -112,12 +112,6 @@ export type EngineEvent = { readonly now: number } & (
       readonly filesOk?: boolean;
       /** It comes from a task this run created (its upstream): see createRules.ts `lookupBeforeCreate`. */
       readonly parentCreatedHere?: boolean;
-      /**
-       * A new attempt (no record of its own) of a position the start's totals counted as
-       * done or failed: its earlier attempt, recorded before this run, is made again
-       * (--recreate-lost) or tried again (--failed). See Entry.startedAs.
-       */
-      readonly before?: StartBucket;
     }
   | {
       readonly _tag: "AdmitRetry";

@@ -1,8 +1,9 @@
-// Tasks entering the run: the manifest's at start-up, downstream ones when an upstream
-// task's files are on disk, and the next attempt of a failed one. Reads the lockfile
-// (following a chain of attempts: retried, made again, abandoned at another service;
-// checking recorded files) and hands each task to the state
-// machine as an Admit event; keeps the fresh result links downstream requests carry.
+// Tasks entering the run: the manifest's at start-up, as the plan walked them (its
+// entries' attempt walks, with their records: no walk of them here), downstream ones when
+// an upstream task's files are on disk, and the next attempt of a failed one (those two
+// through the same attempt walk, src/plan/attempts.ts, over the run's records). Checks
+// recorded files and hands each task to the state machine as an Admit event; keeps the
+// fresh result links downstream requests carry.
 
 import { Effect } from "effect";
 import type { PlannedTask, UpstreamItem } from "../manifest/PlannedTask.js";
@@ -15,7 +16,8 @@ import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { RunSelection } from "./RunSelection.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { attempts, type AttemptWalk } from "../plan/attempts.js";
+import { attempts, type AttemptRecords, type AttemptWalk } from "../plan/attempts.js";
+import { admissionOf } from "../plan/selection.js";
 import { isResultFile, resultState } from "../outputs/resultState.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import { gateItems } from "../review/gate.js";
@@ -108,6 +110,40 @@ const savedPlanBound = (deps: Pick<PlanningDeps, "selection" | "recorder" | "emi
   };
 };
 
+/** Whether `o` is a result that may be lost now: deleted at the service, or past its 30 days there. */
+const maybeGone = (o: LockTask["outputs"][number], rec: LockTask, now: number): boolean =>
+  isResultFile(o) && (o.deleted_at !== undefined || resultState({ output: o, task: rec, local: "missing", now }).state === "lost");
+
+/** The lost results of a record as the downloader sees its outputs at `now`. */
+const lostResultsOf = (downloader: DownloaderService, id: string, rec: LockTask, now: number): Effect.Effect<LostResult[]> =>
+  Effect.gen(function* () {
+    const lost: LostResult[] = [];
+    for (const o of rec.outputs) {
+      if (!maybeGone(o, rec, now)) continue;
+      const local = o.path !== undefined && (yield* downloader.verify([o])) ? "matches" : "missing";
+      const v = resultState({ output: o, task: rec, local, now });
+      if (v.state === "lost") {
+        lost.push({ task: id, job: rec.job, vars: rec.vars, ...(o.path !== undefined ? { path: o.path } : {}), why: v.why, ...(v.at !== undefined ? { at: v.at } : {}) });
+      }
+    }
+    return lost;
+  });
+
+/**
+ * How many results of each downloaded record are lost (only records with a result that
+ * may be lost are looked at): the plan of a `run --recreate-lost` walks with them
+ * (attempts.ts `lostCount`; src/run/prepareRun.ts), as the engine's walk mid-run does.
+ */
+export const lostCounts = (downloader: DownloaderService, records: ReadonlyMap<string, LockTask>, now: number): Effect.Effect<Map<string, number>> =>
+  Effect.gen(function* () {
+    const counts = new Map<string, number>();
+    for (const [id, rec] of records) {
+      if (rec.state !== "downloaded" || !rec.outputs.some((o) => maybeGone(o, rec, now))) continue;
+      counts.set(id, (yield* lostResultsOf(downloader, id, rec, now)).length);
+    }
+    return counts;
+  });
+
 /**
  * Lost results (resultState.ts) of a record, and of the tasks this run took up, as the
  * downloader sees their outputs (a folder, later a store); only the ones the service
@@ -115,23 +151,7 @@ const savedPlanBound = (deps: Pick<PlanningDeps, "selection" | "recorder" | "emi
  */
 const makeLostResults = (deps: Pick<PlanningDeps, "table" | "recorder" | "downloader" | "now">) => {
   const { table, recorder, downloader } = deps;
-  /** Whether `o` is a result that may be lost now: deleted at the service, or past its 30 days there. */
-  const maybeGone = (o: LockTask["outputs"][number], rec: LockTask, now: number): boolean =>
-    isResultFile(o) && (o.deleted_at !== undefined || resultState({ output: o, task: rec, local: "missing", now }).state === "lost");
-  const lostOf = (id: string, rec: LockTask): Effect.Effect<LostResult[]> =>
-    Effect.gen(function* () {
-      const now = yield* deps.now;
-      const lost: LostResult[] = [];
-      for (const o of rec.outputs) {
-        if (!maybeGone(o, rec, now)) continue;
-        const local = o.path !== undefined && (yield* downloader.verify([o])) ? "matches" : "missing";
-        const v = resultState({ output: o, task: rec, local, now });
-        if (v.state === "lost") {
-          lost.push({ task: id, job: rec.job, vars: rec.vars, ...(o.path !== undefined ? { path: o.path } : {}), why: v.why, ...(v.at !== undefined ? { at: v.at } : {}) });
-        }
-      }
-      return lost;
-    });
+  const lostOf = (id: string, rec: LockTask): Effect.Effect<LostResult[]> => Effect.flatMap(deps.now, (now) => lostResultsOf(downloader, id, rec, now));
   const lostCount = (rec: LockTask): Effect.Effect<number> => Effect.map(lostOf("", rec), (l) => l.length);
 
   /**
@@ -185,43 +205,85 @@ const upstreamItemsOf = (deps: Pick<PlanningDeps, "recorder" | "links" | "downlo
 };
 
 /**
- * The manifest's tasks at start-up. One the plan has done (downloaded, no later attempt,
- * the whole manifest run, nothing downstream of it, no result that may be lost) whose
- * files are here is only counted (TaskTable.countDone): no entry, no event, no effect;
- * the rest are admitted in order, as `admit` does. A rerun of 100,000 finished tasks
- * checks their files and admits nothing.
+ * The attempt the engine admits for a walk that started from `root` (the manifest's
+ * task, in the folder the run gives it: ownFolders.ts): every attempt of a task keeps the
+ * first one's folder.
+ */
+const placedAttempt = (root: PlannedTask, walk: AttemptWalk): PlannedTask =>
+  walk.task === walk.planned || walk.task.id === root.id ? root : walk.task.dir === root.dir ? walk.task : { ...walk.task, dir: root.dir };
+
+/**
+ * The manifest's tasks at start-up, each with the plan's walk of it (diffPlan's entries,
+ * aligned with the tasks): the engine walks nothing again. One the plan has done
+ * (downloaded, no later attempt, the whole manifest run, nothing downstream of it, no
+ * result that may be lost) whose files are here is only counted (TaskTable.countDone):
+ * no entry, no event, no effect; the rest are admitted in order, as the walk says
+ * (`admitWalked`). A rerun of 100,000 finished tasks checks their files and admits nothing.
  */
 const startAdmission =
   (
     deps: Pick<PlanningDeps, "selection" | "recreateLost" | "table" | "recorder" | "downloader" | "now">,
-    admit: (planned: PlannedTask, front: boolean) => Effect.Effect<void>,
+    admitWalked: (walk: AttemptWalk, task: PlannedTask, front: boolean, parentCreatedHere: boolean) => Effect.Effect<void>,
     maybeGone: (o: LockTask["outputs"][number], rec: LockTask, now: number) => boolean,
     toVerify: (rec: LockTask) => readonly LockTask["outputs"][number][],
     readByOthers: (job: string) => boolean,
   ) =>
-  (tasks: readonly PlannedTask[]): Effect.Effect<void> =>
+  (tasks: readonly PlannedTask[], walks: readonly AttemptWalk[]): Effect.Effect<void> =>
     Effect.flatMap(deps.now, (now) => {
       const { selection, table, recorder, downloader } = deps;
       const counting = selection === undefined && deps.recreateLost !== true && !table.config.freshService && downloader.verifyNow !== undefined;
-      const rest: PlannedTask[] = [];
-      for (const t of tasks) {
-        if (counting && !readByOthers(t.job)) {
-          const rec = recorder.get(t.id);
-          if (
-            rec?.state === "downloaded" &&
-            rec.abandoned === undefined &&
-            !recorder.hasAttempt(t.job, t.attempt + 1) &&
-            !rec.outputs.some((o) => maybeGone(o, rec, now)) &&
-            downloader.verifyNow!(toVerify(rec)) === true
-          ) {
-            table.countDone(t);
-            continue;
-          }
+      const rest: number[] = [];
+      for (let i = 0; i < tasks.length; i++) {
+        const t = tasks[i]!;
+        const walk = walks[i]!;
+        const rec = walk.record;
+        if (
+          counting &&
+          walk.walked.length === 0 &&
+          rec?.state === "downloaded" &&
+          !readByOthers(t.job) &&
+          !recorder.hasAttempt(t.job, t.attempt + 1) &&
+          !rec.outputs.some((o) => maybeGone(o, rec, now)) &&
+          downloader.verifyNow!(toVerify(rec)) === true
+        ) {
+          table.countDone(t);
+          continue;
         }
-        rest.push(t);
+        rest.push(i);
       }
-      return Effect.forEach(rest, (t) => admit(t, false), { discard: true });
+      return Effect.forEach(rest, (i) => admitWalked(walks[i]!, placedAttempt(tasks[i]!, walks[i]!), false, false), { discard: true });
     });
+
+/**
+ * The next attempt of a failed task, at the front of the line: the attempt walk going on
+ * from the failed attempt, past any recorded one that is history (they use up no retry).
+ */
+const makeRetry = (deps: Pick<PlanningDeps, "manifest" | "table" | "recorder" | "feed" | "now">, records: AttemptRecords, mayCreate: (task: PlannedTask) => boolean) => {
+  const { manifest, table, recorder } = deps;
+  const pastHistory = (task: PlannedTask, firstAttempt: number): [PlannedTask, number] => {
+    const walk = attempts(
+      task,
+      records,
+      { withAttempt: (t: PlannedTask, n: number) => manifest.withAttempt(t, n), retryFailedOf: table.config.retryFailedOf, freshService: table.config.freshService === true },
+      { firstAttempt, walked: [manifest.withAttempt(task, task.attempt - 1).id] },
+    );
+    return [walk.task, walk.firstAttempt];
+  };
+  return (failedNext: PlannedTask, failedFirst: number, parentCreatedHere: boolean): Effect.Effect<void> => {
+    const [task, firstAttempt] = pastHistory(failedNext, failedFirst);
+    return !mayCreate(task)
+      ? // Not in the saved plan: the failed attempt stays the task's last word (and is counted as failed).
+        Effect.flatMap(deps.now, (now) => {
+          const failed = manifest.withAttempt(failedNext, failedNext.attempt - 1);
+          const rec = recorder.get(failed.id);
+          return rec ? deps.feed({ _tag: "Admit", now, task: failed, firstAttempt: failedFirst, front: true, known: knownOf(rec) }) : Effect.void;
+        })
+      : Effect.flatMap(deps.now, (now) => {
+          const rec = recorder.get(task.id);
+          return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, parentCreatedHere, ...(rec ? { known: knownOf(rec) } : {}) });
+        });
+  };
+};
 
 export const makePlanning = (deps: PlanningDeps) => {
   const { manifest, table, recorder, downloader, links, selection } = deps;
@@ -267,10 +329,8 @@ export const makePlanning = (deps: PlanningDeps) => {
   /** Jobs whose finished tasks something reads (a downstream job, the review gate): those enter as entries, to be expanded. */
   const readByOthers = (job: string): boolean => downstreamOf(job).length > 0 || reviewed.has(job);
 
-  const admitAtStart = startAdmission(deps, admit, maybeGone, toVerify, readByOthers);
-
   /** The attempt walk (src/plan/attempts.ts) over the run's records; the lost results it asks about are looked up here. */
-  const records = { get: (id: string) => recorder.get(id), hasAttempt: (job: string, attempt: number) => recorder.hasAttempt(job, attempt) };
+  const records: AttemptRecords = { get: (id: string) => recorder.get(id), hasAttempt: (job: string, attempt: number) => recorder.hasAttempt(job, attempt) };
   const walkOf = (planned: PlannedTask, renew: boolean): Effect.Effect<AttemptWalk> =>
     Effect.gen(function* () {
       const now = yield* deps.now;
@@ -291,30 +351,28 @@ export const makePlanning = (deps: PlanningDeps) => {
       }
     });
 
-  const admitWalk = (planned: PlannedTask, front: boolean, parentCreatedHere: boolean): Effect.Effect<void> =>
+  /**
+   * Admits the attempt a walk reached (`task`: it, in the run's folder) as the run takes it
+   * (selection.ts `admissionOf`). Taken: it may be created (a saved plan bounds that) and is
+   * followed. Context: it enters only when its results are on disk. A result the service
+   * has deleted cannot be fetched again: only the others are checked (a missing one of
+   * those is fetched again, a deleted one is lost).
+   */
+  const admitWalked = (walk: AttemptWalk, task: PlannedTask, front: boolean, parentCreatedHere: boolean): Effect.Effect<void> =>
     Effect.gen(function* () {
-      const taken = selection === undefined || selection.selects(planned);
-      // --failed gives a selected task whose attempts all failed one new attempt now.
-      const walk = yield* walkOf(planned, taken && selection?.failed === true);
       for (const [lost, next] of walk.recreated) {
         deps.emit({ type: "notice", level: "warn", message: `${lost}: its results are lost; made again as ${next} (--recreate-lost)` });
       }
-      const { task, firstAttempt, pastFailed, before } = walk;
       if (table.has(task.id)) return;
-      const rec = recorder.get(task.id);
-      // Selected: the task may be created and is followed. With --failed, only a new
-      // attempt after a failed one is (to create, or in flight from an interrupted
-      // --failed run). Anything else enters only when its results are on disk (context
-      // for the selected downstream work), or not at all.
-      const selected = taken && (!selection?.failed || (pastFailed && rec?.state !== "downloaded"));
-      if (!selected) {
-        if (!selection || !selection.relevantJobs.has(task.job) || rec?.state !== "downloaded") return;
-        if (!(yield* downloader.verify(toVerify(rec)))) return;
-        return yield* deps.feed({ _tag: "Admit", now: yield* deps.now, task, firstAttempt, front, known: knownOf(rec), filesOk: true });
+      const { firstAttempt } = walk;
+      const rec = walk.record;
+      const role = admissionOf(selection, walk);
+      if (role === "skip") return;
+      if (role === "context") {
+        if (!(yield* downloader.verify(toVerify(rec!)))) return;
+        return yield* deps.feed({ _tag: "Admit", now: yield* deps.now, task, firstAttempt, front, known: knownOf(rec!), filesOk: true });
       }
       if (!mayCreate(task)) return;
-      // A result the service has deleted cannot be fetched again: only the others are
-      // checked (a missing one of those is fetched again, a deleted one is lost).
       const filesOk = rec?.state === "downloaded" ? yield* downloader.verify(toVerify(rec)) : undefined;
       yield* deps.feed({
         _tag: "Admit",
@@ -325,40 +383,27 @@ export const makePlanning = (deps: PlanningDeps) => {
         ...(rec ? { known: knownOf(rec) } : {}),
         ...(filesOk !== undefined ? { filesOk } : {}),
         // Past a recorded failed attempt, the task's parent is that attempt, not the upstream.
-        ...(parentCreatedHere && task === planned ? { parentCreatedHere: true } : {}),
-        ...(rec === undefined && before !== undefined ? { before } : {}),
+        ...(parentCreatedHere && walk.task === walk.planned ? { parentCreatedHere: true } : {}),
       });
     });
 
-  /**
-   * The attempt after `failed`'s own number, past any recorded one that is history (the
-   * attempt walk going on from the failed attempt: they use up no retry).
-   */
-  const pastHistory = (task: PlannedTask, firstAttempt: number): [PlannedTask, number] => {
-    const walk = attempts(
-      task,
-      records,
-      { withAttempt: (t: PlannedTask, n: number) => manifest.withAttempt(t, n), retryFailedOf: table.config.retryFailedOf, freshService: table.config.freshService === true },
-      { firstAttempt, walked: [manifest.withAttempt(task, task.attempt - 1).id] },
-    );
-    return [walk.task, walk.firstAttempt];
-  };
+  /** A task entering mid-run (downstream): the attempt walk over the run's records, then admitted as it says. With --failed a selected task whose attempts all failed gets one new attempt now. */
+  const admitWalk = (planned: PlannedTask, front: boolean, parentCreatedHere: boolean): Effect.Effect<void> =>
+    Effect.flatMap(walkOf(planned, renewOf(planned)), (walk) => admitWalked(walk, walk.task, front, parentCreatedHere));
 
-  /** The next attempt of a failed task, at the front of the line. */
-  const retry = (failedNext: PlannedTask, failedFirst: number, parentCreatedHere: boolean): Effect.Effect<void> => {
-    const [task, firstAttempt] = pastHistory(failedNext, failedFirst);
-    return !mayCreate(task)
-      ? // Not in the saved plan: the failed attempt stays the task's last word (and is counted as failed).
-        Effect.flatMap(deps.now, (now) => {
-          const failed = manifest.withAttempt(failedNext, failedNext.attempt - 1);
-          const rec = recorder.get(failed.id);
-          return rec ? deps.feed({ _tag: "Admit", now, task: failed, firstAttempt: failedFirst, front: true, known: knownOf(rec) }) : Effect.void;
-        })
-      : Effect.flatMap(deps.now, (now) => {
-          const rec = recorder.get(task.id);
-          return deps.feed({ _tag: "AdmitRetry", now, task, firstAttempt, parentCreatedHere, ...(rec ? { known: knownOf(rec) } : {}) });
-        });
-  };
+  const renewOf = (planned: PlannedTask): boolean => selection?.failed === true && selection.selects(planned);
+
+  /**
+   * The manifest's tasks at start-up: with the plan's walks of them (RunnerOptions.plan),
+   * as they are; without a plan (the engine run alone), each walked here first, by the same walk.
+   */
+  const startTasks = startAdmission(deps, admitWalked, maybeGone, toVerify, readByOthers);
+  const admitAtStart = (walks: readonly AttemptWalk[] | undefined): Effect.Effect<void> =>
+    Effect.flatMap(walks !== undefined ? Effect.succeed(walks) : Effect.forEach(manifest.tasks, (t) => walkOf(t, renewOf(t))), (w) =>
+      startTasks(manifest.tasks, w),
+    );
+
+  const retry = makeRetry(deps, records, mayCreate);
 
   const upstreamItems = (entry: Entry): UpstreamItem[] => upstreamItemsOf(deps, entry);
 

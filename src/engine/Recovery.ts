@@ -12,6 +12,7 @@ import { classify } from "../api/classify.js";
 import { refusalLine } from "../api/refusal.js";
 import type { ProductKind } from "../policy/Policy.js";
 import type { TaskState } from "../state/LockFile.js";
+import type { AttemptWalk } from "../plan/attempts.js";
 import type { EngineEvent } from "./EngineEvent.js";
 import type { Planning } from "./Planning.js";
 import { freshRecord, type Recorder } from "./Recorder.js";
@@ -29,7 +30,7 @@ const FINISHED_LOCALLY: ReadonlySet<TaskState> = new Set(["downloaded", "failed"
  * would leave them stuck, so they are planned again. Finished work (downloaded, failed,
  * rejected) stays as the record of that run.
  */
-export const forgetOldService = (recorder: Recorder): Effect.Effect<void> =>
+export const forgetOldService = (recorder: Pick<Recorder, "records" | "put">): Effect.Effect<void> =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis;
     for (const [id, rec] of [...recorder.records]) {
@@ -50,6 +51,8 @@ export interface RecoveryDeps {
   readonly mayLackCreatesUntil?: number | undefined;
   /** The service's address, named in a refusal's line (refusal.ts). */
   readonly address?: string | undefined;
+  /** The plan's walk of each manifest task, in order (RunnerOptions.plan); undefined: walked at the start. */
+  readonly walks?: readonly AttemptWalk[] | undefined;
 }
 
 /**
@@ -62,11 +65,11 @@ export interface RecoveryDeps {
 export const lookupAgainAt = (lacksUntil: number | undefined, window: Duration.Duration, freshService: boolean): number | undefined =>
   lacksUntil === undefined || freshService ? undefined : lacksUntil + Duration.toMillis(window);
 
-/** Admits the manifest's tasks and looks up the ones whose outcome is unknown. */
+/** Admits the manifest's tasks (as the plan walked them) and looks up the ones whose outcome is unknown. */
 export const recover = (deps: RecoveryDeps): Effect.Effect<void> =>
   Effect.gen(function* () {
     const { table } = deps;
-    yield* deps.planning.admitAtStart(deps.manifest.tasks);
+    yield* deps.planning.admitAtStart(deps.walks);
     const again = lookupAgainAt(deps.mayLackCreatesUntil, table.config.policy.unknownOutcomeWindow, table.config.freshService);
     // Not found before `again`: proves nothing yet, so those tasks stay "look up first"
     // (fed as not looked up) until the second round settles them.

@@ -6,12 +6,12 @@ import type { BillingEntry } from "../api/wire.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { Failures } from "./Failures.js";
-import type { JobOutlook, StartBucket } from "../plan/runTotals.js";
+import type { JobOutlook, StartBucket, StartBuckets } from "../plan/runTotals.js";
 
 /** `review`: everything that could be done is done, and outputs await a person's review (exit 3). lost: every task ended, but results the lockfile records are neither here nor at the service (exit 6). */
 export type RunOutcome = "done" | "failed" | "pending" | "review" | "budget" | "refused" | "charge" | "lost";
 
-export type { JobOutlook, StartBucket };
+export type { JobOutlook, StartBucket, StartBuckets };
 
 /** A for_each job and about how many of its tasks one upstream task gives. */
 export interface DownstreamLink {
@@ -45,6 +45,12 @@ export type RunEvent =
       readonly budget?: { readonly max: string; readonly currency: string };
       /** The for_each links, so a view can drop downstream work an upstream failure removes. */
       readonly downstream?: readonly DownstreamLink[];
+      /**
+       * Where `totals` counted each matrix position (job and folder; runTotals.ts
+       * `startBuckets`), so a view moves a task it hears of out of there: one sent, made
+       * or tried again is still one task. In-process only: a function, which JSON leaves out.
+       */
+      readonly startBuckets?: StartBuckets;
     }
   | {
       /** One task changed state. */
@@ -64,13 +70,6 @@ export type RunEvent =
       readonly dir?: string;
       /** On `downloaded`: the files written, absolute paths. */
       readonly paths?: readonly string[];
-      /**
-       * On the first event this run of a task whose matrix position the start event's
-       * totals already counted as done, in flight or failed (recorded before this run, and
-       * now sent again, made again or tried again): where it was counted, so a view moves
-       * it from there instead of counting it a second time.
-       */
-      readonly startedAs?: StartBucket;
     }
   | {
       /** Something worth a line: a lowered slot limit, a stop reason, a recovered create. */

@@ -21,7 +21,8 @@ import { makePlanning, ReviewHold, UpstreamLinks, type Planning } from "./Planni
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { Recorder } from "./Recorder.js";
 import { forgetOldService, recover } from "./Recovery.js";
-import type { RunEvent, StartBucket } from "./RunEvent.js";
+import type { AttemptWalk } from "../plan/attempts.js";
+import type { RunEvent } from "./RunEvent.js";
 import type { RunnableManifest } from "./RunnableManifest.js";
 import type { RunSelection } from "./RunSelection.js";
 import { makeKindAdapters } from "./ServiceKinds.js";
@@ -64,6 +65,13 @@ export interface RunnerOptions {
   readonly recreateLost?: boolean;
   /** The service's address (no credentials), named in the line of an answer that refuses the run (api/refusal.ts). */
   readonly address?: string;
+  /**
+   * The run's plan (src/plan/diffPlan.ts, made once by src/run/prepareRun.ts with the
+   * run's rules): its attempt walk of each of `manifest.tasks`, in that order, each with
+   * the record it reached; the engine admits them as they are. Absent (the engine run
+   * alone, as in its tests): each task is walked at the start by the same walk.
+   */
+  readonly plan?: { readonly walks: readonly AttemptWalk[] };
 }
 
 /** What workers and the outside put in the controller's inbox; the time is stamped when it is taken. */
@@ -165,26 +173,13 @@ export const runEngine = (
       const { client, store, downloader, policy } = deps;
       const manifest = options.manifest;
       const started = yield* Clock.currentTimeMillis;
-      // A task's first event tells where the start's totals counted its position, once
-      // (Entry.startedAs): set below, when the table exists.
-      let startedAs: (id: string) => StartBucket | undefined = () => undefined;
-      const emit = (event: RunEvent) => {
-        if (event.type !== "task") return options.onEvent?.(event);
-        const bucket = startedAs(event.id);
-        options.onEvent?.(bucket === undefined ? event : { ...event, startedAs: bucket });
-      };
+      const emit = (event: RunEvent) => options.onEvent?.(event);
       const concurrency = Math.max(1, options.concurrency ?? manifest.concurrency);
       const fresh = options.freshService === true;
 
       const recorder = new Recorder(store, emit, manifest.budget?.currency ?? "", yield* store.view, manifest.outputsDir);
       if (fresh) yield* forgetOldService(recorder);
       const table = tableOf(manifest, options, store, recorder, policy, concurrency, started);
-      startedAs = (id) => {
-        const entry = table.entries.get(id);
-        const bucket = entry?.startedAs;
-        if (bucket !== undefined) entry!.startedAs = undefined;
-        return bucket;
-      };
       maybeSent = () =>
         table.counters.created > 0 ||
         table.counters.creating > 0 ||
@@ -319,7 +314,10 @@ export const runEngine = (
       });
       // A stop during the start-up lookup leaves the tasks not yet looked up as they were
       // (each is looked up before its create, by this run or the next).
-      yield* untilStopped(recover({ manifest, table, planning, adapters, feed, emit, mayLackCreatesUntil: store.mayLackCreatesUntil, address: options.address }), undefined);
+      yield* untilStopped(
+        recover({ manifest, table, planning, adapters, feed, emit, mayLackCreatesUntil: store.mayLackCreatesUntil, address: options.address, walks: options.plan?.walks }),
+        undefined,
+      );
       yield* store.flush;
 
       // ------------------------------------------------------------ the loop

@@ -13,7 +13,6 @@ import { CallbackWatch } from "./CallbackWatch.js";
 import { DurationEvidence } from "./DurationEvidence.js";
 import type { EvidenceDue } from "./pollTiming.js";
 import { SlotLimiter } from "./SlotLimiter.js";
-import type { StartBucket } from "./RunEvent.js";
 
 export type Phase = "waiting" | "creating" | "inflight" | "fetching" | "done" | "failed" | "rejected" | "stuck";
 
@@ -80,11 +79,6 @@ export interface Entry {
   lentOnce?: boolean;
   /** This create took the slot a cue lent (the lender's id), until the create is answered. */
   borrowedFrom?: string;
-  /**
-   * Where the start's totals counted its matrix position, when it was recorded before this
-   * run; told with its first task event (RunEvent `startedAs`), then cleared.
-   */
-  startedAs?: StartBucket;
   /** The lockfile state and task id this run last recorded (or found) for the task. */
   recorded?: TaskState;
   recordedTaskId?: string;
@@ -248,7 +242,6 @@ export class TaskTable {
       lent: undefined,
       lentAt: undefined,
       lentOnce: undefined,
-      startedAs: undefined,
       borrowedFrom: undefined,
       recorded: undefined,
       recordedTaskId: undefined,

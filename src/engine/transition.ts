@@ -14,7 +14,6 @@ import { expectedResults, withMissingResults } from "./resultCount.js";
 import { enterUnknown, notice, record, type Out } from "./taskRules.js";
 import { tick } from "./tick.js";
 import type { Entry, TaskTable } from "./TaskTable.js";
-import { startBucketOf } from "../plan/runTotals.js";
 
 export const transition = (table: TaskTable, event: EngineEvent): Transition<TaskTable> => {
   const effects: EngineEffect[] = [];
@@ -238,13 +237,6 @@ const admit = (out: Out, event: Extract<EngineEvent, { _tag: "Admit" }>): void =
   if (known?.created_at !== undefined) entry.createdAt = known.created_at;
   if (known) knownAs(entry, known);
   const fresh = table.config.freshService;
-  // Where the start's totals counted it (runTotals.ts), for its first task event: a
-  // record the plan keeps (`=`) by its state; planned and rejected ones are to create.
-  entry.startedAs = known
-    ? known.state === "planned" || known.state === "rejected"
-      ? undefined
-      : startBucketOf(known.state, fresh)
-    : event.before;
   switch (known?.state) {
     case undefined:
       return record(out, entry, { state: "planned", planned_at: now });

@@ -60,6 +60,8 @@ export type AttemptWhy =
   | "recreate";
 
 export interface AttemptWalk {
+  /** The task the walk started from (the manifest's, or a downstream one). */
+  readonly planned: PlannedTask;
   /** The attempt this run deals with. */
   readonly task: PlannedTask;
   /** Its record, when the lockfile has one. */
@@ -89,6 +91,11 @@ export interface AttemptWalk {
 export const nextAfterDownloaded = (nextRecorded: boolean, recreateLost: boolean, lost: number): "stay" | "follow" | "recreate" =>
   nextRecorded ? "follow" : recreateLost && lost > 0 ? "recreate" : "stay";
 
+const NONE: readonly never[] = Object.freeze([]);
+
+/** The walk of a task with no record of any attempt (a first run): the task itself, new. */
+export const newWalk = (planned: PlannedTask): AttemptWalk => ({ planned, task: planned, record: undefined, firstAttempt: planned.attempt, why: "new", pastFailed: false, walked: NONE, recreated: NONE });
+
 /** Where a walk goes on from mid-way (the engine's next attempt after a failure): the attempts counted so far. */
 export interface WalkFrom {
   /** Retries count from here (the failed attempt's walk's `firstAttempt`). */
@@ -112,15 +119,17 @@ export const attempts = (planned: PlannedTask, records: AttemptRecords, rules: A
   const walked: string[] = from ? [...from.walked] : [];
   const recreated: [string, string][] = [];
   const done = (record: LockTask | undefined, needLost?: readonly [string, LockTask]): AttemptWalk => ({
+    planned,
     task,
     record,
     firstAttempt,
     why: record === undefined && why === "recorded" ? "new" : record !== undefined ? "recorded" : why,
     pastFailed,
     ...(before !== undefined ? { before } : {}),
-    walked,
+    // One empty list for every walk that passed nothing (the plan keeps a walk per task).
+    walked: walked.length > 0 ? walked : NONE,
     ...(abandonedAt !== undefined ? { abandonedAt } : {}),
-    recreated,
+    recreated: recreated.length > 0 ? recreated : NONE,
     ...(needLost ? { needLost } : {}),
   });
   for (;;) {

@@ -14,7 +14,7 @@ import { gateItems } from "../review/gate.js";
 import type { DecisionIndex } from "../review/reviewDecision.js";
 import { defaultFolderOf, folderHolders, resultFolder } from "../manifest/resultFolder.js";
 import { changeReason } from "./changeReason.js";
-import { attempts, attemptsAllowed, type AttemptRecords, type AttemptRules, type AttemptWalk } from "./attempts.js";
+import { attempts, attemptsAllowed, newWalk, type AttemptRecords, type AttemptRules, type AttemptWalk } from "./attempts.js";
 import { retakeDownstream, retakePass } from "./retakes.js";
 
 export type PlanMark = "+" | "=" | "~" | "-" | "…";
@@ -57,6 +57,12 @@ export interface PlanEntry {
   readonly reused?: true;
   /** `=` only: a take rejected in review that brings no new take, `retake_rejected` being used up (`note` says so; the plan lists it). */
   readonly noNewTake?: true;
+  /**
+   * `+`, `=`, `~` of a task made from the manifest (or from upstream results) when the
+   * lockfile records anything: the attempt walk that led here (attempts.ts), with the
+   * record it stopped at. The engine admits it as it is (absent: the task, new: `newWalk`).
+   */
+  readonly walk?: AttemptWalk;
 }
 
 export interface PlanCounts {
@@ -156,6 +162,11 @@ export interface DiffOptions {
    * an answer `why` is said on the `+`. Absent: nothing is reused.
    */
   readonly reusable?: (task: PlannedTask) => { readonly reuse: { readonly note: string; readonly record: LockTask } } | { readonly why: string } | undefined;
+  /**
+   * The run's own rules of the walk, for the plan a run executes (src/run/prepareRun.ts): a
+   * fresh service, `--recreate-lost` with the lost results counted, a job's retry_failed.
+   */
+  readonly walkRules?: Pick<AttemptRules, "retryFailedOf" | "recreateLost" | "lostCount" | "freshService">;
 }
 
 /** `+` for a task to create in `dir`. */
@@ -191,18 +202,15 @@ const reuseOf = (
   return { entry, count: () => count };
 };
 
+const slotKey = (job: string, dir: string) => `${job}\u0000${dir}`;
+
 /**
- * The first pass: every manifest task against its records (the attempt walk), with what
- * the passes after it share: the entries so far, the records accounted for, the finished
- * attempts and output counts of jobs others feed on, and the tasks still unmatched.
+ * Later attempts have ids of their own: found by matrix position (`retries`; they are
+ * few), and `job\0attempt` of each (`laterAttempts`): the walk works out a next attempt's
+ * id only when one may be recorded.
  */
-const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions) => {
-  const entries: PlanEntry[] = [];
-  const lockTasks = lock?.tasks ?? {};
-  const slotKey = (job: string, dir: string) => `${job}\u0000${dir}`;
-  // Later attempts have ids of their own: find them by matrix position. They are few.
+const laterAttemptsOf = (lockTasks: Readonly<Record<string, LockTask>>) => {
   const retries = new Map<string, [string, LockTask][]>();
-  /** `job\0attempt` of every later attempt recorded: the walk works out a next attempt's id only when one may be recorded. */
   const laterAttempts = new Set<string>();
   for (const id in lockTasks) {
     const t = lockTasks[id]!;
@@ -213,6 +221,18 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
     if (list) list.push([id, t]);
     else retries.set(key, [[id, t]]);
   }
+  return { retries, laterAttempts };
+};
+
+/**
+ * The first pass: every manifest task against its records (the attempt walk), with what
+ * the passes after it share: the entries so far, the records accounted for, the finished
+ * attempts and output counts of jobs others feed on, and the tasks still unmatched.
+ */
+const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, options: DiffOptions) => {
+  const entries: PlanEntry[] = [];
+  const lockTasks = lock?.tasks ?? {};
+  const { retries, laterAttempts } = laterAttemptsOf(lockTasks);
   // Records a manifest task accounts for: its own (counted, not kept: a rerun of 100,000
   // recorded tasks would fill a set of them for nothing) and later attempts found by
   // position (kept). The set of all is made only when some record may be unaccounted for.
@@ -261,6 +281,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
   const rules: AttemptRules = {
     withAttempt: (task, attempt) => manifest.withAttempt(task, attempt),
     ...(options.renewFailed ? { renew: options.renewFailed } : {}),
+    ...options.walkRules,
   };
 
   const reuse = reuseOf(options.reusable, feeding, finished, outputsOf);
@@ -288,6 +309,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
       note,
       ...placedOf(task),
       ...(walk.pastFailed ? { pastFailed: true } : {}),
+      walk,
     });
   };
 
@@ -307,7 +329,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
       if (direct === undefined) {
         const entry = reuse.entry(task, folder);
         if (entry.mark === "+") unmatched.push({ task, at: entries.length });
-        entries.push(entry);
+        entries.push({ ...entry, walk: attempts(task, records, rules) });
         return;
       }
       counts.own++;
@@ -322,7 +344,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
       if (!matched) {
         const entry = reuse.entry(task, folder);
         if (entry.mark === "+") unmatched.push({ task, at: entries.length });
-        entries.push(entry);
+        entries.push({ ...entry, walk: attempts(task, records, rules) });
         return;
       }
       if (direct) counts.own++;
@@ -333,8 +355,14 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
     const latestId = walk.task.id;
     if (latest === undefined) {
       // Past the recorded attempts: the next one is made (a retry, --failed, abandoned elsewhere).
-      if (walk.walked.length === 0) entries.push(create(task, folder));
+      if (walk.walked.length === 0) entries.push({ ...create(task, folder), walk });
       else pushNextAttempt(task, folder, walk);
+      // Made again (--recreate-lost): until it is, downstream work is counted from the attempt it replaces.
+      const lost = walk.why === "recreate" ? walk.walked[walk.walked.length - 1]! : undefined;
+      if (lost !== undefined && feeding.has(task.job)) {
+        finished.set(task.id, [lost, lockTasks[lost]!]);
+        outputsOf.set(task.id, outputCount(lockTasks[lost]!));
+      }
       return;
     }
     const state = latest.state;
@@ -345,15 +373,15 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
         if (state === "downloaded" || outputCount(latest) > 0) outputsOf.set(task.id, outputCount(latest));
         finished.set(task.id, [latestId, latest]);
       }
-      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state });
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, walk });
     } else if (IN_FLIGHT.has(state)) {
-      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, inFlight: true });
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, inFlight: true, walk });
     } else if (state === "failed") {
       const allowed = attemptsAllowed(walk, task);
       const note = latest.attempt < allowed ? "content risk: not retried without retry_content_risk: true" : allowed > 1 ? "failed, no retries left" : "failed";
       // It makes nothing: no downstream task waits on it.
       if (keep) outputsOf.set(task.id, 0);
-      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note });
+      entries.push({ mark: "=", id: latestId, job: task.job, vars: task.vars, dir: folder, state, note, walk });
     } else {
       // planned (never sent) or rejected (the service refused it): create it (again).
       const again = walk.task;
@@ -369,6 +397,7 @@ const classifierOf = (manifest: LoadedManifest, lock: LockFile | undefined, opti
         ...placedOf(task),
         ...(walk.pastFailed ? { pastFailed: true } : {}),
         ...(state === "rejected" ? { note: "the service rejected it before" } : {}),
+        walk,
       });
     }
   };
@@ -636,4 +665,23 @@ export const countEntries = (
   const waitingEstimate: Record<string, string> = {};
   for (const [currency, m] of waitingCosts) waitingEstimate[currency] = formatAmount(m);
   return { jobs, total, estimate, waitingEstimate };
+};
+
+/**
+ * The plan's walk of each of `tasks` (the manifest's tasks, in its order, as diffPlan
+ * classified them: their entries come first, in that order), for the engine to admit as
+ * they are; undefined when the entries do not line up with the tasks (the engine then
+ * walks each task itself, by the same walk).
+ */
+export const walksOf = (plan: Pick<PlanResult, "entries">, tasks: readonly Pick<PlannedTask, "id">[]): AttemptWalk[] | undefined => {
+  const out: AttemptWalk[] = [];
+  for (const e of plan.entries) {
+    if (out.length === tasks.length) break;
+    if (e.mark !== "+" && e.mark !== "=" && e.mark !== "~") continue;
+    const walk = e.walk ?? (e.task ? newWalk(e.task) : undefined);
+    if (walk === undefined || walk.planned.upstream !== undefined) continue;
+    if (walk.planned.id !== tasks[out.length]!.id) return undefined;
+    out.push(walk);
+  }
+  return out.length === tasks.length ? out : undefined;
 };

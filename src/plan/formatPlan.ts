@@ -169,7 +169,7 @@ export const planJson = (plan: PlanResult, changes?: ReadonlyMap<string, readonl
   // The new takes are in `entries`; their requests (which may hold base64 images) are not shown.
   ...(plan.retakes ? { retakes: plan.retakes.map((t) => t.id) } : {}),
   entries: plan.entries.map((e) => {
-    const { task: _task, placed: _placed, ...rest } = e;
+    const { task: _task, placed: _placed, walk: _walk, ...rest } = e;
     const files = entryFiles(e);
     const changed = e.mark === "~" ? changes?.get(e.id) : undefined;
     return { ...rest, ...(files ? { files } : {}), ...(changed ? { changed } : {}) };

@@ -34,14 +34,25 @@ export interface RunTotals {
 
 /**
  * Where the totals count a task the plan keeps as it is (`=`), by its recorded state;
- * undefined: to create (a fresh service has none of the tasks in flight). The engine tells
- * a view the same of a task it sends or makes again (RunEvent `startedAs`), so the view
- * moves it out of that count rather than counting it twice.
+ * undefined: to create (a fresh service has none of the tasks in flight).
  */
 export const startBucketOf = (state: TaskState, freshService: boolean): StartBucket | undefined =>
   state === "downloaded" ? "done" : state === "failed" || state === "rejected" ? "failed" : freshService ? undefined : "inFlight";
 
 const isSettled = (bucket: StartBucket | undefined): boolean => bucket === "done" || bucket === "failed";
+
+/**
+ * Where the start's totals count one entry: in a bucket, to create, or not at all (`-`;
+ * what a chosen part leaves out, except tasks done or failed, which stay where they are).
+ * A `+` made again after a downloaded attempt (`--recreate-lost`) stays counted where that
+ * attempt was (its walk's `before`) until it is made: one task, not a second one.
+ */
+const countedAs = (e: PlanEntry, freshService: boolean, keeps: ((e: PlanEntry) => boolean) | undefined): StartBucket | "toCreate" | undefined => {
+  if (e.mark === "-") return undefined;
+  const bucket = e.mark === "=" ? startBucketOf(e.state ?? "submitted", freshService) : e.mark === "+" && e.walk !== undefined && e.walk.record === undefined ? e.walk.before : undefined;
+  if (keeps !== undefined && !keeps(e) && !(e.mark === "=" && isSettled(bucket))) return undefined;
+  return bucket ?? "toCreate";
+};
 
 /**
  * `freshService`: the service knows none of the recorded tasks (an emulated run starts a
@@ -56,20 +67,13 @@ export const runTotals = (plan: PlanResult, freshService = false, keeps?: (e: Pl
   for (const job of Object.keys(plan.jobs)) jobs[job] = zero();
   let recorded = 0;
   for (const e of plan.entries) {
-    if (e.mark === "-") continue;
-    if (keeps !== undefined && !keeps(e) && !(e.mark === "=" && isSettled(startBucketOf(e.state ?? "submitted", freshService)))) continue;
+    const as = countedAs(e, freshService, keeps);
+    if (as === undefined) continue;
     const c = (jobs[e.job] ??= zero());
     const n = e.mark === "…" ? (e.count ?? 0) : 1;
     c.total += n;
-    if (e.mark === "=") {
-      recorded++;
-      const bucket = startBucketOf(e.state ?? "submitted", freshService);
-      if (bucket === undefined) c.toCreate++;
-      else c[bucket]++;
-    } else {
-      if (e.mark !== "…" && (e.state !== undefined || e.replaces !== undefined)) recorded++;
-      c.toCreate += n;
-    }
+    if (e.mark === "=" || (e.mark !== "…" && (e.state !== undefined || e.replaces !== undefined))) recorded++;
+    c[as] += n;
   }
   const all = Object.values(jobs);
   const sum = (k: "total" | "done" | "inFlight" | "failed" | "toCreate") => all.reduce((n, c) => n + c[k], 0);
@@ -77,6 +81,30 @@ export const runTotals = (plan: PlanResult, freshService = false, keeps?: (e: Pl
     total: sum("total"),
     jobs,
     ...(recorded > 0 ? { resume: { done: sum("done"), inFlight: sum("inFlight"), failed: sum("failed"), toCreate: sum("toCreate") } } : {}),
+  };
+};
+
+/** Where the start's totals counted a matrix position (job and folder), as a view asks when it first hears of it; undefined: to create, or not counted. */
+export type StartBuckets = (job: string, dir: string) => StartBucket | undefined;
+
+/**
+ * The start's buckets per matrix position, by the rule `runTotals` counts with: a view
+ * moves a task it hears of out of the bucket the start counted it in, so a task sent,
+ * made or tried again is still one task. Made on the first question (a run that tells
+ * nothing asks none).
+ */
+export const startBuckets = (plan: PlanResult, freshService = false, keeps?: (e: PlanEntry) => boolean): StartBuckets => {
+  let byPosition: Map<string, StartBucket> | undefined;
+  return (job, dir) => {
+    if (byPosition === undefined) {
+      byPosition = new Map();
+      for (const e of plan.entries) {
+        if (e.mark === "…" || e.dir === undefined) continue;
+        const as = countedAs(e, freshService, keeps);
+        if (as !== undefined && as !== "toCreate") byPosition.set(`${e.job}\u0000${e.dir}`, as);
+      }
+    }
+    return byPosition.get(`${job}\u0000${dir}`);
   };
 };
 

@@ -8,6 +8,7 @@
 import * as BigDecimal from "effect/BigDecimal";
 import { amountOf, formatAmount, times } from "../money/Money.js";
 import { countEntries, type PlanEntry, type PlanResult } from "./diffPlan.js";
+import type { AttemptWalk } from "./attempts.js";
 
 export { countEntries };
 
@@ -269,4 +270,26 @@ export const selectPlan = (plan: PlanResult, s: Selection, jobs: readonly Select
     notSelected,
     notes,
   };
+};
+
+/** What a run of a chosen part does with the attempt a task's walk reached: follow it (and create it when it needs that), let it in as context, or leave it. */
+export type Admission = "take" | "context" | "skip";
+
+/**
+ * The engine's admission of a walked task (at the start, from the plan's walks, and mid-run:
+ * downstream tasks, from the same walk), under a selection (undefined: the whole run,
+ * every task taken). Taken: the selection selects the task and, with --failed, the walk
+ * passed a failed attempt to an attempt not downloaded (to create, or in flight from an
+ * interrupted --failed run). Otherwise a task of a job the selection needs (relevantJobs)
+ * whose attempt is downloaded enters as context, its files checked (its results feed the
+ * selected tasks); anything else is left as the lockfile has it.
+ */
+export const admissionOf = (
+  s: { readonly selects: (task: { readonly job: string; readonly vars: Readonly<Record<string, unknown>> }) => boolean; readonly failed: boolean; readonly relevantJobs: ReadonlySet<string> } | undefined,
+  walk: Pick<AttemptWalk, "planned" | "task" | "record" | "pastFailed">,
+): Admission => {
+  if (s === undefined) return "take";
+  const downloaded = walk.record?.state === "downloaded";
+  if (s.selects(walk.planned) && (!s.failed || (walk.pastFailed && !downloaded))) return "take";
+  return downloaded && s.relevantJobs.has(walk.task.job) ? "context" : "skip";
 };

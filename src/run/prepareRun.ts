@@ -16,8 +16,12 @@ import { cashByCurrency } from "../money/charges.js";
 import type { LinkScope } from "../outputs/OutputsFolderCheck.js";
 import { runnerOnlyWarning } from "../outputs/runnerOnlyWarning.js";
 import { scanResults } from "../outputs/scanResults.js";
-import { diffPlan, supersessions, type PlanResult } from "../plan/diffPlan.js";
-import { runTotals } from "../plan/runTotals.js";
+import { diffPlan, supersessions, walksOf, type DiffOptions, type PlanEntry, type PlanResult } from "../plan/diffPlan.js";
+import type { AttemptWalk } from "../plan/attempts.js";
+import { runTotals, startBuckets } from "../plan/runTotals.js";
+import { lostCounts } from "../engine/Planning.js";
+import { forgetOldService } from "../engine/Recovery.js";
+import { Downloader } from "../outputs/Downloader.js";
 import { lockDigest, PlanStale } from "../plan/savedPlan.js";
 import { groupFailures } from "../report/failureGroups.js";
 import type { Failures } from "../engine/Failures.js";
@@ -41,7 +45,7 @@ import { NotConfirmed } from "./NotConfirmed.js";
 export type ConfirmPlan = (plan: PlanResult, lock: LockFile) => Promise<boolean> | boolean;
 
 /** What the start event adds about the whole plan, when the manifest can be planned (a LoadedManifest). */
-export type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream">;
+export type StartOutlook = Pick<Extract<RunEvent, { type: "start" }>, "total" | "totals" | "resume" | "spentBefore" | "budget" | "downstream" | "startBuckets">;
 
 export const isLoaded = (m: RunnableManifest): m is RunnableManifest & LoadedManifest => "expectedDownstreamCount" in m && "downstreamEstimate" in m;
 
@@ -72,6 +76,8 @@ export interface PrepareInput {
   readonly reviews: DecisionIndex | undefined;
   readonly expectLockfile: string | undefined;
   readonly switchService: boolean;
+  /** `run --recreate-lost`: the run's plan makes tasks with lost results again, as next attempts. */
+  readonly recreateLost: boolean;
   readonly confirm: ConfirmPlan | undefined;
   /** Paid results of the same request in other lockfiles are reused (issue 31; `--no-reuse`: false). */
   readonly reuse: boolean;
@@ -99,6 +105,8 @@ export interface Prepared {
   readonly groupsAtStart: Failures | undefined;
   /** Time taken by the question before spending (a person's answer): not counted against --max-wait. */
   readonly askedMs: number;
+  /** The run's plan's walk of each of `placed.tasks`, in order, for the engine to admit (RunnerOptions.plan); undefined: the engine walks them. */
+  readonly walks: readonly AttemptWalk[] | undefined;
 }
 
 /**
@@ -107,9 +115,15 @@ export interface Prepared {
  * creates only its ids). Without --failed the same plan gives the supersessions and the
  * standings; with it, those come from the plain plan (renewals are no lockfile fact).
  */
-const planOnce = (manifest: RunnableManifest & LoadedManifest, lock: LockFile, selection: RunSelection | undefined, reviews: DecisionIndex | undefined): PlanResult => {
+const planOnce = (
+  manifest: RunnableManifest & LoadedManifest,
+  lock: LockFile,
+  selection: RunSelection | undefined,
+  reviews: DecisionIndex | undefined,
+  walkRules?: DiffOptions["walkRules"],
+): PlanResult => {
   const recorded = Object.keys(lock.tasks).length ? lock : undefined;
-  return diffPlan(manifest, recorded, { ...(selection?.failed ? { renewFailed: selection.selects } : {}), ...(reviews ? { reviews } : {}) });
+  return diffPlan(manifest, recorded, { ...(selection?.failed ? { renewFailed: selection.selects } : {}), ...(reviews ? { reviews } : {}), ...(walkRules ? { walkRules } : {}) });
 };
 
 const outlookOf = (
@@ -123,12 +137,16 @@ const outlookOf = (
   if (!plan || !isLoaded(manifest)) return base;
   // A run of a chosen part counts what it will do: --failed's new attempts are to create
   // (the engine makes them), work it leaves out is not counted; a saved plan creates only its ids.
-  const totals = runTotals(
-    plan,
-    freshService,
-    selection ? (e) => selection.keeps(e) && ((e.mark !== "+" && e.mark !== "~") || selection.mayCreate?.(e.id) !== false) : undefined,
-  );
-  return { ...base, total: totals.total, totals: totals.jobs, ...(totals.resume ? { resume: totals.resume } : {}), downstream: shapeOf(manifest).downstream };
+  const keeps = selection ? (e: PlanEntry) => selection.keeps(e) && ((e.mark !== "+" && e.mark !== "~") || selection.mayCreate?.(e.id) !== false) : undefined;
+  const totals = runTotals(plan, freshService, keeps);
+  return {
+    ...base,
+    total: totals.total,
+    totals: totals.jobs,
+    ...(totals.resume ? { resume: totals.resume } : {}),
+    downstream: shapeOf(manifest).downstream,
+    startBuckets: startBuckets(plan, freshService, keeps),
+  };
 };
 
 /**
@@ -163,6 +181,25 @@ const serviceStep = (input: PrepareInput) =>
     const fresh = emulator !== undefined ? takeUpEmulator(emulator, manifest.lockfilePath, yield* store.view, onEvent) : false;
     if (emulator !== undefined) input.onTakeUp();
     return { current, fresh };
+  });
+
+/**
+ * The plan the engine executes, with the run's own rules: on a fresh service (a new
+ * emulator) the records in flight there are planned again first (Recovery.ts
+ * `forgetOldService`) and a downloaded attempt is never followed further; with
+ * `--recreate-lost` the lost results of downloaded records are counted (through the
+ * downloader) and their tasks walk on to a next attempt. Otherwise the run's plan as it is.
+ */
+const runPlan = (manifest: RunnableManifest & LoadedManifest, plan: PlanResult, fresh: boolean, input: PrepareInput) =>
+  Effect.gen(function* () {
+    if (!fresh && !input.recreateLost) return plan;
+    const store = yield* LockStore;
+    if (fresh) yield* forgetOldService({ records: yield* store.view, put: store.put });
+    const lost = input.recreateLost ? yield* lostCounts(yield* Downloader, yield* store.view, yield* Clock.currentTimeMillis) : undefined;
+    return planOnce(manifest, yield* store.snapshot, input.selection, input.reviews, {
+      ...(fresh ? { freshService: true } : {}),
+      ...(lost ? { recreateLost: true, lostCount: (id: string) => lost.get(id) ?? 0 } : {}),
+    });
   });
 
 export const prepareRun = (input: PrepareInput) =>
@@ -228,12 +265,14 @@ export const prepareRun = (input: PrepareInput) =>
     // Without --failed the run's plan is the plain plan; with it, the plain one is made for what the lockfile records.
     const plain = plan && input.selection?.failed && isLoaded(manifest) ? planOnce(manifest, before, undefined, input.reviews) : plan;
     const recordedAny = Object.keys(before.tasks).length > 0;
+    const run = isLoaded(manifest) && plan ? yield* runPlan(manifest, plan, fresh, input) : plan;
     return {
       placed,
       fresh,
       current,
       before,
-      outlook: outlookOf(manifest, plan, fresh, spentBefore, input.selection),
+      outlook: outlookOf(manifest, run, fresh, spentBefore, input.selection),
+      walks: run ? walksOf(run, placed.tasks) : undefined,
       changesAtStart,
       replacedAtStart: plain && recordedAny ? supersessions(plain, before) : undefined,
       // As writeReports would work them out (standingsFor) for this lockfile; an empty one has none to tell.

@@ -233,6 +233,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         reviews,
         expectLockfile: options.expectLockfile,
         switchService: options.switchService === true,
+        recreateLost: options.recreateLost === true,
         confirm: options.confirm,
         reuse: options.reuse !== false,
         ...(options.reuseAlso ? { reuseAlso: options.reuseAlso } : {}),
@@ -257,6 +258,7 @@ export const runLoadedManifest = async (loaded: RunnableManifest, options: RunMa
         ...(options.selection ? { selection: options.selection } : {}),
         ...(reviews ? { reviews } : {}),
         ...(options.recreateLost ? { recreateLost: true } : {}),
+        ...(prepared.walks ? { plan: { walks: prepared.walks } } : {}),
         address: serviceIdentity(emulator?.url ?? serviceUrl),
       });
       const finished = yield* finishRun({ manifest, prepared, result, reviews, env, emulated, outputStore, reports: options.reports !== false, onEvent });

@@ -24,7 +24,7 @@ import { startEmulator } from "../../src/emulator/Emulator.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import type { LoadedManifest } from "../../src/manifest/LoadedManifest.js";
 import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
-import { diffPlan, type PlanResult } from "../../src/plan/diffPlan.js";
+import { diffPlan, walksOf, type PlanResult } from "../../src/plan/diffPlan.js";
 import { runTotals } from "../../src/plan/runTotals.js";
 import { renewFailedOf, selectPlan, selectsTask, type Selection } from "../../src/plan/selection.js";
 import { runSelectionOf } from "../../src/cli/selectionFlags.js";
@@ -183,6 +183,18 @@ const runCase = async (seed: number): Promise<void> => {
     const plan: PlanResult = whole ? full : selectPlan(full, selection, manifest.jobs);
     const toCreate = plan.entries.filter((e) => e.mark === "+" || e.mark === "~").map((e) => e.id);
     assert.equal(toCreate.sort(), [...expected.keys()].sort(), `the plan's + are the model's creates (${described})`);
+    // What the engine admits at the start is the plan's walk of each manifest task (no walk of its own):
+    // every walk lines up with its task, and the walks of the selected tasks reach the model's attempts.
+    const walks = walksOf(full, manifest.tasks);
+    assert.ok(walks !== undefined, `the plan's walks line up with the manifest's tasks (${described})`);
+    for (const w of walks!) {
+      const want = [...expected].find(([, x]) => x.task.id === w.planned.id);
+      if (want !== undefined) {
+        assert.is(w.task.id, want[0], `${w.planned.id}: the plan's walk reaches the attempt to create (${described})`);
+        assert.is(w.firstAttempt, want[1].firstAttempt, `${w.planned.id}: retries count from the same attempt (${described})`);
+        assert.is(w.record, lock.tasks[w.task.id], `${w.planned.id}: the walk carries the lockfile's record (${described})`);
+      }
+    }
 
     // 2. The run.
     const events: RunEvent[] = [];
@@ -207,6 +219,17 @@ const runCase = async (seed: number): Promise<void> => {
       assert.is(sum("toCreate"), expected.size, `to create at the start (${described})`);
       assert.is(sum("done"), done, `done at the start (${described})`);
       assert.is(sum("failed"), failedForGood, `failed for good at the start (${described})`);
+      // The buckets the view is told up front (startBuckets) are the same counts, position by position.
+      const told = new Map<string, Record<"done" | "inFlight" | "failed", number>>();
+      for (const task of manifest.tasks) {
+        const b = start.startBuckets?.(task.job, task.dir);
+        const c = told.get(task.job) ?? { done: 0, inFlight: 0, failed: 0 };
+        if (b !== undefined) c[b]++;
+        told.set(task.job, c);
+      }
+      for (const [job, c] of Object.entries(start.totals ?? {})) {
+        assert.equal(told.get(job) ?? { done: 0, inFlight: 0, failed: 0 }, { done: c.done, inFlight: c.inFlight, failed: c.failed }, `${job}: start buckets per position are the start's counts (${described})`);
+      }
     }
 
     // 3. What the emulator was asked to create: the plan's, then next attempts of this run's failures.

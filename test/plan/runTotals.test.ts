@@ -5,7 +5,9 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { PlanEntry, PlanResult } from "../../src/plan/diffPlan.js";
-import { describeResume, describeTotals, runTotals } from "../../src/plan/runTotals.js";
+import { describeResume, describeTotals, runTotals, startBuckets } from "../../src/plan/runTotals.js";
+import { newWalk } from "../../src/plan/attempts.js";
+import type { PlannedTask } from "../../src/manifest/PlannedTask.js";
 
 const counts = () => ({ "+": 0, "=": 0, "~": 0, "-": 0, "…": 0, inFlight: 0 });
 const plan = (entries: PlanEntry[]): PlanResult => ({
@@ -62,6 +64,29 @@ test("a run of a chosen part counts its work: left-out work is not counted, left
   assert.is(t.total, 3);
   assert.equal(t.jobs["reels"], { total: 0, done: 0, inFlight: 0, failed: 0, toCreate: 0 });
   assert.equal(runTotals(all).resume, { done: 1, inFlight: 1, failed: 1, toCreate: 5 }, "without a selection: everything");
+});
+
+test("a task made again after its downloaded attempt (--recreate-lost) stays counted done until made; the view's start buckets follow the same rule per position", () => {
+  const first = { id: "s-1", job: "stills", attempt: 1, dir: "stills/red", vars: {} } as unknown as PlannedTask;
+  const second = { ...first, id: "s-2", attempt: 2 } as PlannedTask;
+  const remade = { ...newWalk(first), task: second, why: "recreate" as const, walked: ["s-1"], before: "done" as const };
+  const p = plan([
+    e("+", "stills", { id: "s-2", dir: "stills/red", state: "downloaded", task: second, walk: remade }),
+    e("=", "stills", { dir: "stills/green", state: "processing", inFlight: true }),
+    e("=", "stills", { dir: "stills/blue", state: "failed" }),
+    e("+", "stills", { dir: "stills/pink", task: first, walk: newWalk(first) }),
+    // A planned record after a downloaded attempt (an interrupted --recreate-lost run): to create.
+    e("+", "stills", { dir: "stills/grey", state: "planned", walk: { ...remade, record: { state: "planned" } as never } }),
+  ]);
+  assert.equal(runTotals(p).jobs["stills"], { total: 5, done: 1, inFlight: 1, failed: 1, toCreate: 2 });
+  const at = startBuckets(p);
+  assert.equal(
+    ["red", "green", "blue", "pink", "grey", "none"].map((c) => at("stills", `stills/${c}`)),
+    ["done", "inFlight", "failed", undefined, undefined, undefined],
+  );
+  // A fresh service has none of the tasks in flight: to create, as the totals count it.
+  assert.is(startBuckets(p, true)("stills", "stills/green"), undefined);
+  assert.is(runTotals(p, true).jobs["stills"]!.toCreate, 3);
 });
 
 test.run();
