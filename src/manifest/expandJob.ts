@@ -57,9 +57,11 @@ interface FolderIndex {
 }
 const folderIndexes = new WeakMap<Set<string>, FolderIndex>();
 
-/** Why `dir` (lower-cased: `lower`) clashes with a folder already in `index` (and whose), or undefined. */
-const folderClash = (index: FolderIndex, dir: string, lower: string): { owner: FolderOwner; why: string } | undefined => {
-  const same = index.exact.get(lower);
+/**
+ * Why `dir` (lower-cased: `lower`) clashes with a folder already in `index` (and whose), or
+ * undefined. `same`: the caller's lookup of `lower` in `index.exact` (one lookup per task).
+ */
+const folderClash = (index: FolderIndex, dir: string, lower: string, same: FolderOwner | undefined): { owner: FolderOwner; why: string } | undefined => {
   if (same) return { owner: same, why: `its folder '${dir}' differs only in letter case from '${same.dir}'` };
   // Each proper prefix ending before a `/` (indexOf, not split and join: 100,000 tasks).
   for (let cut = lower.indexOf("/"); cut >= 0; cut = lower.indexOf("/", cut + 1)) {
@@ -271,12 +273,14 @@ const addTakes = (made: JobTasks, draft: TaskDraft, combo: Combination, built: B
     }
     let dir = `${job.id}/${folder}${job.take > 1 ? `/take-${take}` : ""}`;
     let lower = dir.toLowerCase();
+    let same = folderIndex.exact.get(lower);
     // Taken already (by this very name: a folder differing only in case is a clash below).
-    if (folderIndex.exact.get(lower)?.dir === dir) {
+    if (same?.dir === dir) {
       dir = `${dir}-${id.slice(-6)}`;
       lower = dir.toLowerCase();
+      same = folderIndex.exact.get(lower);
     }
-    const clash = folderClash(folderIndex, dir, lower);
+    const clash = folderClash(folderIndex, dir, lower, same);
     if (clash) {
       const here = made.comboPlace(combo, clash.owner.combo);
       const there = state.pos(made.comboPlace(clash.owner.combo, combo));

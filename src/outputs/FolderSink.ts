@@ -24,6 +24,16 @@ export const folderSink = (outputsDir: string, folderSyncs: FolderSyncs = makeFo
   // reports use it instead of a second stat of every file (a file removed by hand while
   // the run goes is seen by the next run's start, which stats every recorded file).
   const sizes = new Map<string, number>();
+  // The start check's finds (`holds`), in order, folded into `sizes` when it is next read or
+  // changed: a Map insert after each stat (the stat's system call between two inserts)
+  // cost more than the same inserts in one loop.
+  const foundPaths: string[] = [];
+  const foundSizes: number[] = [];
+  const fold = (): void => {
+    for (let i = 0; i < foundPaths.length; i++) sizes.set(foundPaths[i]!, foundSizes[i]!);
+    foundPaths.length = 0;
+    foundSizes.length = 0;
+  };
   // Folder fsyncs are shared by every change made before they start (folderSyncs.ts):
   // tasks finishing together make their folders in one parent, and one fsync serves them.
   // Folders this run made whose entry in their parent is not yet known durable, with the
@@ -93,6 +103,7 @@ export const folderSink = (outputsDir: string, folderSyncs: FolderSyncs = makeFo
       );
     }
     await Promise.all(syncs);
+    fold();
     sizes.set(rel, written.size);
     return { size: written.size, sha256: written.sha256 };
   };
@@ -138,15 +149,22 @@ export const folderSink = (outputsDir: string, folderSyncs: FolderSyncs = makeFo
         size = undefined; // unreadable (permissions): fetch it again, as if missing
       }
       if (size !== o.size) {
+        fold();
         sizes.delete(o.path);
         return false;
       }
-      if (size !== undefined) sizes.set(o.path, size);
+      if (size !== undefined) {
+        foundPaths.push(o.path);
+        foundSizes.push(size);
+      }
     }
     return true;
   };
 
-  const seen = (rel: string, size: number | undefined): boolean => size !== undefined && sizes.get(rel) === size;
+  const seen = (rel: string, size: number | undefined): boolean => {
+    if (foundPaths.length > 0) fold();
+    return size !== undefined && sizes.get(rel) === size;
+  };
 
   return { where: outputsDir, prepare, write, holds, absolutePath, seen };
 };

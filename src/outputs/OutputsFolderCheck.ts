@@ -110,20 +110,34 @@ type EntryKind = "link" | "dir" | "other";
 const kindOf = (entry: { isSymbolicLink(): boolean; isDirectory(): boolean }): EntryKind =>
   entry.isSymbolicLink() ? "link" : entry.isDirectory() ? "dir" : "other";
 
-/** The kinds of the named entries of `dir` that exist (links not followed). */
-const entryKinds = (dir: string, names: Iterable<string>, count: number): Map<string, EntryKind> => {
+/** Whether a check must look at the scope's folder `child`, an entry of this `kind`: a link is judged, a folder with some of the scope below it entered. */
+const mattersHere = (kind: EntryKind | undefined, child: ScopeNode): boolean =>
+  kind === "link" || (kind === "dir" && (child.inside || child.children !== undefined));
+
+/**
+ * The kinds of the named entries of `dir` (the keys of `children`) that exist (links not
+ * followed), or, from a listing (more than LOOKUPS_BEFORE_LISTING of them), only of those
+ * that matter (mattersHere): 100,000 finished tasks' folders in one job folder are looked
+ * up in the scope, not put into a map of their own.
+ */
+const entryKinds = (dir: string, children: ReadonlyMap<string, ScopeNode>): Map<string, EntryKind> => {
   const kinds = new Map<string, EntryKind>();
-  if (count > LOOKUPS_BEFORE_LISTING) {
+  if (children.size > LOOKUPS_BEFORE_LISTING) {
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       return kinds;
     }
-    for (const entry of entries) kinds.set(entry.name, kindOf(entry));
+    for (const entry of entries) {
+      const kind = kindOf(entry);
+      if (kind === "other") continue;
+      const child = children.get(entry.name);
+      if (child !== undefined && mattersHere(kind, child)) kinds.set(entry.name, kind);
+    }
     return kinds;
   }
-  for (const name of names) {
+  for (const name of children.keys()) {
     let info;
     try {
       info = lstatSync(join(dir, name), { throwIfNoEntry: false });
@@ -187,14 +201,17 @@ export const findEscapingLinks = async (outputsDir: string, dirs?: readonly stri
     if (node.inside) return walk(abs);
     const children = node.children ?? NO_CHILDREN;
     if (children.size === 0) return;
-    const kinds = entryKinds(abs, children.keys(), children.size);
+    const kinds = entryKinds(abs, children);
+    // Nothing to judge or enter (100,000 finished tasks' folders): no walk of the scope's folders.
+    if (kinds.size === 0) return;
     for (const [name, child] of children) {
       if (found.size >= limit) return;
       const kind = kinds.get(name);
       // Missing: the run makes it as a real folder. Not a folder: making one there fails later.
-      if (kind === "link") judge(join(abs, name));
       // A folder with nothing of the scope below it (a finished task's) is not entered: no path made for it.
-      else if (kind === "dir" && (child.inside || child.children !== undefined)) visit(child, join(abs, name));
+      if (kind === undefined || !mattersHere(kind, child)) continue;
+      if (kind === "link") judge(join(abs, name));
+      else visit(child, join(abs, name));
     }
   };
   if (dirs === undefined) walk(lexicalRoot);

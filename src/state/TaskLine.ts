@@ -239,6 +239,50 @@ export interface KnownStrings {
 }
 
 /**
+ * The line's request hash: `hash`, or the head its id spells and `hash_rest`; the caller's
+ * string (`known`) when equal, compared in place, so the usual line joins no second copy.
+ */
+const requestHashOf = (id: string, line: TaskLine, known: KnownStrings | undefined): string => {
+  if (line.hash !== undefined) return known !== undefined && known.requestHash === line.hash ? known.requestHash : line.hash;
+  // An id that spells no head (a hand-edited line) joins nothing before the rest, as ever.
+  const head = idHashHex(id) ?? "";
+  const rest = line.hash_rest!;
+  const k = known?.requestHash;
+  if (k !== undefined && k.length === head.length + rest.length && k.startsWith(head) && k.endsWith(rest)) return k;
+  return joined([head, rest], "");
+};
+
+/** The last one-entry billing decoded, and the line it came from (see billingOf). */
+let lastBill: { readonly line: BillLine; readonly billing: readonly BillingEntry[] } | undefined;
+
+/**
+ * A line's billing. A batch's tasks are mostly charged alike, one after the other in the
+ * file: a one-entry list equal to the one before (field by field) is that same list, so
+ * 100,000 records hold one list and one entry, not one each. Shared lists and entries are
+ * frozen: records are replaced, never edited, and a change would throw, not reach another task.
+ */
+const billingOf = (bills: readonly BillLine[]): readonly BillingEntry[] => {
+  if (bills.length !== 1) return bills.map(decodeBill);
+  const b = bills[0]!;
+  // The fields decodeBill reads decide the entry (its keys and their order too).
+  const last = lastBill?.line;
+  if (
+    last !== undefined &&
+    last.cash === b.cash &&
+    last.unit === b.unit &&
+    last.list === b.list &&
+    last.cash_type === b.cash_type &&
+    last.currency === b.currency &&
+    last.package_type === b.package_type
+  ) {
+    return lastBill!.billing;
+  }
+  const billing = Object.freeze([Object.freeze(decodeBill(b))]);
+  lastBill = { line: b, billing };
+  return billing;
+};
+
+/**
  * The task a line describes (the line already checked against `$defs/taskLine` and
  * `lineRuleProblem`), by the rules of the version it was written with (default: the
  * current one). Straight-line code on purpose: it runs once per task when a lockfile loads
@@ -250,8 +294,7 @@ export const decodeTaskLine = (name: string, line: TaskLine, rules: LineRules = 
   const job = line.job ?? idJob(name, id)!;
   const vars = line.vars ?? {};
   const dir = line.dir ?? defaultDir(job, vars);
-  let requestHash = line.hash ?? joined([idHashHex(id)!, line.hash_rest!], "");
-  if (known !== undefined && known.requestHash === requestHash) requestHash = known.requestHash;
+  const requestHash = requestHashOf(id, line, known);
   const at = line.at;
   const u = at[0] as number;
   const task: { -readonly [K in keyof LockTask]: LockTask[K] } = {
@@ -265,7 +308,7 @@ export const decodeTaskLine = (name: string, line: TaskLine, rules: LineRules = 
     state: line.state ?? "downloaded",
     updated_at: u,
     outputs: line.out === undefined ? [] : line.out.map((o, i) => decodeOutput(line.kind, dir, o, i, rules)),
-    billing: line.bill === undefined ? [] : line.bill.map(decodeBill),
+    billing: line.bill === undefined ? [] : billingOf(line.bill),
   };
   if (line.task_id !== undefined) task.task_id = line.task_id;
   // A time no Date can show (an older version recorded a service's create_time of 1e300)

@@ -381,4 +381,30 @@ test("a lockfile parsed with the caller's strings (a run's plan) gives the same 
   assert.is(parseLockFileText(damaged, (id) => known.get(id)), message);
 });
 
+test("tasks charged alike one after the other share one frozen billing list; any differing field gives a list of its own, equal to what was written", () => {
+  const cash = { charge_type: "cash", amount: "0.024", cash_type: "balance", currency: "USD", list_price: "0.03" } as const;
+  const bills: LockTask["billing"][] = [
+    [cash],
+    [{ ...cash }],
+    [{ ...cash, amount: "0.048" }],
+    [{ ...cash, amount: "0.048" }],
+    [{ charge_type: "unit", amount: "0.024", package_type: "image" }],
+    [{ ...cash }],
+    [{ ...cash, list_price: undefined as unknown as string }].map(({ list_price: _, ...rest }) => rest),
+    [cash, { ...cash }],
+    [],
+  ];
+  // One job, ids in the order of n: the file's order (by id) is the list's.
+  const tasks = new Map(bills.map((billing, n) => [`spring-campaign-keyframes-${n.toString(36).padStart(8, "0")}`, task(n, { job: "keyframes", kind: "image", state: "downloaded", billing })] as const));
+  const parsed = parseLockFileText(encodeLockFile("spring-campaign", tasks));
+  if (typeof parsed === "string") throw new Error(parsed);
+  const got = [...tasks.keys()].map((id) => parsed.tasks.get(id)!.billing);
+  bills.forEach((b, n) => assert.equal(got[n], b, `task ${n}`));
+  assert.ok(got[0] === got[1] && Object.isFrozen(got[0]) && Object.isFrozen(got[0]![0]), "the same charge: one frozen list");
+  assert.ok(got[2] === got[3] && got[1] !== got[2], "a charge of its own, shared with the next like it");
+  assert.ok(got[4] !== got[3] && got[5] !== got[4] && got[6] !== got[5], "a unit charge, then cash again, then cash without a list price: each its own");
+  assert.ok(got[7]!.length === 2 && !Object.isFrozen(got[7]) && got[8]!.length === 0, "two entries, or none: decoded for the task alone");
+  assert.throws(() => (got[0] as LockTask["billing"][number][]).push(cash), "a shared list cannot be changed");
+});
+
 test.run();
