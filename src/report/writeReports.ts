@@ -124,7 +124,6 @@ export interface ReportOutput {
 /** Heads the Markdown summary of an emulated run, so a CI job summary cannot pass it off as real spend. */
 export const EMULATED_BANNER = "> **Emulated run** (`--emulate`): nothing was sent to the service and nothing was charged.\n\n";
 
-const DAY_MS = 86_400_000;
 
 /** `ids` sorted (in place): a lockfile's tasks come in the file's order, by id, so most often it only needs looking at. */
 const inIdOrder = (ids: string[]): string[] => {
@@ -135,12 +134,13 @@ const inIdOrder = (ids: string[]): string[] => {
 /**
  * What the reports are made from: every task's id, state, ids and counts and its last
  * update (every change to a task moves `updated_at`) and whether its request is known
- * (`known`: the compiled manifest makes it), plus the day, since the deletion warnings
- * move with the date. Much cheaper than formatting the reports themselves.
+ * (`known`: the compiled manifest makes it); what moves with the date (the deletion warnings,
+ * a missing result's state) is in `extra`, not the date itself, so a rerun on the next day
+ * with nothing new writes nothing. Much cheaper than formatting the reports themselves.
  */
-export const reportSource = (lock: LockFile, now: number, extra = "", known?: ReadonlyMap<string, unknown>): string => {
+export const reportSource = (lock: LockFile, extra = "", known?: ReadonlyMap<string, unknown>): string => {
   const hash = createHash("sha256");
-  hash.update(`${lock.name}\n${Math.floor(now / DAY_MS)}\n${extra}\n${known ? "known" : "-"}\n`);
+  hash.update(`${lock.name}\n${extra}\n${known ? "known" : "-"}\n`);
   // Hashed in chunks (one update per task cost more than the lines themselves), each chunk
   // joined once from its lines (a string grown line by line is flattened again to hash).
   const ids = inIdOrder(Object.keys(lock.tasks));
@@ -163,13 +163,14 @@ export const reportSource = (lock: LockFile, now: number, extra = "", known?: Re
 };
 
 /** Results not downloaded yet whose deletion at the service is near (or past), by id. */
-export const deletionWarnings = (lock: LockFile, now: number, warnDays = 5): DeletionWarning[] =>
-  Object.keys(lock.tasks)
-    .sort()
-    .flatMap((id) => {
-      const task = lock.tasks[id]!;
-      return nearingDeletion(task, now, warnDays) ? [{ id, job: task.job, deletesAt: deletionTime(task)! }] : [];
-    });
+export const deletionWarnings = (lock: LockFile, now: number, warnDays = 5): DeletionWarning[] => {
+  const out: DeletionWarning[] = [];
+  for (const id in lock.tasks) {
+    const task = lock.tasks[id]!;
+    if (nearingDeletion(task, now, warnDays)) out.push({ id, job: task.job, deletesAt: deletionTime(task)! });
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+};
 
 /** Temp names of this process's small writes: a counter after a random prefix (no random draw per file). */
 const tempTag = `${process.pid}.${randomBytes(4).toString("hex")}`;
@@ -242,7 +243,9 @@ export const writeReports = async (input: ReportInput): Promise<ReportOutput> =>
   const absent = createHash("sha256")
     .update(scanned.filter((r) => r.verdict.state !== "present").map((r) => `${resultKey(r.id, r.index, r.variant)}\u0000${r.verdict.state}`).join("\n"))
     .digest("hex");
-  const source = reportSource(lock, now, `${standingDigest}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n6\n${absent}${input.refusedCharges?.length ? `\nrefused ${JSON.stringify(input.refusedCharges)}` : ""}`, planned);
+  // The deletion warnings move with the date: the ids warned about, not the day, are hashed.
+  const warned = deletionsOf().map((d) => d.id).join(",");
+  const source = reportSource(lock, `${warned}\n${standingDigest}\n${input.manifest?.budget ? `${input.manifest.budget.max} ${input.manifest.budget.currency}` : "-"}\n${input.emulated === true}\n6\n${absent}${input.refusedCharges?.length ? `\nrefused ${JSON.stringify(input.refusedCharges)}` : ""}`, planned);
   const current =
     input.force !== true &&
     files.every((file) => existsSync(file)) &&

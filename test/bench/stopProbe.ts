@@ -81,7 +81,7 @@ try {
   if (process.env.STOP_PROBE_PARTS !== "0") {
     const out = (name: string) => join(dir, name);
     const standing = await step("standingsFor", () => standingsFor(lock, undefined));
-    await step("reportSource", () => reportSource(lock, now, "x"));
+    await step("reportSource", () => reportSource(lock, "x"));
     const prov = await step("provenanceOf", () => provenanceOf(lock, undefined, { standing }));
     await step("results.jsonl (streamed)", () => writeFileAtomicChunks(out("r.jsonl"), (resultsJsonlLines(lock, now, prov))));
     await step("billing.csv (streamed)", () => writeFileAtomicChunks(out("b.csv"), (billingCsvRows(lock))));

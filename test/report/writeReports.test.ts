@@ -115,7 +115,7 @@ test("the same lockfile gives byte-identical reports", async () => {
   }
 });
 
-test("reports already made from the same lockfile content are kept as they are; a changed task, a new day, a missing file or force rewrites them", async () => {
+test("reports already made from the same lockfile content are kept as they are; a changed task, a deletion warning coming due, a missing file or force rewrites them; a new day alone does not", async () => {
   const out = await tempDir();
   const first = await writeReports({ lock: fixtureLock, outputsDir: out, manifestName: "spring", now: NOW });
   assert.is(first.written, true);
@@ -133,7 +133,19 @@ test("reports already made from the same lockfile content are kept as they are; 
   assert.is.not(await readFile(first.files[0]!, "utf8"), "kept\n");
 
   await writeFile(first.files[1]!, "kept\n");
-  assert.is((await writeReports({ lock: changed, outputsDir: out, manifestName: "spring", now: NOW + 86_400_000 })).written, true, "a new day");
+  // A new day with nothing new is not a change (a scheduled rerun of a finished batch writes nothing)...
+  assert.is((await writeReports({ lock: changed, outputsDir: out, manifestName: "spring", now: NOW + 86_400_000 })).written, false, "a new day, nothing new");
+  assert.is(await readFile(first.files[1]!, "utf8"), "kept\n");
+  // ...but the day a result only the service holds comes within the deletion warning's days is.
+  const DAY = 86_400_000;
+  const waiting = { ...changed, tasks: { ...changed.tasks, [id]: { ...task, state: "succeeded" as const, created_at: NOW - 20 * DAY, updated_at: task.updated_at + 1 } } };
+  assert.is((await writeReports({ lock: waiting, outputsDir: out, manifestName: "spring", now: NOW })).written, true, "the task changed");
+  const early = await writeReports({ lock: waiting, outputsDir: out, manifestName: "spring", now: NOW + 1 * DAY });
+  assert.is(early.written, false, "9 days before its deletion: no warning yet");
+  assert.not.ok(early.deletions.some((d) => d.id === id));
+  const warned = await writeReports({ lock: waiting, outputsDir: out, manifestName: "spring", now: NOW + 6 * DAY });
+  assert.is(warned.written, true, "4 days before its deletion: warned, so written");
+  assert.ok(warned.deletions.some((d) => d.id === id), "warned about it");
   await rm(first.files[3]!);
   assert.is((await writeReports({ lock: changed, outputsDir: out, manifestName: "spring", now: NOW + 86_400_000 })).written, true, "a missing file");
   assert.is((await writeReports({ lock: changed, outputsDir: out, manifestName: "spring", now: NOW + 86_400_000, force: true })).written, true, "force");
