@@ -9,7 +9,7 @@ export type { ApiError, Operation } from "./api/ApiError.js";
 export { classify, isOutcomeUnknown } from "./api/classify.js";
 export type { ErrorClass } from "./api/classify.js";
 export { withRetry } from "./api/retry.js";
-export type * from "./api/wire.js";
+export type * from "./protocol/wire.js";
 export { runManifest, runLoadedManifest } from "./run/runManifest.js";
 export { NotConfirmed } from "./run/NotConfirmed.js";
 export type { RunManifestOptions } from "./run/runLoadedManifest.js";

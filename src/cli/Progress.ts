@@ -10,7 +10,7 @@ import { reviewText } from "../engine/Summary.js";
 import { BigDecimal } from "effect";
 import { formatAmount, parseAmount, plus, withCurrency, ZERO } from "../money/Money.js";
 import { neutralise } from "../api/neutralise.js";
-import type { BillingEntry } from "../api/wire.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { DownstreamLink, JobOutlook, RunEvent, RunSummary, StartBucket } from "../engine/RunEvent.js";
 import { resultName } from "../outputs/scanResults.js";

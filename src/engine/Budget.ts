@@ -4,7 +4,7 @@
 // Exact decimals (BigDecimal), never floats. Pure.
 
 import { BigDecimal } from "effect";
-import type { BillingEntry } from "../api/wire.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import { cashCharged } from "../money/charges.js";
 import { amountOf, formatAmount, sum, ZERO } from "../money/Money.js";
 

@@ -11,7 +11,7 @@ import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { LockTask, TaskState } from "../state/LockFile.js";
 import type { LockStoreService } from "../state/LockStore.js";
 import { sortKeys } from "../state/stableJson.js";
-import type { BillingEntry } from "../api/wire.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import { cashByCurrency, newCharges } from "../money/charges.js";
 import { chargedIn } from "./Budget.js";
 import type { RunEvent } from "./RunEvent.js";

@@ -2,7 +2,7 @@
 // The CLI renders these (src/cli/Progress.ts); a library user gets them through
 // `onEvent`. Plain data, JSON-serialisable, never holding a secret.
 
-import type { BillingEntry } from "../api/wire.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import type { LostResult } from "../outputs/scanResults.js";
 import type { TaskState } from "../state/LockFile.js";
 import type { Failures } from "./Failures.js";

@@ -10,7 +10,7 @@ import type { TaskAnomaly } from "../api/interpretAnswer.js";
 import type { CheckedTasks, LastCheck, OmniClientService } from "../api/OmniClient.js";
 import { withRetry } from "../api/retry.js";
 import { isTaskNotFound } from "../api/classify.js";
-import type { ImageCreateRequest, ImageTask, VideoCreateRequest, VideoTask } from "../api/wire.js";
+import type { ImageCreateRequest, ImageTask, VideoCreateRequest, VideoTask } from "../protocol/wire.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
 import type { Policy, ProductKind } from "../policy/Policy.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";

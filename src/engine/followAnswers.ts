@@ -4,7 +4,7 @@
 
 import { Duration } from "effect";
 import type { CallbackObservation } from "../callbacks/CallbackListener.js";
-import type { BillingEntry } from "../api/wire.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import { fromImage, fromVideo, type TaskView } from "../protocol/TaskView.js";
 import { echoesAnotherTask, settleUnknown } from "./createRules.js";
 import { cuedTask, lendPauseMs, mayLend, mayLendLater, type Lender } from "./cueRules.js";

@@ -1,7 +1,7 @@
 // What manifest expansion hands to the engine and to plan: one fully resolved task,
 // ready to send. Pure data; the engine never reaches back into the manifest.
 
-import type { ImageCreateRequest, VideoCreateRequest } from "../api/wire.js";
+import type { ImageCreateRequest, VideoCreateRequest } from "../protocol/wire.js";
 
 export interface SourcePos {
   /** Manifest (or data file) path as given by the user. */

@@ -3,7 +3,7 @@
 // video or image body the service is sent, where each field came from in the manifest,
 // the inputs for provenance and the estimate. Pure apart from the injected image reader.
 
-import type { ImageCreateRequest, VideoContent, VideoCreateRequest } from "../api/wire.js";
+import type { ImageCreateRequest, VideoContent, VideoCreateRequest } from "../protocol/wire.js";
 import {
   checkImageMedia,
   defaultVideoModel,

@@ -5,7 +5,7 @@
 // The request itself is built in buildRequest.ts. Pure apart from the injected image
 // reader (which caches file reads).
 
-import type { ImageCreateRequest, VideoCreateRequest } from "../api/wire.js";
+import type { ImageCreateRequest, VideoCreateRequest } from "../protocol/wire.js";
 import { checkImageCreate, checkVideoCreate, DEFAULT_SERVICE, type RuleContext, type Violation } from "../rules/index.js";
 import { axisIndices, expandMatrix, productSize, type Combination } from "./expandMatrix.js";
 import type { DiagnosticSink, Place } from "./Locator.js";

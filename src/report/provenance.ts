@@ -5,7 +5,7 @@
 // it, the compiled manifest's planned tasks. Shared by results.jsonl, task.json,
 // metadata.jsonl and report.html.
 
-import type { BillingEntry } from "../api/wire.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import type { PlannedTask, SourcePos } from "../manifest/PlannedTask.js";
 import type { LockFile, LockOutput } from "../state/LockFile.js";
 import { Decimal } from "./Decimal.js";

@@ -2,7 +2,7 @@
 // price, saving), units per package type, the same per job, counts per state, and the
 // failed tasks with what they were charged (normally nothing). Pure and exact.
 
-import type { BillingEntry } from "../api/wire.js";
+import type { BillingEntry } from "../protocol/wire.js";
 import type { LockFile, LockTask, TaskState } from "../state/LockFile.js";
 import { Decimal } from "./Decimal.js";
 import { accountCurrency } from "../money/charges.js";

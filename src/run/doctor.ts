@@ -14,7 +14,7 @@ import type { ApiError } from "../api/ApiError.js";
 import { classify } from "../api/classify.js";
 import { OmniClient, type OmniClientConfig, type OmniClientService } from "../api/OmniClient.js";
 import { refusalCheck, refusalLine, ServiceRefused } from "../api/refusal.js";
-import { paths } from "../api/wire.js";
+import { paths } from "../protocol/wire.js";
 import { ManifestInvalid } from "../manifest/Diagnostic.js";
 import { diffPlan } from "../plan/diffPlan.js";
 import { planEntryLine } from "../plan/formatPlan.js";

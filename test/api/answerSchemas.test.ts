@@ -5,7 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { loadAnswerSchemas } from "../../src/api/AnswerSchemas.js";
 import { fillImageTask, fillVideoTask } from "../../src/api/fillDefaults.js";
-import type { ImageTask, VideoTask } from "../../src/api/wire.js";
+import type { ImageTask, VideoTask } from "../../src/protocol/wire.js";
 
 // Checked against the JSON Schema meta-schema too: a malformed schema fails here.
 const schemas = loadAnswerSchemas({ checkSchemas: true });

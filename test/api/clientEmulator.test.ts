@@ -15,7 +15,7 @@ import { classify, isTaskNotFound } from "../../src/api/classify.js";
 import { isDuplicateId } from "../../src/engine/createRules.js";
 import { specAnswers } from "../../src/emulator/EmulatorConfig.js";
 import { OmniClient, type OmniClientConfig, type OmniClientService } from "../../src/api/OmniClient.js";
-import type { VideoCreateRequest } from "../../src/api/wire.js";
+import type { VideoCreateRequest } from "../../src/protocol/wire.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 
 const apiKey = "emu-key-Kf83jd92LmQ0xx";

@@ -7,7 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { parseExact, stringifyExact } from "../../src/api/exactJson.js";
 import { OmniClient } from "../../src/api/OmniClient.js";
-import type { ImageCreateRequest } from "../../src/api/wire.js";
+import type { ImageCreateRequest } from "../../src/protocol/wire.js";
 import { startEmulator } from "../../src/emulator/Emulator.js";
 import { loadManifest } from "../../src/manifest/loadManifest.js";
 import { checkImageCreate } from "../../src/rules/index.js";

@@ -7,7 +7,7 @@
 import { Effect, Layer } from "effect";
 import { ServiceError, TransportError, type ApiError } from "../../src/api/ApiError.js";
 import { OmniClient, type OmniClientService } from "../../src/api/OmniClient.js";
-import type { ImageTask, VideoTask } from "../../src/api/wire.js";
+import type { ImageTask, VideoTask } from "../../src/protocol/wire.js";
 
 export type CreateScript = "ok" | "land-then-timeout" | "timeout" | "no-slot" | "refused" | "rejected";
 

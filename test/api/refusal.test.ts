@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import { Effect, Redacted } from "effect";
 import { ServiceError, TransportError, type ApiError, type Operation } from "../../src/api/ApiError.js";
 import { OmniClient } from "../../src/api/OmniClient.js";
-import { paths } from "../../src/api/wire.js";
+import { paths } from "../../src/protocol/wire.js";
 import { startEmulator } from "../../src/emulator/Emulator.js";
 import { refusalCheck, refusalLine } from "../../src/api/refusal.js";
 

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { CursorQueryRequest, ImageCreateRequest, VideoCreateRequest } from "../../src/api/wire.js";
+import type { CursorQueryRequest, ImageCreateRequest, VideoCreateRequest } from "../../src/protocol/wire.js";
 
 const dir = new URL("../../schemas/api/", import.meta.url);
 const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });

@@ -10,7 +10,7 @@ import { Effect, Redacted } from "effect";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { OmniClient, type OmniClientService } from "../../src/api/OmniClient.js";
-import type { ImageTask } from "../../src/api/wire.js";
+import type { ImageTask } from "../../src/protocol/wire.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { fromImage } from "../../src/protocol/TaskView.js";
 

@@ -12,7 +12,7 @@ import { makePolicy } from "../../src/policy/Policy.js";
 import { runLoadedManifest } from "../../src/run/runLoadedManifest.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/Emulator.js";
 import { readLockFile } from "../../src/state/readLockFile.js";
-import type { VideoTask } from "../../src/api/wire.js";
+import type { VideoTask } from "../../src/protocol/wire.js";
 import { tempDir, testManifest } from "./testManifest.js";
 
 const policy = makePolicy(0.01);

@@ -3,7 +3,7 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { BillingEntry } from "../../src/api/wire.js";
+import type { BillingEntry } from "../../src/protocol/wire.js";
 import { cashByCurrency, newCharges } from "../../src/money/charges.js";
 
 const bill: BillingEntry[] = [{ charge_type: "cash", amount: "0.024" }];
