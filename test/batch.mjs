@@ -1,5 +1,5 @@
 // One Node process running several test files, one after another, for the test runner
-// (test/run.mjs): started as `node --import tsx test/batch.mjs FILE...`, or with `--stdin`
+// (test/run.mjs): started as `node --import tsx test/batch.mjs [--aws-sdk] FILE...`, or with `--stdin`
 // to take the files one per line from its standard input as the runner hands them out (it
 // ends when its input does). Each file is imported, then its suites (every `test.run()` it
 // called) run before the next file is imported, as uvu's own CLI does for several files.
@@ -9,6 +9,13 @@
 // the file ran). A file that throws while loading counts as broken (total 0 and a message);
 // a file that never ends is stopped by the runner, which then runs the files after it in a
 // new process.
+//
+// `--aws-sdk` first (the runner sends only files that use the AWS SDK to such a process,
+// test/classify.mjs): after each file, the two things the SDK's first request leaves behind
+// are put back as they were before the file, when they are exactly that (the variable
+// AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED newly "true", which src/store/S3Store.ts
+// sets; the global awslambda newly made, by @aws/lambda-invoke-store); so the next file starts
+// as in a process of its own. Any other change fails the file as everywhere.
 
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
@@ -47,6 +54,16 @@ const changes = (before, after) => {
   return found;
 };
 
+/** The AWS SDK's first-request state, put back after each file in an `--aws-sdk` process. */
+const SDK_ENV = "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED";
+const undoSdkFirstUse = (before) => {
+  if (before.env[SDK_ENV] === undefined && process.env[SDK_ENV] === "true") delete process.env[SDK_ENV];
+  if (!before.globals.split(" ").includes("awslambda") && "awslambda" in globalThis) delete globalThis.awslambda;
+};
+const args = process.argv.slice(2);
+const awsSdk = args[0] === "--aws-sdk";
+if (awsSdk) args.shift();
+
 const write = (text) => new Promise((resolve) => process.stdout.write(text, () => resolve()));
 
 /** The CPU milliseconds so far, children included where /proc tells (else this process's alone). */
@@ -79,6 +96,7 @@ const runFile = async (index, file) => {
     await write(`\n${file} could not load or run: ${error?.stack ?? error}\n`);
   }
   globalThis.UVU_QUEUE[index] = [];
+  if (awsSdk) undoSdkFirstUse(before);
   const changed = changes(before, processState());
   if (changed.length > 0) {
     broken = true;
@@ -92,11 +110,11 @@ const runFile = async (index, file) => {
   await write(`\n@@batch end ${file} ${total} ${passed} ${skipped} ${ms} ${cpu}${broken ? " broken" : ""}\n`);
 };
 
-if (process.argv[2] === "--stdin") {
+if (args[0] === "--stdin") {
   let index = 0;
   for await (const line of createInterface({ input: process.stdin })) if (line.trim()) await runFile(index++, line.trim());
 } else {
-  for (const [index, file] of process.argv.slice(2).entries()) await runFile(index, file);
+  for (const [index, file] of args.entries()) await runFile(index, file);
 }
 // A file may leave a handle open (an idle keep-alive socket): the batch is done all the same.
 process.exit(0);

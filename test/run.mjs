@@ -3,7 +3,8 @@
 // limit, and ends with the total time and CPU, the ten slowest files (wall and CPU) and the
 // line `N passed, N failed`. Each of the four places keeps one shared Node process
 // (test/batch.mjs) for the files that may share one (test/classify.mjs decides, from the
-// source, so a new file needs no list): Node, tsx and the modules of src/ load once per place.
+// source, so a new file needs no list), and one more for the files that use the AWS SDK
+// (which share only with each other): Node, tsx and the modules of src/ load once per place.
 // Files that touch process-wide state (environment variables, process events, ...) or start a
 // browser run in their own. Browser tests (test/browser) need a Chromium; without one they
 // are counted as skipped and a loud notice says how to run them. Four places on two cores:
@@ -173,9 +174,9 @@ let batchesStarted = 0;
  * gone and the file failed; the caller starts a new one for the next file). `end()` lets the
  * process exit.
  */
-const startBatch = () => {
+const startBatch = (kind) => {
   batchesStarted += 1;
-  const child = execa("node", ["--import", "tsx", "--import", cpuPreload, join(testRoot, "batch.mjs"), "--stdin"], { cwd: root, reject: false, all: true, env: childEnv, buffer: false, stdin: "pipe" });
+  const child = execa("node", ["--import", "tsx", "--import", cpuPreload, join(testRoot, "batch.mjs"), ...(kind === "aws-sdk" ? ["--aws-sdk"] : []), "--stdin"], { cwd: root, reject: false, all: true, env: childEnv, buffer: false, stdin: "pipe" });
   let text = ""; // what the process printed and this has not read yet
   let current; // the file it is running: { file, started, timedOut, resolve }
   let timer;
@@ -266,7 +267,7 @@ if (!built) failed += 1;
 const files = findTests(testRoot)
   .filter((file) => filters.length === 0 || filters.some((f) => relative(root, file).includes(f)))
   .sort();
-const { shared, alone } = isolate ? { shared: [], alone: files.map((file) => ({ file })) } : classify(files, testRoot);
+const { shared, awsSdk, alone } = isolate ? { shared: [], awsSdk: [], alone: files.map((file) => ({ file })) } : classify(files, testRoot);
 
 // OMNIBATCH_TEST_JOBS places, each taking the next file, the longest (by last run) first:
 // a file that needs its own process runs in one; the others run in the place's shared
@@ -284,19 +285,22 @@ const sourceGuess = (file) => {
 const guesses = new Map(files.map((file) => [file, lastTimes[relative(root, file)] ?? committedTimes[relative(root, file)] ?? sourceGuess(file)]));
 const guess = (file) => guesses.get(file);
 const own = new Set(alone.map(({ file }) => file));
+const sdkFiles = new Set(awsSdk);
 const queue = [...files].sort((a, b) => guess(b) - guess(a));
 const place = async (first) => {
   if (first) await typecheck.then((ok) => void (ok || (failed += 1)));
-  let batch;
+  // The place's shared process, and its process for the files that use the AWS SDK.
+  const batches = {};
   for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
     if (own.has(file)) {
       await runAlone(file);
       continue;
     }
-    batch ??= startBatch();
-    if (!(await batch.run(file))) batch = undefined;
+    const kind = sdkFiles.has(file) ? "aws-sdk" : "plain";
+    batches[kind] ??= startBatch(kind);
+    if (!(await batches[kind].run(file))) delete batches[kind];
   }
-  await batch?.end();
+  await Promise.all(Object.values(batches).map((b) => b.end()));
 };
 const started = Date.now();
 await Promise.all(Array.from({ length: Math.max(1, parallel) }, (_, i) => place(i === 0)));
@@ -324,7 +328,7 @@ if (process.env.OMNIBATCH_TEST_SAVE_TIMES === "1") {
 const slowest = [...timings].sort((a, b) => b.ms - a.ms).slice(0, 10);
 const allCpu = cpuMs();
 process.stdout.write(
-  `\n${files.length} test files (${shared.length} in ${batchesStarted} shared process${batchesStarted === 1 ? "" : "es"}, ${alone.length} alone) in ${seconds(Date.now() - started)} s; ` +
+  `\n${files.length} test files (${shared.length + awsSdk.length} in ${batchesStarted} shared process${batchesStarted === 1 ? "" : "es"}, ${alone.length} alone) in ${seconds(Date.now() - started)} s; ` +
     `${seconds(Date.now() - runStarted)} s with the build and type check\n` +
     (allCpu === undefined ? "" : `CPU: ${seconds(testCpuMs)} s in the test processes and what they started; ${seconds(allCpu)} s with the build, type check and runner\n`),
 );

@@ -29,7 +29,7 @@ const file = (name: string, text: string): string => {
 };
 const uvuFile = (body: string) => `import { test } from "uvu";\nimport * as assert from "uvu/assert";\n${body}\ntest.run();\n`;
 
-t("classify: pure files and files that start child processes share; env writes, process events, the AWS SDK and the mark, also through a helper, run alone", () => {
+t("classify: pure files and files that start child processes share; files using the AWS SDK (also through a helper, or marked) share only with each other; env writes, process events and the mark, also through a helper, run alone, an AWS SDK file that sets the environment too", () => {
   const pure = file("pure.test.ts", uvuFile(`import { x } from "./pureHelper.js";\ntest("a", () => assert.is(x, 1));\nconst home = process.env["HOME"];`));
   file("pureHelper.ts", "export const x = 1;\n");
   const spawns = file("spawns.test.ts", uvuFile(`import { execa } from "execa";`));
@@ -37,13 +37,18 @@ t("classify: pure files and files that start child processes share; env writes, 
   const viaHelper = file("viaHelper.test.ts", uvuFile(`import { set } from "./envHelper.js";`));
   const listens = file("signals.test.ts", uvuFile(`process.on("SIGINT", () => {});`));
   const aws = file("aws.test.ts", uvuFile(`import { openS3Store } from "../../../src/store/S3Store.js";`));
+  file("s3Helper.ts", "// test-runner: AWS SDK process (it says why)\nexport const y = 2;\n");
+  const awsViaHelper = file("awsViaHelper.test.ts", uvuFile(`import { y } from "./s3Helper.js";`));
+  const awsAndEnv = file("awsAndEnv.test.ts", uvuFile(`import { openS3Store } from "../../../src/store/S3Store.js";\nimport { set } from "./envHelper.js";`));
   const marked = file("marked.test.ts", uvuFile("// test-runner: own process (it says why)"));
-  const { shared, alone } = classify([pure, spawns, viaHelper, listens, aws, marked], testRoot) as { shared: string[]; alone: { file: string; why: string }[] };
+  const { shared, awsSdk, alone } = classify([pure, spawns, viaHelper, listens, aws, awsViaHelper, awsAndEnv, marked], testRoot) as { shared: string[]; awsSdk: string[]; alone: { file: string; why: string }[] };
   assert.equal(shared, [pure, spawns]);
+  assert.equal(awsSdk, [aws, awsViaHelper]);
   const why = Object.fromEntries(alone.map((a) => [a.file, a.why]));
+  assert.equal(Object.keys(why).sort(), [viaHelper, listens, awsAndEnv, marked].sort());
   assert.match(why[viaHelper]!, /envHelper\.ts sets environment variables/);
   assert.match(why[listens]!, "process events");
-  assert.match(why[aws]!, "AWS SDK");
+  assert.match(why[awsAndEnv]!, /envHelper\.ts sets environment variables/);
   assert.match(why[marked]!, "asks for its own process");
 });
 
@@ -70,5 +75,22 @@ for (const mode of ["arguments", "--stdin"] as const) {
     assert.is([...r.all.matchAll(/^@@batch start /gm)].length, 5);
   });
 }
+
+t("batch --aws-sdk: the AWS SDK's first-request variable and global are put back after each file (the next file sees neither); any other change still fails the file", async () => {
+  const sdkLike = file("sdkLike.test.ts", uvuFile(`test("first request", () => { process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true"; (globalThis as Record<string, unknown>)["awslambda"] = {}; });`));
+  const sees = file("sees.test.ts", uvuFile(`test("fresh", () => { assert.is(process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"], undefined); assert.not.ok("awslambda" in globalThis); });`));
+  const other = file("other.test.ts", uvuFile(`test("sets", () => { process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] = "false"; process.env["OMNIBATCH_LEAK2"] = "1"; });`));
+  const files = [sdkLike, sees, other];
+  const r = await execa("node", ["--import", "tsx", join(testRoot, "batch.mjs"), "--aws-sdk", ...files], { cwd: checkoutRoot, reject: false, all: true, env: { NO_COLOR: "1" } });
+  assert.is(r.exitCode, 0, r.all);
+  const ends = Object.fromEntries([...r.all.matchAll(/^@@batch end (\S+) (\d+) (\d+) (\d+) (\d+) (\d+)( broken)?$/gm)].map((m) => [m[1], [m[2], m[3], m[4], m[7] ?? ""]]));
+  assert.equal(ends[sdkLike], ["1", "1", "0", ""]);
+  assert.equal(ends[sees], ["1", "1", "0", ""], "the next file starts without the SDK's variable and global");
+  assert.equal(ends[other], ["1", "1", "0", " broken"]);
+  assert.match(r.all, /other\.test\.ts changed process-wide state .*environment variables \(AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED, OMNIBATCH_LEAK2\)/);
+  // Without --aws-sdk, the same file is caught.
+  const plain = await execa("node", ["--import", "tsx", join(testRoot, "batch.mjs"), sdkLike], { cwd: checkoutRoot, reject: false, all: true, env: { NO_COLOR: "1" } });
+  assert.match(plain.all, /sdkLike\.test\.ts changed process-wide state .*environment variables \(AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED\); globals \(awslambda\)/);
+});
 
 t.run();

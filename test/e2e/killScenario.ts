@@ -14,7 +14,8 @@ export type KillAt =
   | { readonly downloads: number };
 
 
-const createsOf = (emu: RunningEmulator, name: string) => Object.entries(emu.stats().creates).filter(([id]) => id.startsWith(`${name}-`));
+const createsIn = (stats: ReturnType<RunningEmulator["stats"]>, name: string) => Object.keys(stats.creates).filter((id) => id.startsWith(`${name}-`));
+const createsOf = (emu: RunningEmulator, name: string) => createsIn(emu.stats(), name);
 
 export const killScenario = async (emu: RunningEmulator, point: KillAt, index: number) => {
   const name = `kill${index}`;
@@ -25,14 +26,15 @@ export const killScenario = async (emu: RunningEmulator, point: KillAt, index: n
     const child = runCli(ws, ["--base-url", emu.url, "--quiet"], env);
     const started = Date.now();
     await new Promise<void>((resolve) => {
+      // Every 2 ms, so a kill lands right after the point; the emulator's figures (which
+      // settle every task it holds) are read once a tick, and not at all for a time point.
       const timer = setInterval(() => {
-        const s = emu.stats();
         const hit =
           "afterMs" in point
             ? Date.now() - started >= point.afterMs
             : "creates" in point
-              ? createsOf(emu, name).length >= point.creates
-              : s.downloads - downloadsBefore >= point.downloads;
+              ? createsIn(emu.stats(), name).length >= point.creates
+              : emu.stats().downloads - downloadsBefore >= point.downloads;
         if (hit || child.exitCode !== null || Date.now() - started > 20_000) {
           clearInterval(timer);
           child.kill("SIGKILL");

@@ -8,7 +8,7 @@
 // file's sha256 the record's), and a folder's files are uploaded into a store target; past
 // the service's 30 days a source whose files are gone is created, and plan says why.
 //
-// test-runner: own process (s3rverServer.ts: the AWS SDK sets process-wide state).
+// test-runner: AWS SDK process (s3rverServer.ts: the AWS SDK sets process-wide state).
 
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -3,9 +3,10 @@
 // test (s3rver does not check version-4 signatures: the hostile store tests refusals; a
 // test can still look for this secret in its outputs).
 //
-// test-runner: own process. The AWS SDK, on its first request, sets an environment variable
-// (AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED) and a global (awslambda): a test file
-// that uses this server runs in a process of its own (test/classify.mjs).
+// test-runner: AWS SDK process. The AWS SDK, on its first request, sets an environment variable
+// (AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED) and a global (awslambda), and this file
+// patches node:crypto's DES: a test file that uses this server shares a process only with
+// other such files, which puts those two back after each file (test/classify.mjs, test/batch.mjs).
 
 import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
