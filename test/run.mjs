@@ -1,7 +1,7 @@
 // The test command (`npm test`): builds (unless dist/ is newer than its sources), type-checks,
-// then runs every uvu test file (test/**/*.test.ts), four files at a time, each with a time
+// then runs every uvu test file (test/**/*.test.ts), six files at a time, each with a time
 // limit, and ends with the total time and CPU, the ten slowest files (wall and CPU) and the
-// line `N passed, N failed`. Each of the four places keeps one shared Node process
+// line `N passed, N failed`. Each of the six places keeps one shared Node process
 // (test/batch.mjs) for the files that may share one (test/classify.mjs decides, from the
 // source, so a new file needs no list), and one more for the files that use the AWS SDK
 // (which share only with each other): Node, tsx and the modules of src/ load once per place.
@@ -15,7 +15,7 @@
 //   npm test                 all tests
 //   npm test -- emulator     only files whose path contains "emulator"
 //
-// OMNIBATCH_TEST_JOBS (default 4) places; OMNIBATCH_TEST_TIMEOUT_MS (default 300000) per
+// OMNIBATCH_TEST_JOBS (default 6) places; OMNIBATCH_TEST_TIMEOUT_MS (default 300000) per
 // file; OMNIBATCH_TEST_ISOLATE=1 runs every file in its own process.
 
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
@@ -30,7 +30,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const testRoot = join(root, "test");
 const filters = process.argv.slice(2);
 const fileTimeoutMs = Number(process.env.OMNIBATCH_TEST_TIMEOUT_MS ?? 300_000);
-const parallel = Number(process.env.OMNIBATCH_TEST_JOBS ?? 4);
+const parallel = Number(process.env.OMNIBATCH_TEST_JOBS ?? 6);
 const isolate = process.env.OMNIBATCH_TEST_ISOLATE === "1";
 const runStarted = Date.now();
 const seconds = (ms) => (ms / 1000).toFixed(1);
