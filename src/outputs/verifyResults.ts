@@ -89,6 +89,9 @@ export const hashStream = (body: Readable): Promise<{ size: number; sha256: stri
       .on("error", reject);
   });
 
+/** A local file's sha256, read as a stream; rejects when it cannot be read. */
+export const fileSha256 = async (file: string): Promise<string> => (await hashStream(createReadStream(file))).sha256;
+
 /** Files hashed at once. */
 const WIDTH = 4;
 

@@ -3,8 +3,7 @@
 // folder) and kept only when its sha256 is the lockfile's. Files already there with the
 // recorded sha256 are not fetched again. The reports at the top of the prefix come too.
 
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
+import { fileSha256 } from "../outputs/verifyResults.js";
 import { unlink } from "node:fs/promises";
 import { folderSink } from "../outputs/FolderSink.js";
 import { REPORT_FILES, TASK_SIDECAR } from "../report/writeReports.js";
@@ -22,14 +21,7 @@ export interface PullSummary {
   readonly reports: number;
 }
 
-const sha256OfFile = (file: string): Promise<string | undefined> =>
-  new Promise((resolve) => {
-    const hash = createHash("sha256");
-    createReadStream(file)
-      .on("data", (c) => hash.update(c))
-      .on("end", () => resolve(hash.digest("hex")))
-      .on("error", () => resolve(undefined));
-  });
+const sha256OfFile = (file: string): Promise<string | undefined> => fileSha256(file).catch(() => undefined);
 
 export const pullResults = async (
   lock: LockFile,

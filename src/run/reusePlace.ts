@@ -19,7 +19,7 @@ import { folderSink } from "../outputs/FolderSink.js";
 import type { ResultSink } from "../outputs/ResultSink.js";
 import { etagFingerprint } from "../outputs/resultState.js";
 import type { StoreSink } from "../outputs/StoreSink.js";
-import { hashStream } from "../outputs/verifyResults.js";
+import { fileSha256, hashStream } from "../outputs/verifyResults.js";
 import { RunPolicy } from "../policy/Policy.js";
 import type { ReuseSource } from "../plan/reuse.js";
 import type { PlannedTask } from "../manifest/PlannedTask.js";
@@ -35,7 +35,6 @@ export interface ReuseTarget {
   readonly source: (url: string) => Promise<ObjectStore>;
 }
 
-const sha256OfFile = async (file: string): Promise<string> => (await hashStream(createReadStream(file))).sha256;
 
 /** `from` at `to` with the same bytes (hard link, else copy), through a temporary name; throws when the bytes differ after. */
 const placeFile = async (from: string, to: string, sha256: string): Promise<void> => {
@@ -48,7 +47,7 @@ const placeFile = async (from: string, to: string, sha256: string): Promise<void
     } catch {
       copyFileSync(from, tmp);
     }
-    if ((await sha256OfFile(tmp)) !== sha256) throw new Error(`${from} has other bytes than its record`);
+    if ((await fileSha256(tmp)) !== sha256) throw new Error(`${from} has other bytes than its record`);
     renameSync(tmp, to);
   } finally {
     rmSync(tmp, { force: true });
